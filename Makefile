@@ -1,0 +1,42 @@
+# The two commands of the README: `make run` and `make test`. `make check` is what CI runs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test check lint typecheck format bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Install, then serve the sandbox with the demo store on http://127.0.0.1:8765
+run: $(STAMP)
+	$(BIN)/cartagent sandbox --seed
+
+## Install, then run everything CI runs: lint, format check, type check, tests
+test: check
+
+check: $(STAMP) lint typecheck
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests
+
+bench: $(STAMP)
+	$(BIN)/cartagent bench sandbox
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from cartagent.cli import main
+
+main()

@@ -1,0 +1,23 @@
+"""``cartagent``: the command-line entry point; subcommands live in their own modules."""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from .bench import bench
+from .sandbox import sandbox
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cartagent")
+def cli() -> None:
+    """cartagent: a commerce agent with a typed PayPal toolkit and a local PayPal sandbox."""
+
+
+cli.add_command(sandbox)
+cli.add_command(bench)
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,107 @@
+"""``cartagent sandbox``: run, seed and migrate the local PayPal-compatible sandbox."""
+
+from __future__ import annotations
+
+import click
+
+from ..settings import SandboxSettings
+
+_DEFAULTS = SandboxSettings.from_env()
+
+
+@click.group(invoke_without_command=True)
+@click.option("--host", default=_DEFAULTS.host, show_default=True, help="Interface to bind.")
+@click.option("--port", default=_DEFAULTS.port, show_default=True, type=int)
+@click.option(
+    "--db",
+    "db_url",
+    default=_DEFAULTS.db_url,
+    show_default=True,
+    help="SQLAlchemy URL: sqlite:///path.db or postgresql://user@host/db.",
+)
+@click.option(
+    "--client-id",
+    default=_DEFAULTS.client_id,
+    show_default=True,
+    help="Merchant API client id (created if missing).",
+)
+@click.option("--client-secret", default=_DEFAULTS.client_secret, show_default=True)
+@click.option("--seed/--no-seed", default=False, help="Load the demo store first.")
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Server processes (SQLite handles a few; PostgreSQL more).",
+)
+@click.pass_context
+def sandbox(
+    ctx: click.Context,
+    host: str,
+    port: int,
+    db_url: str,
+    client_id: str,
+    client_secret: str,
+    seed: bool,
+    workers: int,
+) -> None:
+    """Serve the PayPal-compatible REST sandbox (OAuth2, Orders, Payments, Invoicing, ...)."""
+    ctx.obj = {"db_url": db_url, "client_id": client_id, "client_secret": client_secret}
+    if ctx.invoked_subcommand is not None:
+        return
+    from ..sandbox.server import serve
+
+    serve(
+        host=host,
+        port=port,
+        db_url=db_url,
+        client_id=client_id,
+        client_secret=client_secret,
+        seed=seed,
+        workers=workers,
+    )
+
+
+@sandbox.command()
+@click.option("--db", "db_url", default=None, help="Overrides the group's --db.")
+@click.option("--client-id", default=None)
+@click.option("--client-secret", default=None)
+@click.option(
+    "--data",
+    "data_dir",
+    default=None,
+    help="tau-bench retail folder (products.json, users.json, orders.json).",
+)
+@click.pass_context
+def seed(
+    ctx: click.Context,
+    db_url: str | None,
+    client_id: str | None,
+    client_secret: str | None,
+    data_dir: str | None,
+) -> None:
+    """Load the tau-bench retail store: products, customers and past orders with captures."""
+    from ..sandbox.seed import seed_store
+
+    opts = ctx.obj
+    summary = seed_store(
+        db_url or opts["db_url"],
+        client_id or opts["client_id"],
+        client_secret or opts["client_secret"],
+        data_dir=data_dir,
+        progress=True,
+    )
+    click.echo(summary)
+
+
+@sandbox.command()
+@click.option("--db", "db_url", default=None, help="Overrides the group's --db.")
+@click.pass_context
+def migrate(ctx: click.Context, db_url: str | None) -> None:
+    """Bring the sandbox database to the latest schema."""
+    from ..sandbox.database import migrate as run_migrations
+    from ..sandbox.store import create_engine
+
+    url = db_url or ctx.obj["db_url"]
+    run_migrations(create_engine(url))
+    click.echo(f"migrated {url}")

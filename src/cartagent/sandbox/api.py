@@ -1,0 +1,187 @@
+"""How every sandbox operation runs: one pipeline from HTTP request to committed response.
+
+An operation is a plain function ``fn(call, tx, **path_params) -> Reply``. The pipeline around it
+authenticates the bearer token, parses and validates the JSON body and query string against
+PayPal's spec, honours ``PayPal-Mock-Response``, opens one database transaction, replays or
+records the ``PayPal-Request-Id``, and renders errors in PayPal's envelope. Nothing is written
+unless the operation returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
+
+from . import mocks, spec
+from .auth import bearer_merchant
+from .errors import PayPalError, invalid_request, not_found
+from .responses import JSON, json_response
+from .state import Sandbox
+from .store import Row, Tx, dumps
+
+
+@dataclass
+class Reply:
+    """What an operation returns: a JSON body (or none, for 204) and its status."""
+
+    body: Any
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    content: bytes | None = None
+    media_type: str = JSON
+
+
+@dataclass
+class Call:
+    """One authenticated, validated request."""
+
+    sandbox: Sandbox
+    merchant_id: str
+    body: Any
+    query: dict[str, Any]
+    headers: dict[str, str]
+    base_url: str
+    now: datetime
+
+    @property
+    def request_id(self) -> str | None:
+        return self.headers.get("paypal-request-id")
+
+    @property
+    def wants_representation(self) -> bool:
+        return "return=representation" in self.headers.get("prefer", "").lower()
+
+    def link(self, path: str, rel: str, method: str = "GET") -> dict[str, str]:
+        return {"href": f"{self.base_url}{path}", "rel": rel, "method": method}
+
+
+Handler = Callable[..., Reply]
+
+
+def _parse_body(raw: bytes, content_type: str) -> Any:
+    if not raw.strip():
+        return None
+    if content_type and "json" not in content_type.lower():
+        raise PayPalError(415)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise invalid_request("MALFORMED_REQUEST_JSON", field="/", value=None) from None
+
+
+def operation(
+    router: APIRouter,
+    method: str,
+    path: str,
+    op_key: str,
+    *,
+    write: bool = True,
+    idempotency_ttl: timedelta | None = None,
+    replay_status: int | None = None,
+    body_required: bool | None = None,
+) -> Callable[[Handler], Handler]:
+    """Register ``fn`` as the sandbox's implementation of PayPal operation ``op_key``.
+
+    ``idempotency_ttl`` turns on ``PayPal-Request-Id`` replay for that long; a replay answers
+    ``replay_status`` when given (a replayed capture is 200 where the first was 201).
+    """
+    op = spec.operation(op_key)
+    needs_body = op.body_schema is not None if body_required is None else body_required
+
+    def register(fn: Handler) -> Handler:
+        async def endpoint(request: Request) -> Response:
+            sandbox: Sandbox = request.app.state.sandbox
+            headers = {k.lower(): v for k, v in request.headers.items()}
+            merchant_id = bearer_merchant(sandbox, headers.get("authorization"))
+            body = _parse_body(await request.body(), headers.get("content-type", ""))
+            if body is None and needs_body and method in ("POST", "PUT", "PATCH"):
+                raise invalid_request(
+                    "MISSING_REQUIRED_PARAMETER", "A request body is required.", field="/"
+                )
+            if body is not None:
+                spec.validate_body(op_key, body)
+            query = spec.validate_query(op_key, dict(request.query_params))
+            mock = headers.get("paypal-mock-response")
+            if mock:
+                raise mocks.mocked_error(op_key, mock)
+            request_id = headers.get("paypal-request-id")
+            if request_id is not None and not 1 <= len(request_id) <= 108:
+                raise invalid_request(
+                    "INVALID_STRING_LENGTH",
+                    field="PayPal-Request-Id",
+                    value=request_id,
+                    location="header",
+                )
+            call = Call(
+                sandbox=sandbox,
+                merchant_id=merchant_id,
+                body=body,
+                query=query,
+                headers=headers,
+                base_url=str(request.base_url).rstrip("/"),
+                now=sandbox.clock.now(),
+            )
+            params = dict(request.path_params)
+            reply = await run_in_threadpool(
+                _execute, call, fn, params, write, op_key, idempotency_ttl, replay_status
+            )
+            return reply
+
+        endpoint.__name__ = fn.__name__
+        router.add_api_route(path, endpoint, methods=[method], include_in_schema=False)
+        return fn
+
+    return register
+
+
+def _render(reply: Reply) -> Response:
+    if reply.content is not None:
+        return Response(
+            content=reply.content,
+            status_code=reply.status,
+            media_type=reply.media_type,
+            headers=reply.headers,
+        )
+    if reply.status == 204:
+        return Response(status_code=204, headers=reply.headers)
+    return json_response(reply.body, reply.status, reply.headers)
+
+
+def _execute(
+    call: Call,
+    fn: Handler,
+    params: dict[str, str],
+    write: bool,
+    op_key: str,
+    ttl: timedelta | None,
+    replay_status: int | None,
+) -> Response:
+    store = call.sandbox.store
+    with store.transaction(call.merchant_id, write=write) as tx:
+        key = call.request_id if ttl is not None else None
+        if key is not None:
+            tx.lock_key(op_key, key)
+            replayed = tx.replay(op_key, key, call.now)
+            if replayed is not None:
+                status, text = replayed
+                status = replay_status or status
+                return Response(content=text.encode(), status_code=status, media_type=JSON)
+        reply = fn(call, tx, **params)
+        if key is not None and ttl is not None and reply.status < 300 and reply.content is None:
+            tx.remember(op_key, key, reply.status, dumps(reply.body), call.now + ttl)
+    return _render(reply)
+
+
+def require(tx: Tx, kind: str, resource_id: str, *, lock: bool = False) -> Row:
+    """Load a resource of this merchant or fail with PayPal's 404."""
+    row = tx.get(kind, resource_id, lock=lock)
+    if row is None:
+        raise not_found(resource_id)
+    return row

@@ -1,0 +1,133 @@
+"""The sandbox as an ASGI application."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from . import (
+    auth,
+    buyer,
+    clock_routes,
+    disputes,
+    invoicing,
+    orders,
+    payments,
+    plans,
+    products,
+    subscriptions,
+    tracking,
+    transactions,
+    webhooks,
+)
+from .clock import Clock
+from .database import migrate
+from .errors import PayPalError
+from .ids import IdFactory
+from .responses import json_response
+from .state import Sandbox
+from .store import Store, create_engine
+
+log = logging.getLogger("cartagent.sandbox")
+
+ROUTERS = (
+    auth.router,
+    orders.router,
+    buyer.router,
+    payments.router,
+    invoicing.router,
+    products.router,
+    plans.router,
+    subscriptions.router,
+    disputes.router,
+    tracking.router,
+    transactions.router,
+    webhooks.router,
+    clock_routes.router,
+)
+
+
+def open_sandbox(
+    db_url: str, *, clock: Clock | None = None, ids: IdFactory | None = None
+) -> Sandbox:
+    """Connect to (and migrate) the sandbox database at ``db_url``."""
+    store = Store(create_engine(db_url))
+    migrate(store.engine)
+    key = store.meta_get("token_key")
+    if key is None:
+        store.meta_set("token_key", secrets.token_hex(32))
+        key = store.meta_get("token_key") or ""
+    sandbox = Sandbox(store=store, clock=clock or Clock(), ids=ids or IdFactory())
+    sandbox.token_key = bytes.fromhex(key)
+    return sandbox
+
+
+def ensure_merchant(sandbox: Sandbox, client_id: str, client_secret: str) -> str:
+    """Create the merchant owning these credentials if it does not exist; return its id."""
+    existing = sandbox.store.merchant_by_client_id(client_id)
+    if existing is not None and existing.client_secret == client_secret:
+        return existing.id
+    merchant_id = existing.id if existing is not None else sandbox.ids.payer()
+    merchant = sandbox.store.ensure_merchant(
+        merchant_id,
+        client_id,
+        client_secret,
+        f"sb-{merchant_id.lower()}@business.example.com",
+        datetime.now(UTC),
+    )
+    return merchant.id
+
+
+def create_app(sandbox: Sandbox, *, deliver_webhooks: bool = False) -> FastAPI:
+    """The HTTP application for ``sandbox``; ``deliver_webhooks`` starts the delivery worker."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        worker = webhooks.DeliveryWorker(sandbox) if deliver_webhooks else None
+        if worker is not None:
+            worker.start()
+        try:
+            yield
+        finally:
+            if worker is not None:
+                worker.stop()
+
+    app = FastAPI(
+        title="cartagent PayPal sandbox",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        lifespan=lifespan,
+    )
+    app.state.sandbox = sandbox
+    for router in ROUTERS:
+        app.include_router(router)
+
+    @app.exception_handler(PayPalError)
+    async def paypal_error(request: Request, error: PayPalError) -> Response:
+        return _error_response(sandbox, error)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        status = error.status_code if error.status_code in (404, 405) else 400
+        return _error_response(sandbox, PayPalError(status))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, error: Exception) -> Response:
+        log.exception("unhandled error in %s %s", request.method, request.url.path)
+        return _error_response(sandbox, PayPalError(500))
+
+    return app
+
+
+def _error_response(sandbox: Sandbox, error: PayPalError) -> Response:
+    debug_id = sandbox.ids.debug_id()
+    headers = {"Paypal-Debug-Id": debug_id, **error.headers}
+    return json_response(error.body(debug_id), error.status, headers)

@@ -1,0 +1,57 @@
+"""Running the sandbox under uvicorn."""
+
+from __future__ import annotations
+
+import os
+
+import uvicorn
+from fastapi import FastAPI
+
+from .app import create_app, ensure_merchant, open_sandbox
+
+_ENV_DB = "CARTAGENT_SANDBOX_WORKER_DB"
+
+
+def app_for_worker() -> FastAPI:
+    """Factory uvicorn calls in each worker process when ``workers > 1``."""
+    return create_app(open_sandbox(os.environ[_ENV_DB]), deliver_webhooks=True)
+
+
+def serve(
+    *,
+    host: str,
+    port: int,
+    db_url: str,
+    client_id: str,
+    client_secret: str,
+    seed: bool = False,
+    workers: int = 1,
+    log_level: str = "warning",
+) -> None:
+    sandbox = open_sandbox(db_url)
+    ensure_merchant(sandbox, client_id, client_secret)
+    if seed:
+        from .seed import seed_store
+
+        print(seed_store(db_url, client_id, client_secret, progress=True), flush=True)
+    print(
+        f"cartagent sandbox on http://{host}:{port}  (database {db_url})\n"
+        f"  client id:     {client_id}\n  client secret: {client_secret}\n"
+        f"  token:         curl -u {client_id}:{client_secret} -d grant_type=client_credentials "
+        f"http://{host}:{port}/v1/oauth2/token",
+        flush=True,
+    )
+    if workers > 1:
+        os.environ[_ENV_DB] = db_url
+        uvicorn.run(
+            "cartagent.sandbox.server:app_for_worker",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=log_level,
+        )
+        return
+    uvicorn.run(
+        create_app(sandbox, deliver_webhooks=True), host=host, port=port, log_level=log_level
+    )

@@ -1,0 +1,307 @@
+"""PayPal's OpenAPI documents as the sandbox's request validator.
+
+Request bodies and query parameters are checked against the schema PayPal publishes for the
+operation, and violations become PayPal's own issue codes. Fields an operation does not define
+are rejected too (``UNKNOWN_FIELD``), so a typo never passes silently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit
+
+from jsonschema import Draft4Validator, FormatChecker
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT4
+
+from .clock import parse_iso
+from .errors import PayPalError, detail
+
+SPEC_FILES = (
+    "billing_subscriptions_v1",
+    "catalogs_products_v1",
+    "checkout_orders_v2",
+    "customer_disputes_v1",
+    "invoicing_v2",
+    "notifications_webhooks_v1",
+    "payments_payment_v2",
+    "reporting_transactions_v1",
+    "shipping_shipment_tracking_v1",
+)
+
+_METHODS = ("get", "post", "put", "patch", "delete")
+_MAX_DETAILS = 10
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of a PayPal spec, with what the sandbox needs to validate its requests."""
+
+    operation_id: str
+    method: str
+    path: str
+    spec_name: str
+    body_schema: dict[str, Any] | None
+    query: dict[str, dict[str, Any]] = field(default_factory=dict)
+    required_query: frozenset[str] = frozenset()
+
+
+@cache
+def load(spec_name: str) -> dict[str, Any]:
+    text = resources.files(__package__).joinpath(f"specs/{spec_name}.json").read_text("utf-8")
+    document: dict[str, Any] = json.loads(text)
+    return document
+
+
+@cache
+def _registry() -> Registry[Any]:
+    pairs = [
+        (f"urn:paypal:{name}", Resource.from_contents(load(name), default_specification=DRAFT4))
+        for name in SPEC_FILES
+    ]
+    return Registry().with_resources(pairs)
+
+
+def _resolve(spec_name: str, node: dict[str, Any]) -> dict[str, Any]:
+    seen = 0
+    while "$ref" in node and seen < 32:
+        ref = node["$ref"]
+        target: Any = load(spec_name)
+        for part in ref.lstrip("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node = target
+        seen += 1
+    return node
+
+
+@cache
+def operations() -> dict[str, Operation]:
+    """Every operation of every packaged spec, keyed by ``spec_name:operationId``."""
+    found: dict[str, Operation] = {}
+    for name in SPEC_FILES:
+        document = load(name)
+        for path, item in document["paths"].items():
+            shared_params = item.get("parameters", [])
+            for method in _METHODS:
+                if method not in item:
+                    continue
+                op = item[method]
+                body_schema = None
+                if "requestBody" in op:
+                    request_body = _resolve(name, op["requestBody"])
+                    content = request_body.get("content", {})
+                    first: dict[str, Any] = next(iter(content.values()), {})
+                    media: dict[str, Any] = content.get("application/json") or first
+                    if "schema" in media:
+                        body_schema = media["schema"]
+                query: dict[str, dict[str, Any]] = {}
+                required: set[str] = set()
+                for raw in [*shared_params, *op.get("parameters", [])]:
+                    param = _resolve(name, raw)
+                    if param.get("in") == "query":
+                        query[param["name"]] = _resolve(name, param.get("schema", {}))
+                        if param.get("required"):
+                            required.add(param["name"])
+                operation = Operation(
+                    operation_id=op["operationId"],
+                    method=method.upper(),
+                    path=path,
+                    spec_name=name,
+                    body_schema=body_schema,
+                    query=query,
+                    required_query=frozenset(required),
+                )
+                found[f"{name}:{op['operationId']}"] = operation
+    return found
+
+
+def operation(key: str) -> Operation:
+    try:
+        return operations()[key]
+    except KeyError:
+        raise KeyError(f"no operation {key!r} in the packaged PayPal specs") from None
+
+
+@cache
+def _validator(key: str) -> Draft4Validator | None:
+    op = operation(key)
+    if op.body_schema is None:
+        return None
+    schema = _rebase(op.spec_name, op.body_schema)
+    return Draft4Validator(schema, registry=_registry(), format_checker=_FORMATS)
+
+
+def _rebase(spec_name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in schema:
+        return {"$ref": f"urn:paypal:{spec_name}{schema['$ref']}"}
+    return {"allOf": [schema], "$id": f"urn:paypal:{spec_name}"}
+
+
+_FORMATS = FormatChecker([])
+
+
+def _is_datetime(value: object) -> bool:
+    return not isinstance(value, str) or bool(parse_iso(value))
+
+
+def _is_date(value: object) -> bool:
+    return not isinstance(value, str) or bool(date.fromisoformat(value))
+
+
+def _is_uri(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    parts = urlsplit(value)
+    return bool(parts.scheme) and bool(parts.netloc or parts.path)
+
+
+_FORMATS.checks("date-time", raises=ValueError)(_is_datetime)
+_FORMATS.checks("date", raises=ValueError)(_is_date)
+_FORMATS.checks("uri")(_is_uri)
+
+
+def _pointer(parts: Any) -> str:
+    return "/" + "/".join(str(p) for p in parts) if parts else ""
+
+
+def _issue_for(error: ValidationError) -> tuple[str, str, str | None]:
+    """Return (issue, field pointer, offending value) for one jsonschema error."""
+    where = _pointer(error.absolute_path)
+    value = error.instance if isinstance(error.instance, str | int | float) else None
+    text = None if value is None else str(value)
+    kind = error.validator
+    if kind == "required":
+        missing = re.findall(r"'([^']+)' is a required property", error.message)
+        return "MISSING_REQUIRED_PARAMETER", f"{where}/{missing[0] if missing else ''}", None
+    if kind == "maxLength":
+        return "INVALID_STRING_MAX_LENGTH", where, text
+    if kind == "minLength":
+        return "INVALID_STRING_MIN_LENGTH", where, text
+    if kind == "maxItems":
+        return "INVALID_ARRAY_MAX_ITEMS", where, None
+    if kind == "minItems":
+        return "INVALID_ARRAY_MIN_ITEMS", where, None
+    if kind in ("type", "pattern", "format"):
+        return "INVALID_PARAMETER_SYNTAX", where, text
+    return "INVALID_PARAMETER_VALUE", where, text
+
+
+def _unknown_fields(spec_name: str, instance: Any, schema: dict[str, Any], where: str) -> list[str]:
+    schema = _resolve(spec_name, schema)
+    if isinstance(instance, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            found: list[str] = []
+            for index, item in enumerate(instance):
+                found += _unknown_fields(spec_name, item, items, f"{where}/{index}")
+            return found
+        return []
+    if not isinstance(instance, dict):
+        return []
+    properties: dict[str, list[dict[str, Any]]] = {}
+    open_ended = False
+    stack = [schema]
+    while stack:
+        node = _resolve(spec_name, stack.pop())
+        for key, sub in node.get("properties", {}).items():
+            properties.setdefault(key, []).append(sub)
+        if node.get("additionalProperties") not in (None, False):
+            open_ended = True
+        for combinator in ("allOf", "anyOf", "oneOf"):
+            stack.extend(node.get(combinator, []))
+    if not properties or open_ended:
+        return []
+    found = []
+    for key, value in instance.items():
+        if key not in properties:
+            found.append(f"{where}/{key}")
+            continue
+        for sub in properties[key]:
+            found += _unknown_fields(spec_name, value, sub, f"{where}/{key}")
+    return found
+
+
+def validate_body(key: str, body: Any) -> None:
+    """Raise ``PayPalError(400)`` listing every way ``body`` breaks the operation's schema."""
+    validator = _validator(key)
+    if validator is None:
+        return
+    errors = sorted(validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
+    details = []
+    for error in errors:
+        leaves = error.context if error.validator in ("anyOf", "oneOf") and error.context else None
+        chosen = min(leaves, key=lambda e: len(e.absolute_path) * -1) if leaves else error
+        issue, where, value = _issue_for(chosen)
+        details.append(detail(issue, field=where or "/", value=value))
+        if len(details) >= _MAX_DETAILS:
+            break
+    op = operation(key)
+    if not details and op.body_schema is not None:
+        for where in _unknown_fields(op.spec_name, body, op.body_schema, "")[:_MAX_DETAILS]:
+            details.append(detail("UNKNOWN_FIELD", field=where))
+    if details:
+        raise PayPalError(400, details=details)
+
+
+def validate_query(key: str, params: dict[str, str]) -> dict[str, Any]:
+    """Coerce query parameters to their declared types; raise ``PayPalError(400)`` on violations."""
+    op = operation(key)
+    details = []
+    values: dict[str, Any] = {}
+    for name in op.required_query - params.keys():
+        details.append(detail("MISSING_REQUIRED_PARAMETER", field=name, location="query"))
+    for name, raw in params.items():
+        schema = op.query.get(name)
+        if schema is None:
+            continue
+        kind = schema.get("type", "string")
+        try:
+            value: Any
+            if kind == "integer":
+                value = int(raw)
+            elif kind == "number":
+                value = float(raw)
+            elif kind == "boolean":
+                if raw.lower() not in ("true", "false"):
+                    raise ValueError(raw)
+                value = raw.lower() == "true"
+            else:
+                value = raw
+        except ValueError:
+            details.append(
+                detail("INVALID_PARAMETER_SYNTAX", field=name, value=raw, location="query")
+            )
+            continue
+        problem = _scalar_problem(schema, value)
+        if problem:
+            details.append(detail(problem, field=name, value=raw, location="query"))
+            continue
+        values[name] = value
+    if details:
+        raise PayPalError(400, details=details)
+    return values
+
+
+def _scalar_problem(schema: dict[str, Any], value: Any) -> str | None:
+    if "enum" in schema and value not in schema["enum"]:
+        return "INVALID_PARAMETER_VALUE"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            return "INVALID_PARAMETER_VALUE"
+        if "maximum" in schema and value > schema["maximum"]:
+            return "INVALID_PARAMETER_VALUE"
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            return "INVALID_STRING_MAX_LENGTH"
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            return "INVALID_STRING_MIN_LENGTH"
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            return "INVALID_PARAMETER_SYNTAX"
+    return None

@@ -1,0 +1,540 @@
+"""Persistence for the sandbox: SQLAlchemy Core over SQLite (WAL) or PostgreSQL.
+
+Every API resource is a JSON document in ``resources`` (merchant, kind, id, status, parent).
+Writes run in one transaction per request that is serialised per resource: SQLite takes its
+write lock up front (``BEGIN IMMEDIATE``), PostgreSQL locks rows with ``SELECT ... FOR UPDATE``
+and idempotency keys with transaction-scoped advisory locks. A failed request therefore writes
+nothing, and two racing captures of one order see each other's result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError
+
+metadata = sa.MetaData()
+
+merchants = sa.Table(
+    "merchants",
+    metadata,
+    sa.Column("id", sa.String(32), primary_key=True),
+    sa.Column("client_id", sa.String(128), nullable=False, unique=True),
+    sa.Column("client_secret", sa.String(128), nullable=False),
+    sa.Column("email", sa.String(254), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+resources = sa.Table(
+    "resources",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("kind", sa.String(32), primary_key=True),
+    sa.Column("merchant_id", sa.String(32), nullable=False),
+    sa.Column("status", sa.String(40), nullable=False, server_default=""),
+    sa.Column("parent_id", sa.String(64), nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Index("ix_resources_merchant_kind_created", "merchant_id", "kind", "created_at"),
+    sa.Index("ix_resources_parent", "parent_id"),
+)
+
+idempotency = sa.Table(
+    "idempotency_keys",
+    metadata,
+    sa.Column("merchant_id", sa.String(32), primary_key=True),
+    sa.Column("operation", sa.String(64), primary_key=True),
+    sa.Column("request_id", sa.String(108), primary_key=True),
+    sa.Column("status_code", sa.Integer, nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+ledger = sa.Table(
+    "ledger",
+    metadata,
+    sa.Column("transaction_id", sa.String(64), primary_key=True),
+    sa.Column("merchant_id", sa.String(32), nullable=False),
+    sa.Column("event_code", sa.String(8), nullable=False),
+    sa.Column("status", sa.String(1), nullable=False),
+    sa.Column("currency", sa.String(3), nullable=False),
+    sa.Column("amount", sa.Numeric(18, 2), nullable=False),
+    sa.Column("fee", sa.Numeric(18, 2), nullable=False),
+    sa.Column("occurred_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Index("ix_ledger_merchant_time", "merchant_id", "occurred_at"),
+)
+
+counters = sa.Table(
+    "counters",
+    metadata,
+    sa.Column("merchant_id", sa.String(32), primary_key=True),
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("value", sa.BigInteger, nullable=False),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("merchant_id", sa.String(32), nullable=False),
+    sa.Column("event_type", sa.String(64), nullable=False),
+    sa.Column("resource_id", sa.String(64), nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Index("ix_events_merchant_created", "merchant_id", "created_at"),
+)
+
+deliveries = sa.Table(
+    "deliveries",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("event_id", sa.String(64), nullable=False),
+    sa.Column("webhook_id", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("next_attempt_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Index("ix_deliveries_due", "status", "next_attempt_at"),
+)
+
+meta = sa.Table(
+    "sandbox_meta",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+)
+
+
+def dumps(data: Any) -> str:
+    return orjson.dumps(data, default=_default).decode()
+
+
+def _default(value: object) -> object:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def loads(text: str) -> Any:
+    return orjson.loads(text)
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite hands back naive datetimes; everything stored is UTC.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@dataclass
+class Row:
+    """A stored resource: its document plus the columns kept beside it for queries."""
+
+    id: str
+    kind: str
+    merchant_id: str
+    status: str
+    parent_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    data: dict[str, Any]
+
+
+def _row(record: Any) -> Row:
+    return Row(
+        id=record.id,
+        kind=record.kind,
+        merchant_id=record.merchant_id,
+        status=record.status,
+        parent_id=record.parent_id,
+        created_at=_aware(record.created_at),
+        updated_at=_aware(record.updated_at),
+        data=loads(record.data),
+    )
+
+
+class Tx:
+    """The operations one request may perform, all inside a single database transaction."""
+
+    def __init__(self, conn: Connection, *, dialect: str, merchant_id: str) -> None:
+        self.conn = conn
+        self.dialect = dialect
+        self.merchant_id = merchant_id
+
+    # resources -----------------------------------------------------------------------------
+    def get(self, kind: str, resource_id: str, *, lock: bool = False) -> Row | None:
+        query = sa.select(resources).where(
+            resources.c.kind == kind,
+            resources.c.id == resource_id,
+            resources.c.merchant_id == self.merchant_id,
+        )
+        if lock and self.dialect == "postgresql":
+            query = query.with_for_update()
+        record = self.conn.execute(query).first()
+        return _row(record) if record is not None else None
+
+    def insert(
+        self,
+        kind: str,
+        resource_id: str,
+        data: dict[str, Any],
+        *,
+        now: datetime,
+        status: str = "",
+        parent_id: str | None = None,
+    ) -> None:
+        self.conn.execute(
+            resources.insert().values(
+                id=resource_id,
+                kind=kind,
+                merchant_id=self.merchant_id,
+                status=status,
+                parent_id=parent_id,
+                created_at=now,
+                updated_at=now,
+                data=dumps(data),
+            )
+        )
+
+    def update(
+        self, kind: str, resource_id: str, data: dict[str, Any], *, now: datetime, status: str = ""
+    ) -> None:
+        self.conn.execute(
+            resources.update()
+            .where(resources.c.kind == kind, resources.c.id == resource_id)
+            .values(data=dumps(data), status=status, updated_at=now)
+        )
+
+    def delete(self, kind: str, resource_id: str) -> None:
+        self.conn.execute(
+            resources.delete().where(resources.c.kind == kind, resources.c.id == resource_id)
+        )
+
+    def children(self, kind: str, parent_id: str) -> list[Row]:
+        query = (
+            sa.select(resources)
+            .where(resources.c.kind == kind, resources.c.parent_id == parent_id)
+            .order_by(resources.c.created_at, resources.c.id)
+        )
+        return [_row(r) for r in self.conn.execute(query)]
+
+    def find(
+        self,
+        kind: str,
+        *,
+        statuses: Sequence[str] | None = None,
+        created_from: datetime | None = None,
+        created_to: datetime | None = None,
+        newest_first: bool = True,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[Row]:
+        """This merchant's resources of one kind, filtered on the indexed columns."""
+        query = sa.select(resources).where(
+            resources.c.merchant_id == self.merchant_id, resources.c.kind == kind
+        )
+        if statuses:
+            query = query.where(resources.c.status.in_(list(statuses)))
+        if created_from is not None:
+            query = query.where(resources.c.created_at >= created_from)
+        if created_to is not None:
+            query = query.where(resources.c.created_at <= created_to)
+        order = (
+            (resources.c.created_at.desc(), resources.c.id.desc())
+            if newest_first
+            else (resources.c.created_at, resources.c.id)
+        )
+        query = query.order_by(*order).offset(offset)
+        if limit is not None:
+            query = query.limit(limit)
+        return [_row(r) for r in self.conn.execute(query)]
+
+    def count(self, kind: str, *, statuses: Sequence[str] | None = None) -> int:
+        query = (
+            sa.select(sa.func.count())
+            .select_from(resources)
+            .where(resources.c.merchant_id == self.merchant_id, resources.c.kind == kind)
+        )
+        if statuses:
+            query = query.where(resources.c.status.in_(list(statuses)))
+        return int(self.conn.execute(query).scalar_one())
+
+    # counters ------------------------------------------------------------------------------
+    def next_number(self, name: str, start: int = 1) -> int:
+        """Atomically increment and return a per-merchant counter."""
+        key = (counters.c.merchant_id == self.merchant_id) & (counters.c.name == name)
+        current = self.conn.execute(
+            sa.select(counters.c.value).where(key).with_for_update()
+            if self.dialect == "postgresql"
+            else sa.select(counters.c.value).where(key)
+        ).scalar()
+        if current is None:
+            self.conn.execute(
+                counters.insert().values(merchant_id=self.merchant_id, name=name, value=start)
+            )
+            return start
+        self.conn.execute(counters.update().where(key).values(value=current + 1))
+        return int(current) + 1
+
+    def peek_number(self, name: str) -> int | None:
+        key = (counters.c.merchant_id == self.merchant_id) & (counters.c.name == name)
+        value = self.conn.execute(sa.select(counters.c.value).where(key)).scalar()
+        return None if value is None else int(value)
+
+    # ledger (what transaction search reports) ----------------------------------------------
+    def record_transaction(
+        self,
+        transaction_id: str,
+        *,
+        event_code: str,
+        status: str,
+        amount: Decimal,
+        currency: str,
+        fee: Decimal,
+        occurred_at: datetime,
+        data: dict[str, Any],
+    ) -> None:
+        self.conn.execute(
+            ledger.insert().values(
+                transaction_id=transaction_id,
+                merchant_id=self.merchant_id,
+                event_code=event_code,
+                status=status,
+                currency=currency,
+                amount=amount,
+                fee=fee,
+                occurred_at=occurred_at,
+                updated_at=occurred_at,
+                data=dumps(data),
+            )
+        )
+
+    def update_transaction_status(self, transaction_id: str, status: str, now: datetime) -> None:
+        self.conn.execute(
+            ledger.update()
+            .where(ledger.c.transaction_id == transaction_id)
+            .values(status=status, updated_at=now)
+        )
+
+    # events (webhooks fan them out) ---------------------------------------------------------
+    def emit(
+        self,
+        event_id: str,
+        event_type: str,
+        resource_id: str | None,
+        body: dict[str, Any],
+        *,
+        now: datetime,
+    ) -> None:
+        self.conn.execute(
+            events.insert().values(
+                id=event_id,
+                merchant_id=self.merchant_id,
+                event_type=event_type,
+                resource_id=resource_id,
+                created_at=now,
+                data=dumps(body),
+            )
+        )
+
+    def enqueue_delivery(self, event_id: str, webhook_id: str, *, now: datetime) -> None:
+        self.conn.execute(
+            deliveries.insert().values(
+                event_id=event_id,
+                webhook_id=webhook_id,
+                status="PENDING",
+                attempts=0,
+                next_attempt_at=now,
+            )
+        )
+
+    # idempotency ---------------------------------------------------------------------------
+    def lock_key(self, operation: str, request_id: str) -> None:
+        if self.dialect == "postgresql":
+            digest = hashlib.blake2b(
+                f"{self.merchant_id}|{operation}|{request_id}".encode(), digest_size=8
+            ).digest()
+            self.conn.execute(
+                sa.text("SELECT pg_advisory_xact_lock(:k)"),
+                {"k": int.from_bytes(digest, "big", signed=True)},
+            )
+
+    def replay(self, operation: str, request_id: str, now: datetime) -> tuple[int, str] | None:
+        record = self.conn.execute(
+            sa.select(
+                idempotency.c.status_code, idempotency.c.body, idempotency.c.expires_at
+            ).where(
+                idempotency.c.merchant_id == self.merchant_id,
+                idempotency.c.operation == operation,
+                idempotency.c.request_id == request_id,
+            )
+        ).first()
+        if record is None:
+            return None
+        if _aware(record.expires_at) <= now:
+            self.conn.execute(
+                idempotency.delete().where(
+                    idempotency.c.merchant_id == self.merchant_id,
+                    idempotency.c.operation == operation,
+                    idempotency.c.request_id == request_id,
+                )
+            )
+            return None
+        return int(record.status_code), str(record.body)
+
+    def remember(
+        self, operation: str, request_id: str, status_code: int, body: str, expires_at: datetime
+    ) -> None:
+        self.conn.execute(
+            idempotency.insert().values(
+                merchant_id=self.merchant_id,
+                operation=operation,
+                request_id=request_id,
+                status_code=status_code,
+                body=body,
+                expires_at=expires_at,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Merchant:
+    id: str
+    client_id: str
+    client_secret: str
+    email: str
+
+
+class Store:
+    """Owns the engine; hands out transactions."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+
+    @contextmanager
+    def transaction(self, merchant_id: str, *, write: bool = True) -> Iterator[Tx]:
+        with self.engine.connect() as conn:
+            if self.dialect == "sqlite":
+                conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id)
+                except BaseException:
+                    conn.exec_driver_sql("ROLLBACK")
+                    raise
+                conn.exec_driver_sql("COMMIT")
+            else:
+                with conn.begin():
+                    yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id)
+
+    def owner_of(self, kind: str, resource_id: str) -> str | None:
+        """The merchant a resource belongs to (for pages that have no bearer token)."""
+        with self.engine.connect() as conn:
+            value = conn.execute(
+                sa.select(resources.c.merchant_id).where(
+                    resources.c.kind == kind, resources.c.id == resource_id
+                )
+            ).scalar()
+        return None if value is None else str(value)
+
+    # merchants -------------------------------------------------------------------------------
+    def merchant_by_client_id(self, client_id: str) -> Merchant | None:
+        with self.engine.connect() as conn:
+            record = conn.execute(
+                sa.select(merchants).where(merchants.c.client_id == client_id)
+            ).first()
+        if record is None:
+            return None
+        return Merchant(record.id, record.client_id, record.client_secret, record.email)
+
+    def merchant(self, merchant_id: str) -> Merchant | None:
+        with self.engine.connect() as conn:
+            record = conn.execute(sa.select(merchants).where(merchants.c.id == merchant_id)).first()
+        if record is None:
+            return None
+        return Merchant(record.id, record.client_id, record.client_secret, record.email)
+
+    def ensure_merchant(
+        self, merchant_id: str, client_id: str, client_secret: str, email: str, now: datetime
+    ) -> Merchant:
+        """Create the merchant with these credentials if missing; return whichever is stored."""
+        existing = self.merchant_by_client_id(client_id)
+        if existing is not None:
+            if existing.client_secret != client_secret:
+                with self.engine.begin() as conn:
+                    conn.execute(
+                        merchants.update()
+                        .where(merchants.c.id == existing.id)
+                        .values(client_secret=client_secret)
+                    )
+                return Merchant(existing.id, client_id, client_secret, existing.email)
+            return existing
+        with self.engine.begin() as conn:
+            conn.execute(
+                merchants.insert().values(
+                    id=merchant_id,
+                    client_id=client_id,
+                    client_secret=client_secret,
+                    email=email,
+                    created_at=now,
+                )
+            )
+        return Merchant(merchant_id, client_id, client_secret, email)
+
+    def meta_get(self, key: str) -> str | None:
+        with self.engine.connect() as conn:
+            value = conn.execute(sa.select(meta.c.value).where(meta.c.key == key)).scalar()
+        return None if value is None else str(value)
+
+    def meta_set(self, key: str, value: str) -> None:
+        with self.engine.begin() as conn:
+            updated = conn.execute(meta.update().where(meta.c.key == key).values(value=value))
+            if updated.rowcount == 0:
+                conn.execute(meta.insert().values(key=key, value=value))
+
+
+def create_engine(url: str) -> Engine:
+    """An engine tuned for the sandbox: WAL and a busy timeout on SQLite, a pool on PostgreSQL."""
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    if url.startswith("sqlite"):
+        path = sa.engine.make_url(url).database
+        if path and path != ":memory:":
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(
+            url,
+            connect_args={"timeout": 30, "check_same_thread": False},
+            pool_size=16,
+            max_overflow=48,
+        )
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            # Transactions are begun explicitly (BEGIN IMMEDIATE for writes), so the driver's
+            # own implicit BEGIN handling is switched off.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        return engine
+    return sa.create_engine(url, pool_size=16, max_overflow=48, pool_pre_ping=True)
+
+
+def is_locked_error(error: BaseException) -> bool:
+    return isinstance(error, OperationalError) and "locked" in str(error).lower()

@@ -1,0 +1,32 @@
+"""The one place cartagent reads its environment. Library code takes explicit arguments."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "cartagent"
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    db_url: str
+    host: str
+    port: int
+    client_id: str
+    client_secret: str
+
+    @classmethod
+    def from_env(cls) -> SandboxSettings:
+        env = os.environ
+        return cls(
+            db_url=env.get("CARTAGENT_SANDBOX_DB") or f"sqlite:///{_data_dir() / 'sandbox.db'}",
+            host=env.get("CARTAGENT_SANDBOX_HOST", "127.0.0.1"),
+            port=int(env.get("CARTAGENT_SANDBOX_PORT", "8765")),
+            client_id=env.get("CARTAGENT_SANDBOX_CLIENT_ID", "cartagent-sandbox-client"),
+            client_secret=env.get("CARTAGENT_SANDBOX_CLIENT_SECRET", "cartagent-sandbox-secret"),
+        )

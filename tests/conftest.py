@@ -1,0 +1,160 @@
+"""Shared fixtures: a sandbox on SQLite and on PostgreSQL, and an authenticated test client."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import subprocess
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from fastapi.testclient import TestClient
+
+from cartagent.sandbox import Clock, IdFactory, Sandbox, create_app, ensure_merchant, open_sandbox
+from cartagent.sandbox.store import Store
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+POSTGRES_ADMIN_URL = os.environ.get(
+    "CARTAGENT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+BACKENDS = os.environ.get("CARTAGENT_TEST_BACKENDS", "sqlite,postgresql").split(",")
+START = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
+
+
+def _postgres_database(name: str) -> str:
+    """Create (fresh) database ``name`` on the test server, starting one if none answers."""
+    admin = POSTGRES_ADMIN_URL.replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
+    try:
+        conn = engine.connect()
+    except sa.exc.OperationalError:
+        subprocess.run(["bash", str(ROOT / "scripts" / "ensure-postgres.sh")], check=True)
+        conn = engine.connect()
+    with conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    engine.dispose()
+    return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path_factory.mktemp('sandbox') / 'sandbox.db'}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    return _postgres_database(f"cartagent_test_{worker}")
+
+
+_SANDBOXES: dict[str, Sandbox] = {}
+
+
+def _seed_for(node_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(node_id.encode()).digest()[:8], "big")
+
+
+@pytest.fixture
+def sandbox(database_url: str, request: pytest.FixtureRequest) -> Sandbox:
+    """A sandbox with a pinned clock and ids seeded by the test's name.
+
+    The database is shared by the session's tests; each test acts as its own merchant, so
+    tests are isolated the same way merchants are.
+    """
+    base = _SANDBOXES.get(database_url)
+    if base is None:
+        base = _SANDBOXES[database_url] = open_sandbox(database_url)
+    fresh = Sandbox(
+        store=base.store, clock=Clock(START), ids=IdFactory(_seed_for(request.node.nodeid))
+    )
+    fresh.token_key = base.token_key
+    return fresh
+
+
+@pytest.fixture
+def store(sandbox: Sandbox) -> Store:
+    return sandbox.store
+
+
+class Api:
+    """A merchant's authenticated HTTP client for the in-process sandbox."""
+
+    def __init__(self, client: TestClient, client_id: str, secret: str) -> None:
+        self.http = client
+        self.client_id = client_id
+        self.secret = secret
+        basic = base64.b64encode(f"{client_id}:{secret}".encode()).decode()
+        response = client.post(
+            "/v1/oauth2/token",
+            data={"grant_type": "client_credentials"},
+            headers={"Authorization": f"Basic {basic}"},
+        )
+        response.raise_for_status()
+        self.token = response.json()["access_token"]
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        merged = {"Authorization": f"Bearer {self.token}", **(headers or {})}
+        return self.http.request(method, path, json=json, headers=merged, **kwargs)
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, json: Any = None, **kwargs: Any) -> httpx.Response:
+        return self.request("POST", path, json=json, **kwargs)
+
+    def patch(self, path: str, json: Any = None, **kwargs: Any) -> httpx.Response:
+        return self.request("PATCH", path, json=json, **kwargs)
+
+    def put(self, path: str, json: Any = None, **kwargs: Any) -> httpx.Response:
+        return self.request("PUT", path, json=json, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.request("DELETE", path, **kwargs)
+
+
+@pytest.fixture
+def http(sandbox: Sandbox) -> Iterator[TestClient]:
+    with TestClient(
+        create_app(sandbox), base_url="http://sandbox.test", raise_server_exceptions=False
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+def api(sandbox: Sandbox, http: TestClient, request: pytest.FixtureRequest) -> Api:
+    """Authenticated as a merchant of this test's own."""
+    client_id = "client-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    ensure_merchant(sandbox, client_id, "secret")
+    return Api(http, client_id, "secret")
+
+
+@pytest.fixture
+def other_api(sandbox: Sandbox, http: TestClient, request: pytest.FixtureRequest) -> Api:
+    """A second, unrelated merchant."""
+    client_id = "other-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    ensure_merchant(sandbox, client_id, "secret")
+    return Api(http, client_id, "secret")
+
+
+def approve(api: Api, order_id: str, **form: str) -> httpx.Response:
+    """Approve an order the way a script does: POST the buyer page's form."""
+    return api.http.post(f"/checkoutnow?token={order_id}", data=form, follow_redirects=False)
+
+
+def issues(response: httpx.Response) -> list[str]:
+    return [d["issue"] for d in response.json().get("details", [])]
