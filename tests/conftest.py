@@ -46,12 +46,25 @@ def _postgres_database(name: str) -> str:
     return POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
 
 
+def _drop_postgres_database(name: str) -> None:
+    for cached in [u for u in _SANDBOXES if u.endswith(f"/{name}")]:
+        _SANDBOXES.pop(cached).store.engine.dispose()
+    admin = POSTGRES_ADMIN_URL.replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    engine.dispose()
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path_factory.mktemp('sandbox') / 'sandbox.db'}"
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    return _postgres_database(f"cartagent_test_{worker}")
+    # One database per test process, so parallel runs on one server never collide.
+    name = f"cartagent_test_{os.getpid()}"
+    url = _postgres_database(name)
+    request.addfinalizer(lambda: _drop_postgres_database(name))
+    return url
 
 
 _SANDBOXES: dict[str, Sandbox] = {}
