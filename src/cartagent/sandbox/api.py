@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from fastapi import APIRouter, Request
@@ -63,6 +63,14 @@ class Call:
 
 
 Handler = Callable[..., Reply]
+T = TypeVar("T")
+
+
+async def run_store_work(sandbox: Sandbox, fn: Callable[..., T], *args: Any) -> T:
+    """Run blocking database work: inline on SQLite (see ``Store.inline``), else in a thread."""
+    if sandbox.store.inline:
+        return fn(*args)
+    return await run_in_threadpool(fn, *args)
 
 
 def _parse_body(raw: bytes, content_type: str) -> Any:
@@ -129,10 +137,9 @@ def operation(
                 now=sandbox.clock.now(),
             )
             params = dict(request.path_params)
-            reply = await run_in_threadpool(
-                _execute, call, fn, params, write, op_key, idempotency_ttl, replay_status
+            return await run_store_work(
+                sandbox, _execute, call, fn, params, write, op_key, idempotency_ttl, replay_status
             )
-            return reply
 
         endpoint.__name__ = fn.__name__
         router.add_api_route(path, endpoint, methods=[method], include_in_schema=False)

@@ -15,9 +15,8 @@ from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 
-from .api import Call
+from .api import Call, run_store_work
 from .errors import PayPalError
 from .orders import ORDER, approve
 from .state import Sandbox
@@ -93,7 +92,7 @@ def _not_found(token: str) -> HTMLResponse:
 @router.get("/checkoutnow")
 async def show(request: Request, token: str = "") -> Response:
     sandbox: Sandbox = request.app.state.sandbox
-    merchant_id = await run_in_threadpool(sandbox.store.owner_of, ORDER, token)
+    merchant_id = await run_store_work(sandbox, sandbox.store.owner_of, ORDER, token)
     if merchant_id is None:
         return _not_found(token)
 
@@ -104,7 +103,7 @@ async def show(request: Request, token: str = "") -> Response:
                 raise PayPalError(404)
             return row.status, row.data
 
-    status, order = await run_in_threadpool(load)
+    status, order = await run_store_work(sandbox, load)
     if status in ("CREATED", "PAYER_ACTION_REQUIRED"):
         content = (
             f"{_summary(order)}<form method=post action='/checkoutnow?"
@@ -120,7 +119,7 @@ async def show(request: Request, token: str = "") -> Response:
 @router.post("/checkoutnow")
 async def submit(request: Request, token: str = "") -> Response:
     sandbox: Sandbox = request.app.state.sandbox
-    merchant_id = await run_in_threadpool(sandbox.store.owner_of, ORDER, token)
+    merchant_id = await run_store_work(sandbox, sandbox.store.owner_of, ORDER, token)
     if merchant_id is None:
         return _not_found(token)
     raw = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -134,7 +133,7 @@ async def submit(request: Request, token: str = "") -> Response:
                 raise PayPalError(404)
             return approve(call, tx, row, _payer(sandbox, form))
 
-    order = await run_in_threadpool(run)
+    order = await run_store_work(sandbox, run)
     return_url = order.get("_redirects", {}).get("return_url")
     if return_url:
         payer_id = order["payer"]["payer_id"]

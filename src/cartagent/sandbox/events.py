@@ -53,7 +53,10 @@ def emit(call: Call, tx: Tx, event_type: str, resource: dict[str, Any], summary:
         ],
     }
     tx.emit(event_id, event_type, resource.get("id"), body, now=call.now)
-    for hook in tx.find(WEBHOOK_KIND, newest_first=False):
+    hooks = tx.memo.get(WEBHOOK_KIND)
+    if hooks is None:
+        hooks = tx.memo[WEBHOOK_KIND] = tx.find(WEBHOOK_KIND, newest_first=False)
+    for hook in hooks:
         names = {item.get("name") for item in hook.data.get("event_types", [])}
         if "*" in names or event_type in names:
             tx.enqueue_delivery(event_id, hook.id, now=call.now)

@@ -23,7 +23,8 @@ class IdFactory:
 
     def _choose(self, alphabet: str, n: int) -> str:
         if self._rng is None:
-            return "".join(secrets.choice(alphabet) for _ in range(n))
+            # One syscall per id rather than one per character.
+            return "".join(alphabet[b % len(alphabet)] for b in secrets.token_bytes(n))
         with self._lock:
             return "".join(self._rng.choice(alphabet) for _ in range(n))
 

@@ -6,7 +6,6 @@ capture or authorize; VOIDED when every authorization of an AUTHORIZE order is v
 
 from __future__ import annotations
 
-import copy
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -21,7 +20,7 @@ from .errors import PayPalError, detail, invalid_request, unprocessable
 from .events import emit
 from .order_amounts import check_purchase_units
 from .settlement import AUTHORIZATION, CAPTURE, REFUND, create_capture, public
-from .store import Row, Tx
+from .store import Row, Tx, dumps, loads
 
 router = APIRouter()
 
@@ -32,26 +31,36 @@ AUTHORIZATION_VALIDITY = timedelta(days=29)
 APPROVABLE = ("CREATED", "PAYER_ACTION_REQUIRED")
 
 
+def _copy(value: Any) -> Any:
+    return loads(dumps(value))
+
+
+def _copy_doc(value: dict[str, Any]) -> dict[str, Any]:
+    copied: dict[str, Any] = loads(dumps(value))
+    return copied
+
+
 def render(call: Call, tx: Tx, row: Row, *, full: bool = True) -> dict[str, Any]:
     """The order as PayPal shows it, with the payments made against each purchase unit."""
-    order = copy.deepcopy(row.data)
+    order = loads(dumps(row.data))
     order["status"] = row.status
     if not full:
         return {"id": order["id"], "status": order["status"], "links": order["links"]}
+    if row.status in APPROVABLE or row.status == "APPROVED":
+        return order  # nothing can have been paid yet
+    below = tx.descendants(row.id)
+    units: dict[str, str] = {}  # payment id -> purchase unit reference
     payments: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for kind, key in ((CAPTURE, "captures"), (AUTHORIZATION, "authorizations")):
-        for child in tx.children(kind, row.id):
-            reference = child.data.get("purchase_unit_reference", "default")
+    for child in below:
+        if child.parent_id == row.id:
+            units[child.id] = child.data.get("purchase_unit_reference", "default")
+    for child in below:
+        reference = units.get(child.id) or units.get(child.parent_id or "", "default")
+        key = {CAPTURE: "captures", AUTHORIZATION: "authorizations", REFUND: "refunds"}.get(
+            child.kind
+        )
+        if key is not None:
             payments.setdefault(reference, {}).setdefault(key, []).append(public(child.data))
-            if kind == CAPTURE:
-                for refund in tx.children(REFUND, child.id):
-                    payments[reference].setdefault("refunds", []).append(public(refund.data))
-    for auth_row in tx.children(AUTHORIZATION, row.id):
-        for capture in tx.children(CAPTURE, auth_row.id):
-            reference = auth_row.data.get("purchase_unit_reference", "default")
-            payments.setdefault(reference, {}).setdefault("captures", []).append(
-                public(capture.data)
-            )
     for unit in order["purchase_units"]:
         found = payments.get(unit.get("reference_id", "default"))
         if found:
@@ -74,7 +83,7 @@ def _links(call: Call, order_id: str, intent: str, status: str) -> list[dict[str
 
 
 def _payee(call: Call) -> dict[str, str]:
-    merchant = call.sandbox.store.merchant(call.merchant_id)
+    merchant = call.sandbox.merchant(call.merchant_id)
     email = merchant.email if merchant else "merchant@example.com"
     return {"email_address": email, "merchant_id": call.merchant_id}
 
@@ -89,7 +98,7 @@ def _payee(call: Call) -> dict[str, str]:
 )
 def create_order(call: Call, tx: Tx) -> Reply:
     body = call.body
-    units = copy.deepcopy(body["purchase_units"])
+    units = _copy(body["purchase_units"])
     check_purchase_units(units)
     order_id = call.sandbox.ids.order()
     for unit in units:
@@ -110,7 +119,7 @@ def create_order(call: Call, tx: Tx) -> Reply:
         "links": _links(call, order_id, body["intent"], status),
     }
     if source:
-        order["payment_source"] = copy.deepcopy(source)
+        order["payment_source"] = _copy(source)
     context = body.get("application_context") or {}
     experience = (source.get("paypal") or {}).get("experience_context") or {}
     for key in ("return_url", "cancel_url"):
@@ -166,7 +175,7 @@ def update_order(call: Call, tx: Tx, order_id: str) -> Reply:
         raise unprocessable(
             "ORDER_ALREADY_COMPLETED", "The order cannot be patched after it is completed."
         )
-    order = copy.deepcopy(row.data)
+    order = _copy_doc(row.data)
     for index, patch in enumerate(call.body):
         _apply_patch(order, patch, f"/{index}")
     check_purchase_units(order["purchase_units"])
@@ -215,7 +224,7 @@ def _apply_patch(order: dict[str, Any], patch: dict[str, Any], where: str) -> No
     units = [u for u in order["purchase_units"] if u.get("reference_id", "default") == ref]
     rest = match.group("rest")
     if not units and op == "add" and rest == "":
-        unit = copy.deepcopy(patch["value"])
+        unit = _copy(patch["value"])
         unit.setdefault("reference_id", ref)
         order["purchase_units"].append(unit)
         return
@@ -233,7 +242,7 @@ def _apply_patch(order: dict[str, Any], patch: dict[str, Any], where: str) -> No
             order["purchase_units"].remove(target)
             return
         target.clear()
-        target.update(copy.deepcopy(patch["value"]))
+        target.update(_copy(patch["value"]))
         target.setdefault("reference_id", ref)
         return
     for key in keys[:-1]:
@@ -251,7 +260,7 @@ def _apply_patch(order: dict[str, Any], patch: dict[str, Any], where: str) -> No
             value=path,
         )
     else:
-        target[last] = copy.deepcopy(patch["value"])
+        target[last] = _copy(patch["value"])
 
 
 def _ready(row: Row, action: str) -> None:
@@ -376,7 +385,7 @@ def authorize_order(call: Call, tx: Tx, order_id: str) -> Reply:
 
 
 def _complete(call: Call, tx: Tx, row: Row, event_type: str, summary: str) -> Reply:
-    order = copy.deepcopy(row.data)
+    order = _copy_doc(row.data)
     order["update_time"] = iso(call.now)
     order["links"] = [call.link(f"/v2/checkout/orders/{row.id}", "self")]
     tx.update(ORDER, row.id, order, now=call.now, status="COMPLETED")
@@ -400,7 +409,7 @@ def approve(call: Call, tx: Tx, row: Row, payer: dict[str, Any]) -> dict[str, An
                 )
             ],
         )
-    order = copy.deepcopy(row.data)
+    order = _copy_doc(row.data)
     order["payer"] = payer
     source = order.get("payment_source", {})
     paypal = source.get("paypal", {})

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .clock import Clock
 from .ids import IdFactory
-from .store import Store
+from .store import Merchant, Store
 
 
 @dataclass
@@ -17,3 +17,13 @@ class Sandbox:
     token_key: bytes = b""
     token_ttl_seconds: int = 32400
     buyer_email: str = "sb-buyer@personal.example.com"
+    _merchants: dict[str, Merchant] = field(default_factory=dict, repr=False)
+
+    def merchant(self, merchant_id: str) -> Merchant | None:
+        """The merchant's account details (cached: they only change on restart)."""
+        found = self._merchants.get(merchant_id)
+        if found is None:
+            found = self.store.merchant(merchant_id)
+            if found is not None:
+                self._merchants[merchant_id] = found
+        return found

@@ -10,8 +10,9 @@ nothing, and two racing captures of one order see each other's result.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -165,6 +166,43 @@ def _row(record: Any) -> Row:
     )
 
 
+# The hot statements are built once: constructing SQLAlchemy expressions per request costs
+# more than executing them on SQLite.
+_GET = sa.select(resources).where(
+    resources.c.kind == sa.bindparam("kind"),
+    resources.c.id == sa.bindparam("rid"),
+    resources.c.merchant_id == sa.bindparam("mid"),
+)
+_GET_FOR_UPDATE = _GET.with_for_update()
+_INSERT = resources.insert()
+_UPDATE = (
+    resources.update()
+    .where(resources.c.kind == sa.bindparam("k"), resources.c.id == sa.bindparam("rid"))
+    .values(
+        data=sa.bindparam("data"),
+        status=sa.bindparam("status"),
+        updated_at=sa.bindparam("updated_at"),
+    )
+)
+_CHILDREN = (
+    sa.select(resources)
+    .where(resources.c.kind == sa.bindparam("kind"), resources.c.parent_id == sa.bindparam("pid"))
+    .order_by(resources.c.created_at, resources.c.id)
+)
+_DESCENDANTS = (
+    sa.select(resources)
+    .where(resources.c.parent_id.in_(sa.bindparam("pids", expanding=True)))
+    .order_by(resources.c.created_at, resources.c.id)
+)
+
+_LEDGER_INSERT = ledger.insert()
+_EVENT_INSERT = events.insert()
+_MERCHANT_BY_CLIENT = sa.select(merchants).where(merchants.c.client_id == sa.bindparam("cid"))
+_OWNER = sa.select(resources.c.merchant_id).where(
+    resources.c.kind == sa.bindparam("kind"), resources.c.id == sa.bindparam("rid")
+)
+
+
 class Tx:
     """The operations one request may perform, all inside a single database transaction."""
 
@@ -172,17 +210,14 @@ class Tx:
         self.conn = conn
         self.dialect = dialect
         self.merchant_id = merchant_id
+        # Per-transaction memo for lookups repeated within one request (e.g. webhooks).
+        self.memo: dict[str, Any] = {}
 
     # resources -----------------------------------------------------------------------------
     def get(self, kind: str, resource_id: str, *, lock: bool = False) -> Row | None:
-        query = sa.select(resources).where(
-            resources.c.kind == kind,
-            resources.c.id == resource_id,
-            resources.c.merchant_id == self.merchant_id,
-        )
-        if lock and self.dialect == "postgresql":
-            query = query.with_for_update()
-        record = self.conn.execute(query).first()
+        query = _GET_FOR_UPDATE if lock and self.dialect == "postgresql" else _GET
+        params = {"kind": kind, "rid": resource_id, "mid": self.merchant_id}
+        record = self.conn.execute(query, params).first()
         return _row(record) if record is not None else None
 
     def insert(
@@ -196,26 +231,30 @@ class Tx:
         parent_id: str | None = None,
     ) -> None:
         self.conn.execute(
-            resources.insert().values(
-                id=resource_id,
-                kind=kind,
-                merchant_id=self.merchant_id,
-                status=status,
-                parent_id=parent_id,
-                created_at=now,
-                updated_at=now,
-                data=dumps(data),
-            )
+            _INSERT,
+            {
+                "id": resource_id,
+                "kind": kind,
+                "merchant_id": self.merchant_id,
+                "status": status,
+                "parent_id": parent_id,
+                "created_at": now,
+                "updated_at": now,
+                "data": dumps(data),
+            },
         )
 
     def update(
         self, kind: str, resource_id: str, data: dict[str, Any], *, now: datetime, status: str = ""
     ) -> None:
-        self.conn.execute(
-            resources.update()
-            .where(resources.c.kind == kind, resources.c.id == resource_id)
-            .values(data=dumps(data), status=status, updated_at=now)
-        )
+        params = {
+            "k": kind,
+            "rid": resource_id,
+            "data": dumps(data),
+            "status": status,
+            "updated_at": now,
+        }
+        self.conn.execute(_UPDATE, params)
 
     def delete(self, kind: str, resource_id: str) -> None:
         self.conn.execute(
@@ -223,12 +262,19 @@ class Tx:
         )
 
     def children(self, kind: str, parent_id: str) -> list[Row]:
-        query = (
-            sa.select(resources)
-            .where(resources.c.kind == kind, resources.c.parent_id == parent_id)
-            .order_by(resources.c.created_at, resources.c.id)
-        )
-        return [_row(r) for r in self.conn.execute(query)]
+        return [_row(r) for r in self.conn.execute(_CHILDREN, {"kind": kind, "pid": parent_id})]
+
+    def descendants(self, parent_id: str, depth: int = 2) -> list[Row]:
+        """Every resource below ``parent_id`` down to ``depth`` levels, one query per level."""
+        found: list[Row] = []
+        level = [parent_id]
+        for _ in range(depth):
+            rows = [_row(r) for r in self.conn.execute(_DESCENDANTS, {"pids": level})]
+            if not rows:
+                break
+            found += rows
+            level = [r.id for r in rows]
+        return found
 
     def find(
         self,
@@ -307,18 +353,19 @@ class Tx:
         data: dict[str, Any],
     ) -> None:
         self.conn.execute(
-            ledger.insert().values(
-                transaction_id=transaction_id,
-                merchant_id=self.merchant_id,
-                event_code=event_code,
-                status=status,
-                currency=currency,
-                amount=amount,
-                fee=fee,
-                occurred_at=occurred_at,
-                updated_at=occurred_at,
-                data=dumps(data),
-            )
+            _LEDGER_INSERT,
+            {
+                "transaction_id": transaction_id,
+                "merchant_id": self.merchant_id,
+                "event_code": event_code,
+                "status": status,
+                "currency": currency,
+                "amount": amount,
+                "fee": fee,
+                "occurred_at": occurred_at,
+                "updated_at": occurred_at,
+                "data": dumps(data),
+            },
         )
 
     def update_transaction_status(self, transaction_id: str, status: str, now: datetime) -> None:
@@ -339,14 +386,15 @@ class Tx:
         now: datetime,
     ) -> None:
         self.conn.execute(
-            events.insert().values(
-                id=event_id,
-                merchant_id=self.merchant_id,
-                event_type=event_type,
-                resource_id=resource_id,
-                created_at=now,
-                data=dumps(body),
-            )
+            _EVENT_INSERT,
+            {
+                "id": event_id,
+                "merchant_id": self.merchant_id,
+                "event_type": event_type,
+                "resource_id": resource_id,
+                "created_at": now,
+                "data": dumps(body),
+            },
         )
 
     def enqueue_delivery(self, event_id: str, webhook_id: str, *, now: datetime) -> None:
@@ -423,18 +471,26 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
+        # SQLite allows one writer; queueing this process's writers on a lock hands the write
+        # over at once, where SQLite's own busy handler would sleep in coarse steps.
+        self._sqlite_writer = threading.Lock()
+        # A local SQLite file answers in microseconds and takes one writer at a time, so
+        # requests run on the event loop itself: handing them to worker threads only adds
+        # thread switches and GIL hand-offs. PostgreSQL work goes to a thread pool.
+        self.inline = self.dialect == "sqlite"
 
     @contextmanager
     def transaction(self, merchant_id: str, *, write: bool = True) -> Iterator[Tx]:
         with self.engine.connect() as conn:
             if self.dialect == "sqlite":
-                conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-                try:
-                    yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id)
-                except BaseException:
-                    conn.exec_driver_sql("ROLLBACK")
-                    raise
-                conn.exec_driver_sql("COMMIT")
+                with self._sqlite_writer if write else nullcontext():
+                    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+                    try:
+                        yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id)
+                    except BaseException:
+                        conn.exec_driver_sql("ROLLBACK")
+                        raise
+                    conn.exec_driver_sql("COMMIT")
             else:
                 with conn.begin():
                     yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id)
@@ -442,19 +498,13 @@ class Store:
     def owner_of(self, kind: str, resource_id: str) -> str | None:
         """The merchant a resource belongs to (for pages that have no bearer token)."""
         with self.engine.connect() as conn:
-            value = conn.execute(
-                sa.select(resources.c.merchant_id).where(
-                    resources.c.kind == kind, resources.c.id == resource_id
-                )
-            ).scalar()
+            value = conn.execute(_OWNER, {"kind": kind, "rid": resource_id}).scalar()
         return None if value is None else str(value)
 
     # merchants -------------------------------------------------------------------------------
     def merchant_by_client_id(self, client_id: str) -> Merchant | None:
         with self.engine.connect() as conn:
-            record = conn.execute(
-                sa.select(merchants).where(merchants.c.client_id == client_id)
-            ).first()
+            record = conn.execute(_MERCHANT_BY_CLIENT, {"cid": client_id}).first()
         if record is None:
             return None
         return Merchant(record.id, record.client_id, record.client_secret, record.email)
