@@ -42,7 +42,7 @@ def _copy_doc(value: dict[str, Any]) -> dict[str, Any]:
 
 def render(call: Call, tx: Tx, row: Row, *, full: bool = True) -> dict[str, Any]:
     """The order as PayPal shows it, with the payments made against each purchase unit."""
-    order = loads(dumps(row.data))
+    order = _copy_doc(row.data)
     order["status"] = row.status
     if not full:
         return {"id": order["id"], "status": order["status"], "links": order["links"]}
