@@ -15,6 +15,7 @@ from .store import Tx
 WEBHOOK_KIND = "webhook"
 
 RESOURCE_TYPES = {
+    "PAYMENT.CAPTURE.REFUNDED": "refund",
     "CHECKOUT.ORDER": "checkout-order",
     "PAYMENT.CAPTURE": "capture",
     "PAYMENT.AUTHORIZATION": "authorization",

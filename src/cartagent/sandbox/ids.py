@@ -12,6 +12,7 @@ import threading
 
 _UPPER_DIGITS = string.ascii_uppercase + string.digits
 _HEX = "0123456789abcdef"
+_ACCOUNT = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 
 
 class IdFactory:
@@ -74,7 +75,8 @@ class IdFactory:
         return "WH-" + self._choose(_UPPER_DIGITS, 17) + "-" + self._choose(_UPPER_DIGITS, 17)
 
     def payer(self) -> str:
-        return self._choose(_UPPER_DIGITS, 13)
+        """Payer and merchant account ids: 13 characters without 0, 1, I or O."""
+        return self._choose(_ACCOUNT, 13)
 
     def transaction(self) -> str:
         return self.paypal17()

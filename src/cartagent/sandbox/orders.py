@@ -48,14 +48,14 @@ def render(call: Call, tx: Tx, row: Row, *, full: bool = True) -> dict[str, Any]
         return {"id": order["id"], "status": order["status"], "links": order["links"]}
     if row.status in APPROVABLE or row.status == "APPROVED":
         return order  # nothing can have been paid yet
-    below = tx.descendants(row.id)
+    below = tx.descendants(row.id, depth=3)  # order > authorization > capture > refund
     units: dict[str, str] = {}  # payment id -> purchase unit reference
     payments: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for child in below:
-        if child.parent_id == row.id:
-            units[child.id] = child.data.get("purchase_unit_reference", "default")
-    for child in below:
-        reference = units.get(child.id) or units.get(child.parent_id or "", "default")
+    for child in below:  # parents come before their children (one level per query)
+        reference = units.get(child.parent_id or "") or child.data.get(
+            "purchase_unit_reference", "default"
+        )
+        units[child.id] = reference
         key = {CAPTURE: "captures", AUTHORIZATION: "authorizations", REFUND: "refunds"}.get(
             child.kind
         )

@@ -50,8 +50,12 @@ def create_capture(
     reference: str | None = None,
     event_code: str = "T0006",
     extra: dict[str, Any] | None = None,
+    up_path: str | None = None,
 ) -> dict[str, Any]:
-    """Create a COMPLETED capture under ``parent_id`` (an order or authorization)."""
+    """Create a COMPLETED capture under ``parent_id`` (an order or authorization).
+
+    Its ``up`` link points at ``up_path`` when given, else at the order.
+    """
     capture_id = call.sandbox.ids.capture()
     fee = fee_for(amount, currency)
     now = iso(call.now)
@@ -82,7 +86,8 @@ def create_capture(
         capture["custom_id"] = custom_id
     if order_id:
         capture["supplementary_data"] = {"related_ids": {"order_id": order_id}}
-        capture["links"].append(call.link(f"/v2/checkout/orders/{order_id}", "up"))
+    if up_path or order_id:
+        capture["links"].append(call.link(up_path or f"/v2/checkout/orders/{order_id}", "up"))
     if reference:
         capture["purchase_unit_reference"] = reference
     if extra:
