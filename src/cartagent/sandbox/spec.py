@@ -51,6 +51,7 @@ class Operation:
     body_schema: dict[str, Any] | None
     query: dict[str, dict[str, Any]] = field(default_factory=dict)
     required_query: frozenset[str] = frozenset()
+    examples: tuple[Any, ...] = ()
 
 
 @cache
@@ -94,6 +95,7 @@ def operations() -> dict[str, Operation]:
                     continue
                 op = item[method]
                 body_schema = None
+                examples: list[Any] = []
                 if "requestBody" in op:
                     request_body = _resolve(name, op["requestBody"])
                     content = request_body.get("content", {})
@@ -101,6 +103,12 @@ def operations() -> dict[str, Operation]:
                     media: dict[str, Any] = content.get("application/json") or first
                     if "schema" in media:
                         body_schema = media["schema"]
+                    if "example" in media:
+                        examples.append(media["example"])
+                    for example in media.get("examples", {}).values():
+                        value = _resolve(name, example).get("value")
+                        if value is not None:
+                            examples.append(value)
                 query: dict[str, dict[str, Any]] = {}
                 required: set[str] = set()
                 for raw in [*shared_params, *op.get("parameters", [])]:
@@ -117,6 +125,7 @@ def operations() -> dict[str, Operation]:
                     body_schema=body_schema,
                     query=query,
                     required_query=frozenset(required),
+                    examples=tuple(examples),
                 )
                 found[f"{name}:{op['operationId']}"] = operation
     return found
@@ -228,6 +237,28 @@ def _unknown_fields(spec_name: str, instance: Any, schema: dict[str, Any], where
     return found
 
 
+def _generalise(pointer: str) -> str:
+    return "/".join("*" if part.isdigit() else part for part in pointer.split("/"))
+
+
+@cache
+def _tolerated(key: str) -> frozenset[str]:
+    """Fields PayPal's own request examples send although the schema omits them.
+
+    PayPal accepts its documented examples, so the sandbox must too; any other field the
+    schema does not define is still refused.
+    """
+    op = operation(key)
+    if op.body_schema is None:
+        return frozenset()
+    found: set[str] = set()
+    for example in op.examples:
+        found.update(
+            _generalise(p) for p in _unknown_fields(op.spec_name, example, op.body_schema, "")
+        )
+    return frozenset(found)
+
+
 def validate_body(key: str, body: Any) -> None:
     """Raise ``PayPalError(400)`` listing every way ``body`` breaks the operation's schema."""
     validator = _validator(key)
@@ -244,7 +275,13 @@ def validate_body(key: str, body: Any) -> None:
             break
     op = operation(key)
     if not details and op.body_schema is not None:
-        for where in _unknown_fields(op.spec_name, body, op.body_schema, "")[:_MAX_DETAILS]:
+        tolerated = _tolerated(key)
+        unknown = [
+            where
+            for where in _unknown_fields(op.spec_name, body, op.body_schema, "")
+            if _generalise(where) not in tolerated
+        ]
+        for where in unknown[:_MAX_DETAILS]:
             details.append(detail("UNKNOWN_FIELD", field=where))
     if details:
         raise PayPalError(400, details=details)

@@ -1,0 +1,75 @@
+"""Request validation derived from PayPal's OpenAPI documents."""
+
+from __future__ import annotations
+
+import pytest
+
+from cartagent.sandbox import spec
+from cartagent.sandbox.errors import PayPalError
+
+WITH_EXAMPLES = sorted(key for key, op in spec.operations().items() if op.examples)
+
+
+def _issues(key: str, body: object) -> list[str]:
+    try:
+        spec.validate_body(key, body)
+    except PayPalError as error:
+        return [d["issue"] for d in error.details]
+    return []
+
+
+def test_every_packaged_spec_loads_with_its_operations() -> None:
+    ops = spec.operations()
+    assert len(ops) > 80
+    assert "checkout_orders_v2:orders.create" in ops
+    assert ops["invoicing_v2:invoices.list"].query["page_size"]["type"] == "integer"
+
+
+@pytest.mark.parametrize("key", WITH_EXAMPLES)
+def test_paypals_own_request_examples_are_never_unknown_fields(key: str) -> None:
+    for example in spec.operation(key).examples:
+        assert "UNKNOWN_FIELD" not in _issues(key, example)
+
+
+def test_a_field_outside_the_schema_and_the_examples_is_refused_with_its_pointer() -> None:
+    key = "invoicing_v2:invoices.create"
+    body = {"detail": {"currency_code": "USD", "colour": "red"}}
+    with pytest.raises(PayPalError) as caught:
+        spec.validate_body(key, body)
+    assert caught.value.details[0] == {
+        "field": "/detail/colour",
+        "location": "body",
+        "issue": "UNKNOWN_FIELD",
+        "description": "The request contains a field that this operation does not define.",
+    }
+
+
+def test_schema_violations_map_to_paypal_issue_codes() -> None:
+    key = "checkout_orders_v2:orders.create"
+    assert _issues(key, {"intent": "CAPTURE"}) == ["MISSING_REQUIRED_PARAMETER"]
+    assert _issues(
+        key,
+        {
+            "intent": "SELL",
+            "purchase_units": [{"amount": {"currency_code": "USD", "value": "1.00"}}],
+        },
+    ) == ["INVALID_PARAMETER_VALUE"]
+    long_id = {
+        "intent": "CAPTURE",
+        "purchase_units": [
+            {"reference_id": "x" * 300, "amount": {"currency_code": "USD", "value": "1.00"}}
+        ],
+    }
+    assert _issues(key, long_id) == ["INVALID_STRING_MAX_LENGTH"]
+
+
+def test_query_parameters_are_coerced_and_checked() -> None:
+    key = "invoicing_v2:invoices.list"
+    assert spec.validate_query(key, {"page": "2", "page_size": "10"}) == {
+        "page": 2,
+        "page_size": 10,
+    }
+    with pytest.raises(PayPalError) as caught:
+        spec.validate_query(key, {"page_size": "ten"})
+    assert caught.value.details[0]["issue"] == "INVALID_PARAMETER_SYNTAX"
+    assert caught.value.details[0]["location"] == "query"
