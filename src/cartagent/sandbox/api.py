@@ -73,7 +73,7 @@ async def run_store_work(sandbox: Sandbox, fn: Callable[..., T], *args: Any) -> 
     return await run_in_threadpool(fn, *args)
 
 
-def _parse_body(raw: bytes, content_type: str) -> Any:
+def parse_body(raw: bytes, content_type: str) -> Any:
     if not raw.strip():
         return None
     if content_type and "json" not in content_type.lower():
@@ -108,7 +108,7 @@ def operation(
             sandbox: Sandbox = request.app.state.sandbox
             headers = {k.lower(): v for k, v in request.headers.items()}
             merchant_id = bearer_merchant(sandbox, headers.get("authorization"))
-            body = _parse_body(await request.body(), headers.get("content-type", ""))
+            body = parse_body(await request.body(), headers.get("content-type", ""))
             if body is None and needs_body and method in ("POST", "PUT", "PATCH"):
                 raise invalid_request(
                     "MISSING_REQUIRED_PARAMETER", "A request body is required.", field="/"
@@ -119,8 +119,10 @@ def operation(
             mock = headers.get("paypal-mock-response")
             if mock:
                 raise mocks.mocked_error(op_key, mock)
+            if not headers.get("paypal-request-id", "x").strip():
+                headers.pop("paypal-request-id")  # an empty key is no key
             request_id = headers.get("paypal-request-id")
-            if request_id is not None and not 1 <= len(request_id) <= 108:
+            if request_id is not None and len(request_id) > 108:
                 raise invalid_request(
                     "INVALID_STRING_LENGTH",
                     field="PayPal-Request-Id",
