@@ -173,7 +173,7 @@ def _is_uri(value: object) -> bool:
 
 _FORMATS.checks("date-time", raises=ValueError)(_is_datetime)
 _FORMATS.checks("date", raises=ValueError)(_is_date)
-_FORMATS.checks("uri")(_is_uri)
+_FORMATS.checks("uri", raises=ValueError)(_is_uri)
 
 
 def _pointer(parts: Any) -> str:
