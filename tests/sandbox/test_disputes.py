@@ -223,7 +223,7 @@ def test_list_rejects_bad_filters(api: Api) -> None:
             "INVALID_PARAMETER_VALUE",
         ),
         ({"dispute_state": "SLEEPING"}, "INVALID_PARAMETER_VALUE"),
-        ({"page_size": "51"}, "INVALID_PARAMETER_VALUE"),
+        ({"page_size": "51"}, "INVALID_INTEGER_MAX_VALUE"),
         ({"page_size": "two"}, "INVALID_PARAMETER_SYNTAX"),
         ({"update_time_after": "yesterday"}, "INVALID_STRING_MIN_LENGTH"),
     ]

@@ -60,7 +60,22 @@ def test_schema_violations_map_to_paypal_issue_codes() -> None:
             {"reference_id": "x" * 300, "amount": {"currency_code": "USD", "value": "1.00"}}
         ],
     }
-    assert _issues(key, long_id) == ["INVALID_STRING_MAX_LENGTH"]
+    # Orders documents INVALID_STRING_LENGTH rather than the more precise code.
+    assert _issues(key, long_id) == ["INVALID_STRING_LENGTH"]
+
+
+def test_validation_errors_use_the_operations_documented_code_and_description() -> None:
+    orders = "checkout_orders_v2:orders.create"
+    assert spec.issue_for(orders, "MALFORMED_REQUEST_JSON") == (
+        "MALFORMED_REQUEST_JSON",
+        "The request JSON is not well formed.",
+    )
+    # A documented code whose descriptions all say something else is not borrowed.
+    assert spec.issue_for("invoicing_v2:invoices.create", "INVALID_PARAMETER_SYNTAX") == (
+        "INVALID_PARAMETER_SYNTAX",
+        None,
+    )
+    assert spec.issue_for(None, "UNKNOWN_FIELD") == ("UNKNOWN_FIELD", None)
 
 
 def test_query_parameters_are_coerced_and_checked() -> None:

@@ -215,8 +215,8 @@ def test_bad_filter_values_are_rejected(api: Api) -> None:
     assert issues(search(api, balance_affecting_records_only="maybe")) == [
         "INVALID_PARAMETER_VALUE"
     ]
-    assert issues(search(api, page_size=501)) == ["INVALID_PARAMETER_VALUE"]
-    assert issues(search(api, page=0)) == ["INVALID_PARAMETER_VALUE"]
+    assert issues(search(api, page_size=501)) == ["INVALID_INTEGER_MAX_VALUE"]
+    assert issues(search(api, page=0)) == ["INVALID_INTEGER_MIN_VALUE"]
     assert issues(search(api, page_size="many")) == ["INVALID_PARAMETER_SYNTAX"]
     assert issues(search(api, transaction_id="SHORT")) == ["INVALID_STRING_MIN_LENGTH"]
 

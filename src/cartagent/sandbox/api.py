@@ -73,7 +73,8 @@ async def run_store_work(sandbox: Sandbox, fn: Callable[..., T], *args: Any) -> 
     return await run_in_threadpool(fn, *args)
 
 
-def parse_body(raw: bytes, content_type: str) -> Any:
+def parse_body(raw: bytes, content_type: str, op_key: str | None = None) -> Any:
+    """The JSON body, ``None`` when empty; PayPal's 415/400 otherwise."""
     if not raw.strip():
         return None
     if content_type and "json" not in content_type.lower():
@@ -81,7 +82,8 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        raise invalid_request("MALFORMED_REQUEST_JSON", field="/", value=None) from None
+        malformed = spec.documented_detail(op_key, "MALFORMED_REQUEST_JSON", field="/")
+        raise PayPalError(400, details=[malformed]) from None
 
 
 def operation(
@@ -105,14 +107,19 @@ def operation(
 
     def register(fn: Handler) -> Handler:
         async def endpoint(request: Request) -> Response:
+            try:
+                return await run(request)
+            except PayPalError as error:
+                raise spec.conform(op_key, error) from None
+
+        async def run(request: Request) -> Response:
             sandbox: Sandbox = request.app.state.sandbox
             headers = {k.lower(): v for k, v in request.headers.items()}
             merchant_id = bearer_merchant(sandbox, headers.get("authorization"))
-            body = parse_body(await request.body(), headers.get("content-type", ""))
+            body = parse_body(await request.body(), headers.get("content-type", ""), op_key)
             if body is None and needs_body and method in ("POST", "PUT", "PATCH"):
-                raise invalid_request(
-                    "MISSING_REQUIRED_PARAMETER", "A request body is required.", field="/"
-                )
+                missing = spec.documented_detail(op_key, "MISSING_REQUIRED_PARAMETER", field="/")
+                raise PayPalError(400, details=[missing])
             if body is not None:
                 spec.validate_body(op_key, body)
             query = spec.validate_query(op_key, dict(request.query_params))

@@ -23,6 +23,9 @@ from .state import Sandbox
 
 router = APIRouter()
 
+# PayPal account ids are 13 characters from this alphabet (no 0, 1, I or O).
+_ACCOUNT_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -42,7 +45,8 @@ padding:.8rem 1.6rem;border-radius:2rem;font-size:1rem;cursor:pointer}}
 
 def _payer(sandbox: Sandbox, form: dict[str, str]) -> dict[str, Any]:
     email = form.get("email") or sandbox.buyer_email
-    payer_id = hashlib.sha256(email.encode()).hexdigest()[:13].upper()
+    digest = hashlib.sha256(email.encode()).digest()
+    payer_id = "".join(_ACCOUNT_ALPHABET[b % len(_ACCOUNT_ALPHABET)] for b in digest[:13])
     return {
         "name": {
             "given_name": form.get("given_name") or "Sandbox",

@@ -15,6 +15,7 @@ from fastapi import APIRouter
 from .amounts import parse_amount
 from .api import Call, Reply, operation
 from .clock import parse_iso
+from .errors import invalid_request
 from .invoice_document import (
     BASE,
     INVOICE,
@@ -91,7 +92,15 @@ def _moments(criteria: dict[str, Any], key: str) -> tuple[datetime, datetime] | 
     window = criteria.get(key)
     if window is None:
         return None
-    return parse_iso(window["start"]), parse_iso(window["end"])
+    moments = []
+    for end in ("start", "end"):
+        try:
+            moments.append(parse_iso(window[end]))
+        except ValueError:
+            raise invalid_request(
+                "INVALID_PARAMETER_SYNTAX", field=f"/{key}/{end}", value=str(window[end])
+            ) from None
+    return moments[0], moments[1]
 
 
 def _contains(wanted: str | None, *values: object) -> bool:

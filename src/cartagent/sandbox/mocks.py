@@ -7,9 +7,6 @@ operation's own error responses in PayPal's spec, so any code PayPal documents f
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
-
 import orjson
 
 from . import spec
@@ -27,45 +24,9 @@ GENERIC: dict[str, int] = {
 }
 
 
-def _issues(spec_name: str, node: Any, found: set[str], depth: int = 0) -> None:
-    if depth > 12:
-        return
-    if isinstance(node, dict):
-        if "$ref" in node and isinstance(node["$ref"], str) and node["$ref"].startswith("#/"):
-            target: Any = spec.load(spec_name)
-            for part in node["$ref"][2:].split("/"):
-                target = target.get(part, {}) if isinstance(target, dict) else {}
-            _issues(spec_name, target, found, depth + 1)
-        issue = (
-            node.get("properties", {}).get("issue")
-            if isinstance(node.get("properties"), dict)
-            else None
-        )
-        if isinstance(issue, dict):
-            found.update(v for v in issue.get("enum", []) if isinstance(v, str))
-        for key, value in node.items():
-            if key != "$ref":
-                _issues(spec_name, value, found, depth + 1)
-    elif isinstance(node, list):
-        for value in node:
-            _issues(spec_name, value, found, depth + 1)
-
-
-@cache
 def codes_for(op_key: str) -> dict[str, int]:
     """Map each issue code the operation documents to the HTTP status it is returned with."""
-    op = spec.operation(op_key)
-    document = spec.load(op.spec_name)
-    responses = document["paths"][op.path][op.method.lower()].get("responses", {})
-    mapping: dict[str, int] = {}
-    for status, response in responses.items():
-        if not status.isdigit() or int(status) < 400:
-            continue
-        found: set[str] = set()
-        _issues(op.spec_name, response, found)
-        for code in found:
-            mapping.setdefault(code, int(status))
-    return mapping
+    return {code: status for code, (status, _) in spec.documented_issues(op_key).items()}
 
 
 def mocked_error(op_key: str, header: str) -> PayPalError:
@@ -94,4 +55,5 @@ def mocked_error(op_key: str, header: str) -> PayPalError:
         )
     if code in GENERIC and status == GENERIC[code] and status in (401, 429, 500, 503):
         return PayPalError(status)
-    return PayPalError(status, details=[detail(code, field=None)])
+    descriptions = spec.documented_issues(op_key).get(code, (0, []))[1]
+    return PayPalError(status, details=[detail(code, descriptions[0] if descriptions else None)])

@@ -265,6 +265,14 @@ def _apply_patch(order: dict[str, Any], patch: dict[str, Any], where: str) -> No
 
 def _ready(row: Row, action: str) -> None:
     intent = row.data["intent"]
+    wanted = "CAPTURE" if action == "capture" else "AUTHORIZE"
+    if intent != wanted:
+        raise unprocessable(
+            "ACTION_DOES_NOT_MATCH_INTENT",
+            f"Order was created with an intent to '{intent}'. Please use "
+            f"/v2/checkout/orders/order_id/{intent.lower()} to complete the "
+            f"transaction or update the intent of the order.",
+        )
     if row.status == "COMPLETED":
         issue = "ORDER_ALREADY_CAPTURED" if intent == "CAPTURE" else "ORDER_ALREADY_AUTHORIZED"
         message = (
@@ -286,14 +294,6 @@ def _ready(row: Row, action: str) -> None:
             "the payer to the 'rel':'approve' url returned as part of the "
             "HATEOAS links within the Create Order call or provide a valid "
             "payment_source in the request.",
-        )
-    wanted = "CAPTURE" if action == "capture" else "AUTHORIZE"
-    if intent != wanted:
-        raise unprocessable(
-            "ACTION_DOES_NOT_MATCH_INTENT",
-            f"Order was created with an intent to '{intent}'. Please use "
-            f"/v2/checkout/orders/order_id/{intent.lower()} to complete the "
-            f"transaction or update the intent of the order.",
         )
 
 

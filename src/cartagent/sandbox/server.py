@@ -33,7 +33,10 @@ def serve(
     if seed:
         from .seed import seed_store
 
-        print(seed_store(db_url, client_id, client_secret, progress=True), flush=True)
+        summary = seed_store(
+            db_url, client_id, client_secret, progress=True, base_url=f"http://{host}:{port}"
+        )
+        print(summary, flush=True)
     print(
         f"cartagent sandbox on http://{host}:{port}  (database {db_url})\n"
         f"  client id:     {client_id}\n  client secret: {client_secret}\n"

@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
 from .clock import parse_iso
-from .errors import PayPalError, detail
+from .errors import ISSUE_DESCRIPTIONS, PayPalError, detail
 
 SPEC_FILES = (
     "billing_subscriptions_v1",
@@ -199,6 +199,10 @@ def _issue_for(error: ValidationError) -> tuple[str, str, str | None]:
         return "INVALID_ARRAY_MIN_ITEMS", where, None
     if kind in ("type", "pattern", "format"):
         return "INVALID_PARAMETER_SYNTAX", where, text
+    if kind == "minimum":
+        return "INVALID_INTEGER_MIN_VALUE", where, text
+    if kind == "maximum":
+        return "INVALID_INTEGER_MAX_VALUE", where, text
     return "INVALID_PARAMETER_VALUE", where, text
 
 
@@ -237,6 +241,134 @@ def _unknown_fields(spec_name: str, instance: Any, schema: dict[str, Any], where
     return found
 
 
+def _collect_issues(
+    spec_name: str,
+    node: Any,
+    status: int,
+    found: dict[str, tuple[int, list[str]]],
+    depth: int,
+) -> None:
+    if depth > 14:
+        return
+    if isinstance(node, list):
+        for value in node:
+            _collect_issues(spec_name, value, status, found, depth + 1)
+        return
+    if not isinstance(node, dict):
+        return
+    if isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/"):
+        _collect_issues(spec_name, _resolve(spec_name, node), status, found, depth + 1)
+    properties = node.get("properties")
+    if isinstance(properties, dict) and isinstance(properties.get("issue"), dict):
+        descriptions = [
+            d for d in (properties.get("description") or {}).get("enum") or [] if isinstance(d, str)
+        ]
+        for code in properties["issue"].get("enum", []):
+            if isinstance(code, str):
+                found.setdefault(code, (status, []))[1].extend(descriptions)
+    for key, value in node.items():
+        if key != "$ref":
+            _collect_issues(spec_name, value, status, found, depth + 1)
+
+
+@cache
+def documented_issues(key: str) -> dict[str, tuple[int, list[str]]]:
+    """Issue codes the operation's error responses list: code -> (HTTP status, descriptions).
+
+    PayPal's specs enumerate, per operation, which ``details[].issue`` values (with their exact
+    descriptions) each error status may carry.
+    """
+    op = operation(key)
+    responses = load(op.spec_name)["paths"][op.path][op.method.lower()].get("responses", {})
+    found: dict[str, tuple[int, list[str]]] = {}
+    for status, response in responses.items():
+        if status.isdigit() and int(status) >= 400:
+            _collect_issues(op.spec_name, response, int(status), found, 0)
+    return found
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower())) - {"a", "an", "the", "of", "is", "or", "to"}
+
+
+def _closest(descriptions: list[str], meaning: str) -> tuple[str | None, float]:
+    """The documented description closest in wording to ``meaning``, with its overlap score."""
+    wanted = _words(meaning)
+    best: tuple[str | None, float] = (None, 0.0)
+    for text in descriptions:
+        words = _words(text)
+        score = len(words & wanted) / max(len(words | wanted), 1)
+        if score > best[1]:
+            best = (text, score)
+    return best
+
+
+# When PayPal does not document the precise issue for an operation, the closest one it does
+# document is used, so clients see only codes the operation's contract names.
+_ALTERNATIVES: dict[str, tuple[str, ...]] = {
+    "INVALID_STRING_MAX_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX"),
+    "INVALID_STRING_MIN_LENGTH": ("INVALID_STRING_LENGTH", "INVALID_PARAMETER_SYNTAX"),
+    "INVALID_ARRAY_MAX_ITEMS": ("INVALID_PARAMETER_VALUE",),
+    "INVALID_ARRAY_MIN_ITEMS": ("INVALID_PARAMETER_VALUE", "MISSING_REQUIRED_PARAMETER"),
+    "INVALID_INTEGER_MAX_VALUE": ("INVALID_PARAMETER_VALUE",),
+    "INVALID_INTEGER_MIN_VALUE": ("INVALID_PARAMETER_VALUE",),
+    "INVALID_PARAMETER_SYNTAX": ("INVALID_PARAMETER_VALUE",),
+    "INVALID_PARAMETER_VALUE": ("INVALID_PARAMETER_SYNTAX",),
+    "UNKNOWN_FIELD": ("NOT_SUPPORTED", "INVALID_PARAMETER_VALUE", "INVALID_PARAMETER_SYNTAX"),
+    "MALFORMED_REQUEST_JSON": ("INVALID_PARAMETER_SYNTAX", "INVALID_REQUEST"),
+    "MISSING_REQUIRED_PARAMETER": ("INVALID_PARAMETER_VALUE",),
+}
+
+
+def issue_for(key: str | None, issue: str) -> tuple[str, str | None]:
+    """The issue code (and PayPal's description for it) to report for ``issue`` on ``key``.
+
+    A documented code (the precise one first, then close alternatives) is used only when one of
+    its documented descriptions says roughly the same thing; otherwise the precise code stands,
+    with its plain description, even if the operation does not list it.
+    """
+    if key is None:
+        return issue, None
+    documented = documented_issues(key)
+    meaning = ISSUE_DESCRIPTIONS.get(issue, issue.replace("_", " "))
+    for rank, candidate in enumerate((issue, *_ALTERNATIVES.get(issue, ()))):
+        status, descriptions = documented.get(candidate, (0, []))
+        if status != 400:
+            continue
+        text, score = _closest(descriptions, meaning)
+        if score >= (0.15 if rank == 0 else 0.3):
+            return candidate, text
+    return issue, None
+
+
+def conform(key: str, error: PayPalError) -> PayPalError:
+    """Give each detail of ``error`` PayPal's own wording when the operation documents its code.
+
+    Business rules raise with a code and a description; where the spec lists that code for the
+    operation, its documented description (the closest, when there are several) replaces ours.
+    """
+    documented = documented_issues(key)
+    for item in error.details:
+        status, descriptions = documented.get(item.get("issue", ""), (0, []))
+        if status == error.status and descriptions and item.get("description") not in descriptions:
+            text, _ = _closest(descriptions, str(item.get("description", "")))
+            item["description"] = text or descriptions[0]
+    return error
+
+
+def documented_detail(
+    key: str | None,
+    issue: str,
+    *,
+    field: str | None = None,
+    value: str | None = None,
+    location: str = "body",
+) -> dict[str, Any]:
+    """A 400 detail item using the operation's own documented code and description."""
+    code, description = issue_for(key, issue)
+    return detail(code, description, field=field, value=value, location=location)
+
+
 def _generalise(pointer: str) -> str:
     return "/".join("*" if part.isdigit() else part for part in pointer.split("/"))
 
@@ -270,7 +402,7 @@ def validate_body(key: str, body: Any) -> None:
         leaves = error.context if error.validator in ("anyOf", "oneOf") and error.context else None
         chosen = min(leaves, key=lambda e: len(e.absolute_path) * -1) if leaves else error
         issue, where, value = _issue_for(chosen)
-        details.append(detail(issue, field=where or "/", value=value))
+        details.append(documented_detail(key, issue, field=where or "/", value=value))
         if len(details) >= _MAX_DETAILS:
             break
     op = operation(key)
@@ -282,7 +414,7 @@ def validate_body(key: str, body: Any) -> None:
             if _generalise(where) not in tolerated
         ]
         for where in unknown[:_MAX_DETAILS]:
-            details.append(detail("UNKNOWN_FIELD", field=where))
+            details.append(documented_detail(key, "UNKNOWN_FIELD", field=where))
     if details:
         raise PayPalError(400, details=details)
 
@@ -293,7 +425,9 @@ def validate_query(key: str, params: dict[str, str]) -> dict[str, Any]:
     details = []
     values: dict[str, Any] = {}
     for name in op.required_query - params.keys():
-        details.append(detail("MISSING_REQUIRED_PARAMETER", field=name, location="query"))
+        details.append(
+            documented_detail(key, "MISSING_REQUIRED_PARAMETER", field=name, location="query")
+        )
     for name, raw in params.items():
         schema = op.query.get(name)
         if schema is None:
@@ -313,12 +447,14 @@ def validate_query(key: str, params: dict[str, str]) -> dict[str, Any]:
                 value = raw
         except ValueError:
             details.append(
-                detail("INVALID_PARAMETER_SYNTAX", field=name, value=raw, location="query")
+                documented_detail(
+                    key, "INVALID_PARAMETER_SYNTAX", field=name, value=raw, location="query"
+                )
             )
             continue
         problem = _scalar_problem(schema, value)
         if problem:
-            details.append(detail(problem, field=name, value=raw, location="query"))
+            details.append(documented_detail(key, problem, field=name, value=raw, location="query"))
             continue
         values[name] = value
     if details:
@@ -331,9 +467,9 @@ def _scalar_problem(schema: dict[str, Any], value: Any) -> str | None:
         return "INVALID_PARAMETER_VALUE"
     if isinstance(value, int | float) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
-            return "INVALID_PARAMETER_VALUE"
+            return "INVALID_INTEGER_MIN_VALUE"
         if "maximum" in schema and value > schema["maximum"]:
-            return "INVALID_PARAMETER_VALUE"
+            return "INVALID_INTEGER_MAX_VALUE"
     if isinstance(value, str):
         if "maxLength" in schema and len(value) > schema["maxLength"]:
             return "INVALID_STRING_MAX_LENGTH"
