@@ -126,3 +126,19 @@ def test_a_server_killed_mid_load_loses_no_committed_write(db_url: str) -> None:
             if client.get(f"/v2/checkout/orders/{order_id}").status_code != 200
         ]
     assert missing == []
+
+
+def test_make_run_serves_the_seeded_demo_store(tmp_path: Path) -> None:
+    """What ``make run`` starts (``cartagent sandbox --seed``), on its own port and database."""
+    process = SandboxProcess(f"sqlite:///{tmp_path / 'demo.db'}", seed=True, startup_timeout=120)
+    with process, _client(process) as client:
+        products = client.get("/v1/catalogs/products", params={"page_size": 20}).json()
+        assert len(products["products"]) == 20
+        history = client.get(
+            "/v1/reporting/transactions",
+            params={"start_date": "2026-11-01T00:00:00Z", "end_date": "2026-11-30T23:59:59Z"},
+        )
+        assert history.status_code == 200
+        order = client.post("/v2/checkout/orders", json=ORDER).json()
+        page = httpx.get(f"{process.base_url}/checkoutnow?token={order['id']}")
+        assert page.status_code == 200 and "Pay Now" in page.text

@@ -31,6 +31,7 @@ class SandboxProcess:
         host: str = "127.0.0.1",
         port: int | None = None,
         workers: int = 1,
+        seed: bool = False,
         startup_timeout: float = 30.0,
     ) -> None:
         self.db_url = db_url
@@ -39,6 +40,7 @@ class SandboxProcess:
         self.host = host
         self.port = port or free_port(host)
         self.workers = workers
+        self.seed = seed
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -64,6 +66,7 @@ class SandboxProcess:
             self.client_secret,
             "--workers",
             str(self.workers),
+            "--seed" if self.seed else "--no-seed",
         ]
         self.proc = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
