@@ -1,0 +1,153 @@
+"""cartagent's one exception tree, organised by who must act.
+
+::
+
+    CartagentError
+    ├── ConfigurationError        the operator: a bad setting, a missing credential
+    ├── PayPalError               PayPal (or the sandbox) refused or failed a request
+    │   ├── PayPalAuthError       401/403: credentials or permissions
+    │   ├── PayPalClientError     other 4xx: the request was wrong (name, details[] say why)
+    │   └── PayPalServerError     5xx or transport failure after retries: try again later
+    ├── ToolError                 the model: bad arguments or a refused action it can fix
+    └── ApprovalError             the human: a money-moving or destructive tool needs a yes
+        ├── ApprovalRequired      no decision yet (or the host has no approval callback)
+        ├── ApprovalDenied        the host said no
+        └── SpendLimitExceeded    over a configured spend limit
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ApprovalDenied",
+    "ApprovalError",
+    "ApprovalRequired",
+    "CartagentError",
+    "ConfigurationError",
+    "PayPalAuthError",
+    "PayPalClientError",
+    "PayPalError",
+    "PayPalErrorDetail",
+    "PayPalServerError",
+    "SpendLimitExceeded",
+    "ToolError",
+]
+
+
+class CartagentError(Exception):
+    """Base of every error cartagent raises on purpose."""
+
+
+class ConfigurationError(CartagentError):
+    """A setting is missing or invalid; nothing was sent anywhere."""
+
+
+@dataclass(frozen=True)
+class PayPalErrorDetail:
+    """One item of PayPal's ``details[]``."""
+
+    issue: str
+    description: str = ""
+    field: str | None = None
+    value: str | None = None
+    location: str | None = None
+
+    @classmethod
+    def from_json(cls, item: dict[str, Any]) -> PayPalErrorDetail:
+        return cls(
+            issue=str(item.get("issue", "")),
+            description=str(item.get("description", "")),
+            field=item.get("field"),
+            value=None if item.get("value") is None else str(item.get("value")),
+            location=item.get("location"),
+        )
+
+
+class PayPalError(CartagentError):
+    """An error answer from the PayPal REST API, in PayPal's envelope."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        http_status: int | None = None,
+        name: str = "",
+        debug_id: str | None = None,
+        details: tuple[PayPalErrorDetail, ...] = (),
+        request_id: str | None = None,
+        body: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.http_status = http_status
+        self.name = name
+        self.debug_id = debug_id
+        self.details = details
+        self.request_id = request_id
+        self.body = body
+
+    @property
+    def issues(self) -> list[str]:
+        return [d.issue for d in self.details]
+
+    def __str__(self) -> str:
+        parts = [f"{self.http_status or ''} {self.name}: {self.message}".strip()]
+        for d in self.details:
+            where = f" at {d.field}" if d.field else ""
+            parts.append(f"{d.issue}{where}: {d.description}".rstrip(": "))
+        if self.debug_id:
+            parts.append(f"debug_id={self.debug_id}")
+        return " | ".join(parts)
+
+
+class PayPalAuthError(PayPalError):
+    """401/403, or the OAuth2 token endpoint refused the client credentials."""
+
+
+class PayPalClientError(PayPalError):
+    """A 4xx other than auth: the request itself must change."""
+
+
+class PayPalServerError(PayPalError):
+    """A 5xx or a transport failure that persisted through the retries."""
+
+
+class ToolError(CartagentError):
+    """A failure the calling model should see and can act on (fix an argument, pick another id).
+
+    ``field`` names the offending argument when there is one.
+    """
+
+    def __init__(
+        self, message: str, *, field: str | None = None, details: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.details = details or []
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class ApprovalError(CartagentError):
+    """A tool call that needs a human's decision did not get a yes."""
+
+    def __init__(self, message: str, *, tool: str, arguments: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.arguments = arguments
+
+
+class ApprovalRequired(ApprovalError):
+    """No approval was given (the default policy denies until a host approves)."""
+
+
+class ApprovalDenied(ApprovalError):
+    """The host's approval callback said no."""
+
+
+class SpendLimitExceeded(ApprovalError):
+    """The call would move more money than a configured limit allows."""

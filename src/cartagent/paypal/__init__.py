@@ -1,0 +1,17 @@
+"""Typed PayPal REST client, sync and async, sharing one request core.
+
+::
+
+    with PayPalClient(client_id, secret, base_url=Environment.SANDBOX) as paypal:
+        order = paypal.post("/v2/checkout/orders", body)
+        paypal.post(f"/v2/checkout/orders/{order['id']}/capture")
+
+Every write carries a ``PayPal-Request-Id`` (fresh, or ``idempotency_key``) that is reused on
+each retry; errors are raised as ``cartagent.errors.PayPalError`` subclasses.
+"""
+
+from ._async import AsyncPayPalClient
+from ._config import Credentials, Environment, RetryPolicy
+from ._sync import PayPalClient
+
+__all__ = ["AsyncPayPalClient", "Credentials", "Environment", "PayPalClient", "RetryPolicy"]
