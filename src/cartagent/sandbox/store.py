@@ -9,7 +9,9 @@ nothing, and two racing captures of one order see each other's result.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -195,6 +197,11 @@ _DESCENDANTS = (
     .order_by(resources.c.created_at, resources.c.id)
 )
 
+_ALL_OF_KIND = (
+    sa.select(resources)
+    .where(resources.c.merchant_id == sa.bindparam("mid"), resources.c.kind == sa.bindparam("kind"))
+    .order_by(resources.c.created_at, resources.c.id)
+)
 _LEDGER_INSERT = ledger.insert()
 _EVENT_INSERT = events.insert()
 _MERCHANT_BY_CLIENT = sa.select(merchants).where(merchants.c.client_id == sa.bindparam("cid"))
@@ -288,6 +295,11 @@ class Tx:
         limit: int | None = None,
     ) -> list[Row]:
         """This merchant's resources of one kind, filtered on the indexed columns."""
+        plain = not statuses and created_from is None and created_to is None
+        if plain and not newest_first and offset == 0 and limit is None:
+            # Every event emitted looks up the merchant's webhooks this way: keep it cheap.
+            params = {"mid": self.merchant_id, "kind": kind}
+            return [_row(r) for r in self.conn.execute(_ALL_OF_KIND, params)]
         query = sa.select(resources).where(
             resources.c.merchant_id == self.merchant_id, resources.c.kind == kind
         )
@@ -471,9 +483,9 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
-        # SQLite allows one writer; queueing this process's writers on a lock hands the write
-        # over at once, where SQLite's own busy handler would sleep in coarse steps.
-        self._sqlite_writer = threading.Lock()
+        # SQLite allows one writer; queueing writers on a lock hands the write over at once,
+        # where SQLite's own busy handler would sleep in coarse steps (up to 100 ms).
+        self._sqlite_writer = _WriterLock(engine) if self.dialect == "sqlite" else None
         # A local SQLite file answers in microseconds and takes one writer at a time, so
         # requests run on the event loop itself: handing them to worker threads only adds
         # thread switches and GIL hand-offs. PostgreSQL work goes to a thread pool.
@@ -483,7 +495,7 @@ class Store:
     def transaction(self, merchant_id: str, *, write: bool = True) -> Iterator[Tx]:
         with self.engine.connect() as conn:
             if self.dialect == "sqlite":
-                with self._sqlite_writer if write else nullcontext():
+                with self._sqlite_writer if write and self._sqlite_writer else nullcontext():
                     conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
                     try:
                         yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id)
@@ -553,6 +565,29 @@ class Store:
             updated = conn.execute(meta.update().where(meta.c.key == key).values(value=value))
             if updated.rowcount == 0:
                 conn.execute(meta.insert().values(key=key, value=value))
+
+
+class _WriterLock:
+    """One SQLite writer at a time: a thread lock, plus ``flock`` on a file beside the
+    database so that several server processes (``--workers``) queue the same way."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._thread_lock = threading.Lock()
+        path = engine.url.database
+        self._path = f"{path}.lock" if path and path != ":memory:" else None
+        self._fd: int | None = None
+
+    def __enter__(self) -> None:
+        self._thread_lock.acquire()
+        if self._path is not None:
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self._thread_lock.release()
 
 
 def create_engine(url: str) -> Engine:

@@ -4,7 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import invoices, orders, refunds
+from . import (
+    disputes,
+    invoices,
+    orders,
+    plans,
+    products,
+    refunds,
+    subscriptions,
+    tracking,
+    transactions,
+)
 from ._tool import Tool
 
-ALL_TOOLS: tuple[Tool[Any], ...] = (*orders.TOOLS, *invoices.TOOLS, *refunds.TOOLS)
+ALL_TOOLS: tuple[Tool[Any], ...] = (
+    *orders.TOOLS,
+    *refunds.TOOLS,
+    *invoices.TOOLS,
+    *products.TOOLS,
+    *plans.TOOLS,
+    *subscriptions.TOOLS,
+    *tracking.TOOLS,
+    *disputes.TOOLS,
+    *transactions.TOOLS,
+)
