@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from .bench_mcp import mcp_bench
+
 
 @click.group()
 def bench() -> None:
@@ -53,3 +55,6 @@ def sandbox_bench(
             click.echo(f"postgresql: {len(counts)} runs of {seconds:g}s ...", err=True)
             results += run_backend("postgresql", postgres_url, counts, seconds, max_flows, workers)
     click.echo(render(results))
+
+
+bench.add_command(mcp_bench)

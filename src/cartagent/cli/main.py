@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from .bench import bench
+from .mcp import mcp
 from .sandbox import sandbox
 
 
@@ -17,6 +18,7 @@ def cli() -> None:
 
 cli.add_command(sandbox)
 cli.add_command(bench)
+cli.add_command(mcp)
 
 
 def main() -> None:

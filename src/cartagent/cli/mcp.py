@@ -1,0 +1,140 @@
+"""``cartagent mcp``: serve the PayPal tools to MCP hosts over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import click
+
+from ..errors import ConfigurationError
+
+
+def resolve_base_url(value: str) -> str:
+    """``live``, ``sandbox`` or an http(s) URL (e.g. a local ``cartagent sandbox``)."""
+    from ..paypal import Environment
+
+    named = {e.name.lower(): e.value for e in Environment}
+    url = named.get(value.lower(), value)
+    if not url.startswith(("http://", "https://")):
+        raise ConfigurationError(f"--base-url {value!r}: expected live, sandbox or an http(s) URL")
+    return url.rstrip("/")
+
+
+@click.command("mcp")
+@click.option(
+    "--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: interface to bind.")
+@click.option("--port", default=8811, show_default=True, type=int, help="HTTP: port.")
+@click.option(
+    "--token",
+    envvar="CARTAGENT_MCP_TOKEN",
+    show_envvar=True,
+    default=None,
+    help="HTTP: the bearer token every request must carry (16+ characters; required).",
+)
+@click.option(
+    "--base-url",
+    envvar="CARTAGENT_PAYPAL_BASE_URL",
+    show_envvar=True,
+    default="sandbox",
+    show_default=True,
+    help="PayPal: live, sandbox, or any URL (e.g. a local cartagent sandbox).",
+)
+@click.option("--client-id", envvar="CARTAGENT_PAYPAL_CLIENT_ID", show_envvar=True, default=None)
+@click.option(
+    "--client-secret", envvar="CARTAGENT_PAYPAL_CLIENT_SECRET", show_envvar=True, default=None
+)
+@click.option(
+    "--actions",
+    envvar="CARTAGENT_MCP_ACTIONS",
+    show_envvar=True,
+    default=None,
+    help="Tools to enable beyond the read-only ones, as JSON or a JSON file path, e.g. "
+    '{"orders": {"create": true}}; false turns a read-only tool off.',
+)
+@click.option(
+    "--allow-money-moving",
+    is_flag=True,
+    help="Let enabled money-moving and destructive tools run (otherwise every such call is "
+    "refused); money-moving tools then need --spend-limit or --spend-total.",
+)
+@click.option(
+    "--spend-limit",
+    multiple=True,
+    metavar="CUR=AMOUNT",
+    help="Per-call limit, e.g. USD=100 (repeatable). Unlisted currencies are refused.",
+)
+@click.option(
+    "--spend-total", multiple=True, metavar="CUR=AMOUNT", help="Cumulative limit per server run."
+)
+def mcp(
+    transport: str,
+    host: str,
+    port: int,
+    token: str | None,
+    base_url: str,
+    client_id: str | None,
+    client_secret: str | None,
+    actions: str | None,
+    allow_money_moving: bool,
+    spend_limit: tuple[str, ...],
+    spend_total: tuple[str, ...],
+) -> None:
+    """Serve cartagent's PayPal tools as an MCP server.
+
+    Read-only tools are on by default; --actions enables more. Tools that move money or delete
+    data are listed but refused unless --allow-money-moving is given, since MCP offers no way
+    to ask a human first. HTTP binds 127.0.0.1 and requires a bearer token on every request.
+    """
+    import anyio
+
+    from ..mcp import build_server, build_toolkit, load_actions, parse_limits
+    from ..mcp.auth import StaticTokenVerifier
+    from ..mcp.policy import refused_tools
+    from ..mcp.transports import serve_http, serve_stdio
+    from ..paypal import AsyncPayPalClient
+
+    # stdout is the protocol channel on stdio: everything else goes to stderr.
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    try:
+        if transport == "http":
+            StaticTokenVerifier(token)
+        if not client_id or not client_secret:
+            raise ConfigurationError(
+                "PayPal credentials are required: --client-id and --client-secret "
+                "(or CARTAGENT_PAYPAL_CLIENT_ID and CARTAGENT_PAYPAL_CLIENT_SECRET)"
+            )
+        url = resolve_base_url(base_url)
+        mapping: dict[str, Any] | None = load_actions(actions) if actions else None
+        limits = parse_limits(spend_limit, spend_total)
+        client = AsyncPayPalClient(client_id, client_secret, base_url=url)
+        toolkit = build_toolkit(
+            client, actions=mapping, allow_money_moving=allow_money_moving, limits=limits
+        )
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from None
+
+    refused = refused_tools(toolkit, allow_money_moving)
+    if refused:
+        click.echo(
+            f"cartagent mcp: {', '.join(refused)} will refuse every call "
+            "(pass --allow-money-moving to let them run)",
+            err=True,
+        )
+    server = build_server(toolkit)
+
+    async def run() -> None:
+        try:
+            if transport == "http":
+                click.echo(f"cartagent mcp: serving http://{host}:{port}/mcp", err=True)
+                await serve_http(server, token=token, host=host, port=port)
+            else:
+                await serve_stdio(server)
+        finally:
+            await client.aclose()
+
+    # uvloop (from uvicorn[standard]) trims the per-message cost of both transports.
+    anyio.run(run, backend_options={"use_uvloop": True})

@@ -1,0 +1,46 @@
+"""Serving an MCP server over stdio, or over streamable HTTP behind a bearer token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import uvicorn
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from starlette.applications import Starlette
+
+from .auth import StaticTokenVerifier, auth_settings
+
+MCP_PATH = "/mcp"
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    """Serve one client on this process's stdin/stdout until it closes them."""
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(server: Server[Any], *, token: str | None, host: str, port: int) -> Starlette:
+    """The streamable HTTP app at ``/mcp``; every request needs ``Authorization: Bearer token``.
+
+    A missing or wrong token gets 401 with ``WWW-Authenticate: Bearer``. Requests whose Host
+    or Origin is not loopback are refused when bound to loopback (DNS rebinding protection).
+    """
+    verifier = StaticTokenVerifier(token)
+    return server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        # Plain JSON answers: this server never streams progress or asks the client anything.
+        json_response=True,
+        host=host,
+        auth=auth_settings(f"http://{host}:{port}"),
+        token_verifier=verifier,
+    )
+
+
+async def serve_http(
+    server: Server[Any], *, token: str | None, host: str = "127.0.0.1", port: int = 8811
+) -> None:
+    """Serve streamable HTTP on ``host:port`` until interrupted."""
+    app = http_app(server, token=token, host=host, port=port)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()
