@@ -22,6 +22,7 @@ run: $(STAMP)
 test: check
 
 check: $(STAMP) lint typecheck
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
