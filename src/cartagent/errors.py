@@ -9,6 +9,7 @@
     │   ├── PayPalClientError     other 4xx: the request was wrong (name, details[] say why)
     │   └── PayPalServerError     5xx or transport failure after retries: try again later
     ├── ToolError                 the model: bad arguments or a refused action it can fix
+    ├── StepLimitExceeded         the model kept calling tools past the turn's step limit
     └── ApprovalError             the human: a money-moving or destructive tool needs a yes
         ├── ApprovalRequired      no decision yet (or the host has no approval callback)
         ├── ApprovalDenied        the host said no
@@ -32,6 +33,7 @@ __all__ = [
     "PayPalErrorDetail",
     "PayPalServerError",
     "SpendLimitExceeded",
+    "StepLimitExceeded",
     "ToolError",
 ]
 
@@ -130,6 +132,14 @@ class ToolError(CartagentError):
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class StepLimitExceeded(CartagentError):
+    """The model was still calling tools after the allowed number of replies."""
+
+    def __init__(self, message: str, *, messages: list[Any]) -> None:
+        super().__init__(message)
+        self.messages = messages
 
 
 class ApprovalError(CartagentError):

@@ -92,7 +92,7 @@ def test_create_invoice_leaves_a_draft_that_was_never_sent(
             "items.0.tax_percent",
         ),
         ({"colour": "blue"}, "colour"),
-        ({"recipient_email": None}, "recipient_email"),
+        ({"recipient_email": "not-an-email"}, "recipient_email"),
         ({"due_in_days": 10, "due_date": "2026-12-01"}, "(arguments)"),
     ],
 )
@@ -339,3 +339,11 @@ def test_each_tool_says_what_it_does_to_data() -> None:
     }
     assert not any(t.moves_money for t in TOOLS)
     assert all(t.family == "invoices" for t in TOOLS)
+
+
+def test_an_invoice_without_a_recipient_is_a_payment_link_to_share(toolkit: Toolkit) -> None:
+    invoice = created(toolkit, recipient_email=None, recipient_name=None)
+    assert invoice["total"] == "461.70"
+    result = call(toolkit, "send_invoice", {"invoice_id": invoice["id"]})
+    assert not result.is_error, result.content
+    assert result.content["payer_view_url"].startswith("http")

@@ -123,7 +123,10 @@ class InvoiceFields(Args):
 
 
 class CreateInvoiceArgs(InvoiceFields, WithCurrency):
-    recipient_email: Email = Field(description="Who is billed: the recipient's email address.")
+    recipient_email: Email | None = Field(
+        default=None,
+        description="Who is billed. Leave out when the user only wants a payment link to share.",
+    )
     items: list[InvoiceItem] = Field(min_length=1, max_length=100, description="What is billed.")
 
 

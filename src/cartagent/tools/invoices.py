@@ -190,9 +190,10 @@ async def create_invoice(ctx: ToolContext, args: CreateInvoiceArgs) -> dict[str,
     """
     doc: dict[str, Any] = {
         "detail": {"currency_code": args.currency},
-        "primary_recipients": [_recipient(args.recipient_email, args.recipient_name)],
         "items": [_item(item, args.currency) for item in args.items],
     }
+    if args.recipient_email is not None:
+        doc["primary_recipients"] = [_recipient(args.recipient_email, args.recipient_name)]
     _apply(ctx, doc, args, args.currency)
     invoice = await ctx.client.post(BASE, doc, headers={"Prefer": "return=representation"})
     if "amount" not in invoice:  # a minimal answer: PayPal only returned the link
