@@ -7,6 +7,7 @@ capture or authorize; VOIDED when every authorization of an AUTHORIZE order is v
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -389,7 +390,7 @@ def _complete(call: Call, tx: Tx, row: Row, event_type: str, summary: str) -> Re
     order["update_time"] = iso(call.now)
     order["links"] = [call.link(f"/v2/checkout/orders/{row.id}", "self")]
     tx.update(ORDER, row.id, order, now=call.now, status="COMPLETED")
-    completed = require(tx, ORDER, row.id)
+    completed = replace(row, data=order, status="COMPLETED", updated_at=call.now)
     rendered = _public_order(render(call, tx, completed))
     emit(call, tx, event_type, rendered, summary)
     return Reply(rendered, 201)
@@ -429,7 +430,7 @@ def approve(call: Call, tx: Tx, row: Row, payer: dict[str, Any]) -> dict[str, An
     ]
     order["update_time"] = iso(call.now)
     tx.update(ORDER, row.id, order, now=call.now, status="APPROVED")
-    approved = require(tx, ORDER, row.id)
+    approved = replace(row, data=order, status="APPROVED", updated_at=call.now)
     emit(
         call,
         tx,

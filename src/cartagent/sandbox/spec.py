@@ -143,14 +143,27 @@ def _validator(key: str) -> Draft4Validator | None:
     op = operation(key)
     if op.body_schema is None:
         return None
-    schema = _rebase(op.spec_name, op.body_schema)
+    schema = _inline(op.spec_name, op.body_schema, ())
     return Draft4Validator(schema, registry=_registry(), format_checker=_FORMATS)
 
 
-def _rebase(spec_name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    if "$ref" in schema:
-        return {"$ref": f"urn:paypal:{spec_name}{schema['$ref']}"}
-    return {"allOf": [schema], "$id": f"urn:paypal:{spec_name}"}
+def _inline(spec_name: str, node: Any, trail: tuple[str, ...]) -> Any:
+    """``node`` with its local ``$ref``s replaced by what they point at.
+
+    Resolving references costs more than checking the data on every request, so it is done
+    once here. A reference back into its own trail (a recursive schema) stays a reference,
+    rebased so the validator's registry can still follow it.
+    """
+    if isinstance(node, list):
+        return [_inline(spec_name, item, trail) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        if ref in trail:
+            return {"$ref": f"urn:paypal:{spec_name}{ref}"}
+        return _inline(spec_name, _resolve(spec_name, {"$ref": ref}), (*trail, ref))
+    return {key: _inline(spec_name, value, trail) for key, value in node.items()}
 
 
 _FORMATS = FormatChecker([])
