@@ -29,7 +29,7 @@ import pytest
 import schemathesis
 import sqlalchemy as sa
 from fastapi import FastAPI
-from fastapi.routing import APIRoute
+from starlette.routing import Route
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -58,7 +58,7 @@ def _served(routes: list[Any], prefix: str = "") -> Iterator[tuple[str, str]]:
         if inner is not None:  # an included router: walk into it
             context = getattr(route, "include_context", None)
             yield from _served(inner.routes, prefix + getattr(context, "prefix", ""))
-        elif isinstance(route, APIRoute):
+        elif isinstance(route, Route):
             for method in route.methods or ():
                 yield method, _shape(prefix + route.path)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -25,9 +26,9 @@ def bench() -> None:
 @click.option(
     "--postgres",
     "postgres_url",
-    default="postgresql://postgres@127.0.0.1:5432/test",
+    default="postgresql://postgres@127.0.0.1:5432/cartagent_bench",
     show_default=True,
-    help="PostgreSQL URL to measure; '' to skip.",
+    help="PostgreSQL database to measure, dropped and created afresh; '' to skip.",
 )
 @click.option(
     "--clients",
@@ -37,12 +38,17 @@ def bench() -> None:
 )
 @click.option("--seconds", default=5.0, show_default=True, help="Duration of each run.")
 @click.option("--max-flows", default=20_000, show_default=True, help="Cap per run.")
-@click.option("--workers", default=1, show_default=True, help="Server worker processes.")
+@click.option(
+    "--workers",
+    default=min(os.cpu_count() or 1, 4),
+    show_default=True,
+    help="Server worker processes (default: the CPU count, at most 4).",
+)
 def sandbox_bench(
     sqlite: bool, postgres_url: str, clients: str, seconds: float, max_flows: int, workers: int
 ) -> None:
     """create-order → approve → capture flows over HTTP on 127.0.0.1."""
-    from ..bench.sandbox import render, run_backend
+    from ..bench.sandbox import fresh_postgres_database, render, run_backend
 
     counts = [int(c) for c in clients.split(",") if c.strip()]
     results = []
@@ -53,6 +59,7 @@ def sandbox_bench(
             results += run_backend("sqlite", url, counts, seconds, max_flows, workers)
         if postgres_url:
             click.echo(f"postgresql: {len(counts)} runs of {seconds:g}s ...", err=True)
+            fresh_postgres_database(postgres_url)
             results += run_backend("postgresql", postgres_url, counts, seconds, max_flows, workers)
     click.echo(render(results))
 

@@ -151,7 +151,9 @@ def operation(
             )
 
         endpoint.__name__ = fn.__name__
-        router.add_api_route(path, endpoint, methods=[method], include_in_schema=False)
+        # A plain Starlette route: the pipeline above does all the parsing, so FastAPI's
+        # per-request dependency solving would be pure overhead.
+        router.add_route(path, endpoint, methods=[method], include_in_schema=False)
         return fn
 
     return register
