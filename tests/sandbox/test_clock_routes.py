@@ -7,10 +7,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from cartagent.sandbox import Sandbox
+from cartagent.sandbox import Clock, Sandbox
 from cartagent.sandbox.billing import add_interval
+from cartagent.sandbox.clock import iso
 from cartagent.sandbox.store import ledger
-from tests.conftest import Api, issues
+from tests.conftest import START, Api, issues
 from tests.sandbox.test_plans import create_plan, cycle
 from tests.sandbox.test_subscriptions import (
     BASE,
@@ -170,7 +171,9 @@ def test_billing_runs_only_for_the_advancing_merchant(api: Api, other_api: Api) 
     sub = active_subscription(api, cycle(1, "10.00"))
     assert advance(other_api, days=31)["charges"] == []
     assert len(payments(api, sub["id"])) == 1
-    assert len(advance(api, seconds=1)["charges"]) == 1
+    # The other merchant's clock moved, not this one's.
+    assert advance(api, seconds=1)["charges"] == []
+    assert len(advance(api, days=31)["charges"]) == 1
 
 
 def test_sandbox_approval_rejects_bad_input(api: Api) -> None:
@@ -200,3 +203,17 @@ def test_month_end_billing_does_not_drift(api: Api, sandbox: Sandbox) -> None:
     advance(api, days=59)  # to 2027-03-31
     times = [p["time"] for p in payments(api, sub["id"])]
     assert times == ["2027-01-31T12:00:00Z", "2027-02-28T12:00:00Z", "2027-03-31T12:00:00Z"]
+
+
+def test_each_merchant_has_its_own_clock_and_every_process_sees_it(
+    api: Api, other_api: Api, sandbox: Sandbox
+) -> None:
+    before = api.get("/v1/sandbox/clock").json()["now"]
+    moved = api.post("/v1/sandbox/clock/advance", {"days": 3}).json()
+    assert moved["offset_seconds"] == 3 * 86400
+    assert other_api.get("/v1/sandbox/clock").json()["now"] == before
+    # A second server process shares only the database: it must see the same time.
+    other_process = Sandbox(store=sandbox.store, clock=Clock(START))
+    merchant = sandbox.store.merchant_by_client_id(api.client_id)
+    assert merchant is not None
+    assert iso(other_process.now(merchant.id)) == moved["now"]

@@ -29,7 +29,6 @@ import pytest
 import schemathesis
 import sqlalchemy as sa
 from fastapi import FastAPI
-from starlette.routing import Route
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -37,6 +36,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 from schemathesis.specs.openapi.checks import response_schema_conformance
+from starlette.routing import Route
 
 from cartagent.sandbox import Sandbox, create_app, ensure_merchant, spec
 from cartagent.sandbox.seed import RetailData, seed_sandbox

@@ -153,8 +153,7 @@ def test_create_and_update_emit_catalog_events(api: Api, sandbox: Sandbox) -> No
     api.patch(f"{BASE}/{product['id']}", [{"op": "add", "path": "/description", "value": "D"}])
     with sandbox.store.engine.connect() as conn:
         types = conn.execute(
-            sa.select(events.c.event_type)
-            .where(events.c.resource_id == product["id"])
+            sa.select(events.c.event_type).where(events.c.resource_id == product["id"])
         ).scalars()
         # The test clock is pinned, so both events share a timestamp: compare without order.
         assert sorted(types) == ["CATALOG.PRODUCT.CREATED", "CATALOG.PRODUCT.UPDATED"]

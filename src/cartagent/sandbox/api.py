@@ -143,7 +143,7 @@ def operation(
                 query=query,
                 headers=headers,
                 base_url=str(request.base_url).rstrip("/"),
-                now=sandbox.clock.now(),
+                now=sandbox.now(merchant_id),
             )
             params = dict(request.path_params)
             return await run_store_work(

@@ -66,7 +66,7 @@ def _call(request: Request, sandbox: Sandbox, merchant_id: str) -> Call:
         query={},
         headers={},
         base_url=str(request.base_url).rstrip("/"),
-        now=sandbox.clock.now(),
+        now=sandbox.now(merchant_id),
     )
 
 

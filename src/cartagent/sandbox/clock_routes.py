@@ -2,7 +2,9 @@
 
 All need the merchant's bearer token and answer errors in PayPal's envelope.
 
-- ``GET /v1/sandbox/clock`` → ``{"now": ISO time, "offset_seconds": n}``.
+- ``GET /v1/sandbox/clock`` → ``{"now": ISO time, "offset_seconds": n}``. Each merchant has its
+  own clock; its offset is stored in the database, so it survives restarts and every server
+  process (``--workers``) agrees on it.
 - ``POST /v1/sandbox/clock/advance`` with ``{"days": n}`` and/or ``{"seconds": n}`` (forward only,
   at most 3650 days in all) moves the clock on, then bills this merchant's ACTIVE subscriptions
   whose ``next_billing_time`` has come (one charge per due cycle; EXPIRED when the cycles run
@@ -37,7 +39,7 @@ from .auth import bearer_merchant
 from .clock import iso
 from .errors import PayPalError, detail, invalid_request, not_found
 from .responses import json_response
-from .state import Sandbox
+from .state import CLOCK_OFFSET, Sandbox
 from .store import Row, Tx
 from .subscriptions import BA_TOKEN, SUBSCRIPTION, render
 
@@ -61,7 +63,7 @@ async def _call(request: Request) -> Call:
         query={},
         headers=headers,
         base_url=str(request.base_url).rstrip("/"),
-        now=sandbox.clock.now(),
+        now=sandbox.now(merchant_id),
     )
 
 
@@ -79,17 +81,20 @@ def _only(body: dict[str, Any], allowed: set[str]) -> None:
         raise PayPalError(400, details=[detail("UNKNOWN_FIELD", field=f"/{k}") for k in unknown])
 
 
-def _clock(sandbox: Sandbox) -> dict[str, Any]:
+def _clock(sandbox: Sandbox, merchant_id: str) -> dict[str, Any]:
+    now = sandbox.now(merchant_id)
     return {
-        "now": iso(sandbox.clock.now()),
-        "offset_seconds": int(sandbox.clock.offset.total_seconds()),
+        "now": iso(now),
+        "offset_seconds": int(
+            (now - sandbox.clock.now()).total_seconds() + sandbox.clock.offset.total_seconds()
+        ),
     }
 
 
 @router.get("/v1/sandbox/clock")
 async def show_clock(request: Request) -> Response:
     call = await _call(request)
-    return json_response(_clock(call.sandbox))
+    return json_response(_clock(call.sandbox, call.merchant_id))
 
 
 def _delta(body: dict[str, Any]) -> timedelta:
@@ -120,10 +125,15 @@ def _delta(body: dict[str, Any]) -> timedelta:
 async def advance_clock(request: Request) -> Response:
     call = await _call(request)
     delta = _delta(call.body)
-    now = call.sandbox.clock.advance(delta)
-    call.now = now
-    result = await _in_transaction(call, lambda tx: billing.run_due(call, tx, now))
-    return json_response({**_clock(call.sandbox), **result})
+    step = delta // timedelta(microseconds=1)
+
+    def advance(tx: Tx) -> dict[str, Any]:
+        offset = tx.next_number(CLOCK_OFFSET, start=step, step=step) if step else 0
+        call.now = call.sandbox.clock.now() + timedelta(microseconds=offset)
+        return billing.run_due(call, tx, call.now)
+
+    result = await _in_transaction(call, advance)
+    return json_response({**_clock(call.sandbox, call.merchant_id), **result})
 
 
 @router.post("/v1/sandbox/subscriptions/{sub_id}/approve")
@@ -165,7 +175,7 @@ def _page_call(request: Request, sandbox: Sandbox, merchant_id: str) -> Call:
         query={},
         headers={},
         base_url=str(request.base_url).rstrip("/"),
-        now=sandbox.clock.now(),
+        now=sandbox.now(merchant_id),
     )
 
 

@@ -413,7 +413,7 @@ async def _plain_call(request: Request, op_key: str | None) -> tuple[Call, list[
         query={},
         headers=headers,
         base_url=str(request.base_url).rstrip("/"),
-        now=sandbox.clock.now(),
+        now=sandbox.now(merchant_id),
     )
     return call, files
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from .clock import Clock
 from .ids import IdFactory
 from .store import Merchant, Store
+
+# The per-merchant counter holding how far that merchant moved the sandbox clock, in µs.
+CLOCK_OFFSET = "clock_offset_us"
 
 
 @dataclass
@@ -18,6 +22,15 @@ class Sandbox:
     token_ttl_seconds: int = 32400
     buyer_email: str = "sb-buyer@personal.example.com"
     _merchants: dict[str, Merchant] = field(default_factory=dict, repr=False)
+
+    def now(self, merchant_id: str) -> datetime:
+        """Sandbox time for one merchant: the clock plus how far this merchant advanced it.
+
+        The merchant's offset lives in the database, so every server process (``--workers``)
+        and every restart sees the same time, and merchants' clocks never affect each other.
+        """
+        offset = self.store.counter(merchant_id, CLOCK_OFFSET) or 0
+        return self.clock.now() + timedelta(microseconds=offset)
 
     def merchant(self, merchant_id: str) -> Merchant | None:
         """The merchant's account details (cached: they only change on restart)."""

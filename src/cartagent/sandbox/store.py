@@ -396,8 +396,8 @@ class Tx:
         return int(self.conn.execute(query).scalar_one())
 
     # counters ------------------------------------------------------------------------------
-    def next_number(self, name: str, start: int = 1) -> int:
-        """Atomically increment and return a per-merchant counter."""
+    def next_number(self, name: str, start: int = 1, step: int = 1) -> int:
+        """Atomically advance a per-merchant counter by ``step`` (from ``start``); its value."""
         key = (counters.c.merchant_id == self.merchant_id) & (counters.c.name == name)
         current = self.conn.execute(
             sa.select(counters.c.value).where(key).with_for_update()
@@ -409,8 +409,8 @@ class Tx:
                 counters.insert().values(merchant_id=self.merchant_id, name=name, value=start)
             )
             return start
-        self.conn.execute(counters.update().where(key).values(value=current + 1))
-        return int(current) + 1
+        self.conn.execute(counters.update().where(key).values(value=current + step))
+        return int(current) + step
 
     def peek_number(self, name: str) -> int | None:
         key = (counters.c.merchant_id == self.merchant_id) & (counters.c.name == name)
@@ -592,6 +592,20 @@ class Store:
         with self.engine.connect() as conn:
             value = conn.execute(_OWNER, {"kind": kind, "rid": resource_id}).scalar()
         return None if value is None else str(value)
+
+    def counter(self, merchant_id: str, name: str) -> int | None:
+        """A merchant's counter read outside any request transaction (``None`` if unset)."""
+        with self.engine.connect() as conn:
+            if self.dialect == "sqlite":
+                found = conn.connection.driver_connection.execute(  # type: ignore[union-attr]
+                    "SELECT value FROM counters WHERE merchant_id = ? AND name = ?",
+                    (merchant_id, name),
+                ).fetchone()
+                value = None if found is None else found[0]
+            else:
+                key = (counters.c.merchant_id == merchant_id) & (counters.c.name == name)
+                value = conn.execute(sa.select(counters.c.value).where(key)).scalar()
+        return None if value is None else int(value)
 
     # merchants -------------------------------------------------------------------------------
     def merchant_by_client_id(self, client_id: str) -> Merchant | None:
