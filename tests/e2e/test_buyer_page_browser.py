@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cartagent.sandbox.process import SandboxProcess
+from cartagent.child_process import SandboxProcess
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium")

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cartagent.sandbox.process import SandboxProcess
+from cartagent.child_process import SandboxProcess
 from tests.conftest import BACKENDS, _drop_postgres_database, _postgres_database
 
 ORDER = {

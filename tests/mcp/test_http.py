@@ -12,8 +12,8 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from cartagent.child_process import SandboxProcess
 from cartagent.mcp.process import McpHttpProcess, mcp_args
-from cartagent.sandbox.process import SandboxProcess
 
 pytestmark = pytest.mark.anyio
 TOKEN = "test-token-0123456789abcdef"

@@ -12,8 +12,8 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from cartagent.child_process import SandboxProcess
 from cartagent.mcp.process import mcp_args, mcp_command
-from cartagent.sandbox.process import SandboxProcess
 
 pytestmark = pytest.mark.anyio
 ORDER = {

@@ -22,9 +22,9 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from ..child_process import SandboxProcess
 from ..mcp.process import McpHttpProcess, mcp_args, mcp_command
 from ..paypal import AsyncPayPalClient
-from ..sandbox.process import SandboxProcess
 from .report import percentile, table
 
 TOOL = "get_order"

@@ -16,7 +16,7 @@ import click
 import orjson
 import sqlalchemy as sa
 
-from ..sandbox.process import SandboxProcess
+from ..child_process import SandboxProcess
 from .report import percentile, table
 from .wire import WireClient
 
