@@ -58,6 +58,19 @@ class Call:
     def wants_representation(self) -> bool:
         return "return=representation" in self.headers.get("prefer", "").lower()
 
+    @classmethod
+    def for_page(cls, request: Request, sandbox: Sandbox, merchant_id: str) -> Call:
+        """A call made from a buyer-facing page, which carries no bearer token or body."""
+        return cls(
+            sandbox=sandbox,
+            merchant_id=merchant_id,
+            body=None,
+            query={},
+            headers={},
+            base_url=str(request.base_url).rstrip("/"),
+            now=sandbox.now(merchant_id),
+        )
+
     def link(self, path: str, rel: str, method: str = "GET") -> dict[str, str]:
         return {"href": f"{self.base_url}{path}", "rel": rel, "method": method}
 

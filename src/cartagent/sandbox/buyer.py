@@ -58,18 +58,6 @@ def _payer(sandbox: Sandbox, form: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _call(request: Request, sandbox: Sandbox, merchant_id: str) -> Call:
-    return Call(
-        sandbox=sandbox,
-        merchant_id=merchant_id,
-        body=None,
-        query={},
-        headers={},
-        base_url=str(request.base_url).rstrip("/"),
-        now=sandbox.now(merchant_id),
-    )
-
-
 def _summary(order: dict[str, Any]) -> str:
     rows = []
     for unit in order["purchase_units"]:
@@ -128,7 +116,7 @@ async def submit(request: Request, token: str = "") -> Response:
         return _not_found(token)
     raw = parse_qs((await request.body()).decode("utf-8", "replace"))
     form = {key: values[0] for key, values in raw.items() if values}
-    call = _call(request, sandbox, merchant_id)
+    call = Call.for_page(request, sandbox, merchant_id)
 
     def run() -> dict[str, Any]:
         with sandbox.store.transaction(merchant_id) as tx:

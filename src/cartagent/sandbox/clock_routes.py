@@ -167,18 +167,6 @@ _PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{ti
 </body></html>"""
 
 
-def _page_call(request: Request, sandbox: Sandbox, merchant_id: str) -> Call:
-    return Call(
-        sandbox=sandbox,
-        merchant_id=merchant_id,
-        body=None,
-        query={},
-        headers={},
-        base_url=str(request.base_url).rstrip("/"),
-        now=sandbox.now(merchant_id),
-    )
-
-
 def subscriber(sandbox: Sandbox, fields: dict[str, str]) -> dict[str, Any]:
     """The sandbox buyer who approves, optionally named by ``email``/``given_name``/``surname``."""
     email = fields.get("email") or sandbox.buyer_email
@@ -235,7 +223,7 @@ async def approval_submit(request: Request, ba_token: str = "") -> Response:
     if merchant_id is None:
         raise not_found(ba_token)
     raw = parse_qs((await request.body()).decode("utf-8", "replace"))
-    call = _page_call(request, sandbox, merchant_id)
+    call = Call.for_page(request, sandbox, merchant_id)
     payer = subscriber(sandbox, {key: values[0] for key, values in raw.items() if values})
 
     def run() -> tuple[str, dict[str, Any]]:

@@ -113,6 +113,18 @@ def detail(
     return item
 
 
+def _one_issue(
+    status: int,
+    issue: str,
+    description: str | None,
+    field: str | None,
+    value: str | None,
+    location: str,
+) -> PayPalError:
+    item = detail(issue, description, field=field, value=value, location=location)
+    return PayPalError(status, details=[item])
+
+
 def invalid_request(
     issue: str,
     description: str | None = None,
@@ -121,9 +133,8 @@ def invalid_request(
     value: str | None = None,
     location: str = "body",
 ) -> PayPalError:
-    return PayPalError(
-        400, details=[detail(issue, description, field=field, value=value, location=location)]
-    )
+    """400 INVALID_REQUEST with one detail."""
+    return _one_issue(400, issue, description, field, value, location)
 
 
 def unprocessable(
@@ -134,9 +145,8 @@ def unprocessable(
     value: str | None = None,
     location: str = "body",
 ) -> PayPalError:
-    return PayPalError(
-        422, details=[detail(issue, description, field=field, value=value, location=location)]
-    )
+    """422 UNPROCESSABLE_ENTITY with one detail."""
+    return _one_issue(422, issue, description, field, value, location)
 
 
 def not_found(resource_id: str, *, location: str = "path") -> PayPalError:

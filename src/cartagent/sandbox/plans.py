@@ -410,21 +410,7 @@ def update_plan(call: Call, tx: Tx, plan_id: str) -> Reply:
     for index, patch in enumerate(call.body):
         where = f"/{index}"
         path = patch.get("path", "")
-        if path not in PATCHABLE:
-            raise invalid_request(
-                "INVALID_PATCH_PATH",
-                "The specified field cannot be patched.",
-                field=f"{where}/path",
-                value=path,
-            )
-        if path in seen:
-            raise invalid_request(
-                "INVALID_PATCH_PATH",
-                "Multiple operations on the same field are not allowed.",
-                field=f"{where}/path",
-                value=path,
-            )
-        seen.add(path)
+        claim_patch_path(path, where, seen, patchable=path in PATCHABLE)
         if patch["op"] != "replace":
             raise invalid_request(
                 "UNSUPPORTED_PATCH_OPERATION",
@@ -561,3 +547,22 @@ def update_pricing_schemes(call: Call, tx: Tx, plan_id: str) -> Reply:
         "A billing plan pricing change was activated",
     )
     return Reply(None, 204)
+
+
+def claim_patch_path(path: str, where: str, seen: set[str], *, patchable: bool) -> None:
+    """Refuse a JSON Patch path that cannot be patched or was already patched in this call."""
+    if not patchable:
+        raise invalid_request(
+            "INVALID_PATCH_PATH",
+            "The specified field cannot be patched.",
+            field=f"{where}/path",
+            value=path,
+        )
+    if path in seen:
+        raise invalid_request(
+            "INVALID_PATCH_PATH",
+            "Multiple operations on the same field are not allowed.",
+            field=f"{where}/path",
+            value=path,
+        )
+    seen.add(path)

@@ -26,6 +26,7 @@ from .plans import (
     PLAN,
     check_percentage,
     check_pricing_scheme,
+    claim_patch_path,
     parse_price,
     parse_quantity,
     plan_currency,
@@ -217,22 +218,8 @@ def update_subscription(call: Call, tx: Tx, sub_id: str) -> Reply:
         allowed = ("add", "replace") if cycle_match else _PATCH_OPS.get(path)
         if cycle_match and cycle_match.group(2) == "total_cycles":
             allowed = ("replace",)
-        if allowed is None:
-            raise invalid_request(
-                "INVALID_PATCH_PATH",
-                "The specified field cannot be patched.",
-                field=f"{where}/path",
-                value=path,
-            )
-        if path in seen:
-            raise invalid_request(
-                "INVALID_PATCH_PATH",
-                "Multiple operations on the same field are not allowed.",
-                field=f"{where}/path",
-                value=path,
-            )
-        seen.add(path)
-        if patch["op"] not in allowed:
+        claim_patch_path(path, where, seen, patchable=allowed is not None)
+        if allowed is None or patch["op"] not in allowed:
             raise invalid_request(
                 "UNSUPPORTED_PATCH_OPERATION",
                 "The specified patch operation not supported for this field.",
