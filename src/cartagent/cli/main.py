@@ -8,6 +8,7 @@ from .. import __version__
 from .bench import bench
 from .mcp import mcp
 from .sandbox import sandbox
+from .search import search, understand
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,6 +20,8 @@ def cli() -> None:
 cli.add_command(sandbox)
 cli.add_command(bench)
 cli.add_command(mcp)
+cli.add_command(search)
+cli.add_command(understand)
 
 
 def main() -> None:

@@ -1,0 +1,187 @@
+"""``cartagent search`` and ``cartagent understand``: product search from the terminal.
+
+``cartagent search 'red t-shirt under 50'`` understands the request, searches a catalog (by
+default the tau-bench retail store in ``shared/data/tau-bench-retail`` beside the repository)
+and prints the hits; ``--json`` prints the understood query, compact hits and timings as one
+JSON object. ``cartagent understand 'text'`` prints only the understood ``SearchQuery``; with no
+argument it reads one request per line from stdin and writes one JSON object per line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import orjson
+
+if TYPE_CHECKING:
+    from ..catalog import Product
+    from ..retrieval.search import SearchResult, Understander
+
+TAU_FOLDER = Path("shared") / "data" / "tau-bench-retail"
+_TAU_FILE = "products.json"
+
+
+def locate_catalog(path: str | None) -> Path:
+    """``path`` if given, else the tau-bench retail folder beside the repo or the cwd."""
+    if path is not None:
+        found = Path(path).expanduser()
+        if not found.exists():
+            raise click.BadParameter(f"{found} does not exist", param_hint="--catalog")
+        return found
+    repo = Path(__file__).resolve().parents[3]
+    candidates = [
+        Path.cwd().parent / TAU_FOLDER,
+        Path.cwd() / TAU_FOLDER,
+        repo.parent / TAU_FOLDER,
+    ]
+    for folder in candidates:
+        if (folder / _TAU_FILE).is_file():
+            return folder.resolve()
+    tried = ", ".join(str(c) for c in dict.fromkeys(candidates))
+    raise click.UsageError(
+        f"no catalog given and no tau-bench retail data found (looked in {tried}); "
+        "pass one with --catalog (a products file or a tau-bench retail folder)."
+    )
+
+
+def load_catalog(path: Path) -> list[Product]:
+    """A tau-bench retail folder (or its products.json), else any file ``load_products`` reads.
+
+    Rows ``load_products`` rejects are reported on stderr (with their line) and skipped.
+    """
+    from ..catalog import load_products, tau_catalog
+
+    tau_file = path / _TAU_FILE if path.is_dir() else path
+    if path.is_dir() or (path.name == _TAU_FILE and _is_tau(tau_file)):
+        if not tau_file.is_file():
+            raise click.UsageError(f"{path} holds no {_TAU_FILE}")
+        try:
+            return tau_catalog(path)
+        except (OSError, ValueError) as error:
+            raise click.UsageError(f"cannot read {path}: {error}") from error
+    try:
+        report = load_products(path)
+    except (OSError, ValueError) as error:
+        raise click.UsageError(f"cannot read {path}: {error}") from error
+    for problem in report.problems:
+        click.echo(f"{path}:{problem.line}: skipped: {problem.message}", err=True)
+    return list(report.products)
+
+
+def _is_tau(path: Path) -> bool:
+    """Whether ``path`` looks like tau-bench's products.json (an object of ``product_id`` s)."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    if not isinstance(data, dict) or not data:
+        return False
+    first = next(iter(data.values()))
+    return isinstance(first, dict) and "product_id" in first and "name" in first
+
+
+def _rules() -> Understander:
+    from ..retrieval.rules import parse
+
+    return parse
+
+
+UNDERSTANDERS: dict[str, Callable[[], Understander]] = {"rules": _rules}
+"""Query-understanding models by ``--model`` name (more, e.g. an LLM, slot in here)."""
+
+_model_option = click.option(
+    "--model",
+    type=click.Choice(sorted(UNDERSTANDERS)),
+    default="rules",
+    show_default=True,
+    help="How requests are understood.",
+)
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _result_json(result: SearchResult) -> dict[str, Any]:
+    from ..retrieval.search import hit_summary
+
+    return {
+        "query": result.query.model_dump(mode="json", exclude_defaults=True),
+        "hits": [hit_summary(h) for h in result.hits],
+        "timings": {name: round(ms, 3) for name, ms in result.timings.items()},
+    }
+
+
+def _print_result(result: SearchResult) -> None:
+    from ..retrieval.search import hit_summary
+
+    understood = result.query.model_dump(mode="json", exclude_defaults=True)
+    click.echo(f"understood: {_dumps(understood)}")
+    if not result.hits:
+        click.echo("no products match.")
+    for rank, hit in enumerate(result.hits, 1):
+        summary = hit_summary(hit)
+        price = f"{summary['price']} {summary['currency']}" if summary["price"] else "no price"
+        line = f"{rank:>2}. {summary['title']} [{summary['id']}]  {price}"
+        variant = summary.get("variant")
+        if variant:
+            options = ", ".join(f"{k}={v}" for k, v in variant["options"].items())
+            stock = "" if variant["available"] else ", out of stock"
+            line += f"  (variant {variant['id']}: {options}{stock})"
+        click.echo(line)
+        if summary["matched"]:
+            click.echo(f"    matched: {'; '.join(summary['matched'])}")
+    timings = ", ".join(f"{name} {ms:.1f} ms" for name, ms in result.timings.items())
+    click.echo(f"({timings})")
+
+
+@click.command("search")
+@click.argument("request")
+@click.option("--k", "k", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option(
+    "--catalog",
+    "catalog_path",
+    default=None,
+    help="A products file (.json/.jsonl/.csv/.parquet) or a tau-bench retail folder; "
+    "default: the tau-bench store in shared/data/tau-bench-retail.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_model_option
+def search(request: str, k: int, catalog_path: str | None, as_json: bool, model: str) -> None:
+    """Search the catalog for REQUEST, e.g. cartagent search 'red t-shirt under 50'."""
+    from ..retrieval.lexical import LexicalIndex
+    from ..retrieval.search import Searcher
+
+    products = load_catalog(locate_catalog(catalog_path))
+    searcher = Searcher(LexicalIndex.build(products), understand=UNDERSTANDERS[model]())
+    result = searcher.search(request, k)
+    if as_json:
+        click.echo(_dumps(_result_json(result)))
+    else:
+        _print_result(result)
+
+
+@click.command("understand")
+@click.argument("request", required=False)
+@click.option(
+    "--context",
+    multiple=True,
+    help="An earlier request of the conversation, for follow-ups (repeatable, oldest first).",
+)
+@_model_option
+def understand(request: str | None, context: Sequence[str], model: str) -> None:
+    """Print REQUEST as a structured SearchQuery (JSON).
+
+    Without REQUEST, reads one request per line from stdin and writes one JSON object per line.
+    """
+    parse = UNDERSTANDERS[model]()
+    if request is not None:
+        click.echo(parse(request, context=tuple(context)).model_dump_json())
+        return
+    for line in sys.stdin:
+        text = line.rstrip("\n")
+        click.echo(parse(text, context=tuple(context)).model_dump_json())

@@ -1,0 +1,1 @@
+"""Evaluation sets and scoring for cartagent's components (query understanding first)."""

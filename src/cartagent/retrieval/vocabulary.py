@@ -1,0 +1,485 @@
+"""Word lists the rule parser uses, in one place.
+
+Each table maps a canonical value to the surface forms (lower case) that mean it. Multi-word forms
+are matched before shorter ones. Canonical values are what lands in a :class:`SearchQuery`.
+A few common Spanish, French, German, Italian and Portuguese forms are included so that simple
+non-English requests still yield colours, categories and prices.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ATTRIBUTE_WORDS",
+    "AVAILABILITY_CUES",
+    "BRANDS",
+    "CATEGORIES",
+    "COLORS",
+    "CURRENCY_WORDS",
+    "FOLLOW_UP_MARKERS",
+    "FOLLOW_UP_OPENERS",
+    "GENDERS",
+    "MATERIALS",
+    "NEGATION_CUES",
+    "PRICE_MAX_CUES",
+    "PRICE_MIN_CUES",
+    "PROTECTED_WORDS",
+    "SIZED_CATEGORIES",
+    "SIZE_WORDS",
+    "SORT_CUES",
+    "STOPWORDS",
+    "UNITS",
+]
+
+COLORS: Final[dict[str, tuple[str, ...]]] = {
+    "black": (
+        "black",
+        "negro",
+        "negra",
+        "negros",
+        "negras",
+        "noir",
+        "noire",
+        "noirs",
+        "noires",
+        "schwarze",
+        "schwarzer",
+        "schwarzes",
+        "schwarz",
+        "nero",
+        "nera",
+        "preto",
+    ),
+    "white": (
+        "white",
+        "blanco",
+        "blanca",
+        "blancos",
+        "blancas",
+        "blanc",
+        "blanche",
+        "blancs",
+        "blanches",
+        "weisse",
+        "weiße",
+        "weiss",
+        "weiß",
+        "bianco",
+        "branco",
+    ),
+    "red": (
+        "red",
+        "rojo",
+        "roja",
+        "rojos",
+        "rojas",
+        "rouge",
+        "rouges",
+        "rot",
+        "rote",
+        "roter",
+        "rosso",
+        "rossa",
+        "vermelho",
+    ),
+    "blue": ("blue", "azul", "azules", "bleu", "bleue", "bleus", "blau", "blaue", "blu"),
+    "navy": ("navy", "navy blue", "bleu marine"),
+    "light blue": ("light blue", "baby blue", "sky blue"),
+    "dark blue": ("dark blue",),
+    "green": ("green", "verde", "verdes", "vert", "verte", "verts", "grün", "gruen"),
+    "olive": ("olive", "olive green"),
+    "dark green": ("dark green", "forest green"),
+    "yellow": ("yellow", "amarillo", "amarilla", "jaune", "gelb", "giallo", "amarelo"),
+    "orange": ("orange", "naranja", "arancione", "laranja"),
+    "purple": ("purple", "morado", "violet", "violett", "lila", "viola", "roxo"),
+    "pink": ("pink", "rosa", "rose pink"),
+    "brown": ("brown", "marrón", "marron", "braun", "marrone", "tan", "camel"),
+    "beige": ("beige", "khaki", "cream", "ivory", "off white", "off-white"),
+    "gray": ("gray", "grey", "gris", "grau", "grigio", "cinza", "charcoal"),
+    "space gray": ("space gray", "space grey"),
+    "silver": ("silver", "plateado", "argent", "silber", "argento"),
+    "gold": ("gold", "golden", "dorado", "doré", "oro"),
+    "rose gold": ("rose gold",),
+    "burgundy": ("burgundy", "maroon", "wine red"),
+    "teal": ("teal", "turquoise", "aqua"),
+    "multicolor": ("multicolor", "multicolored", "multi-colored", "multi colored", "rainbow"),
+}
+
+MATERIALS: Final[dict[str, tuple[str, ...]]] = {
+    "leather": ("leather", "cuero", "cuir", "leder", "pelle", "couro", "genuine leather"),
+    "faux leather": ("faux leather", "vegan leather", "pu leather", "synthetic leather"),
+    "suede": ("suede",),
+    "denim": ("denim", "jean fabric"),
+    "cotton": ("cotton", "algodón", "algodon", "coton", "baumwolle", "cotone", "algodão"),
+    "organic cotton": ("organic cotton",),
+    "linen": ("linen", "lino", "leinen"),
+    "wool": ("wool", "lana", "laine", "wolle", "merino", "merino wool"),
+    "cashmere": ("cashmere",),
+    "silk": ("silk", "seda", "soie", "seide", "seta"),
+    "polyester": ("polyester", "poliéster"),
+    "nylon": ("nylon",),
+    "spandex": ("spandex", "elastane", "lycra"),
+    "fleece": ("fleece",),
+    "canvas": ("canvas",),
+    "mesh": ("mesh",),
+    "rubber": ("rubber", "natural rubber"),
+    "plastic": ("plastic", "plástico", "plastique", "plastik"),
+    "metal": ("metal",),
+    "aluminum": ("aluminum", "aluminium"),
+    "stainless steel": ("stainless steel", "stainless", "steel"),
+    "iron": ("iron", "cast iron"),
+    "glass": ("glass", "vidrio", "verre", "glas"),
+    "ceramic": ("ceramic", "ceramics", "porcelain"),
+    "wood": ("wood", "wooden", "madera", "bois", "holz", "legno"),
+    "bamboo": ("bamboo",),
+    "silicone": ("silicone",),
+    "memory foam": ("memory foam",),
+    "down": ("goose down", "down filled", "down-filled"),
+}
+
+# Product-level descriptors other than material and gender: key -> canonical -> surface forms.
+ATTRIBUTE_WORDS: Final[dict[str, dict[str, tuple[str, ...]]]] = {
+    "fit": {
+        "baggy": ("baggy", "baggy fit", "loose fit", "loose-fit", "oversized"),
+        "slim": ("slim fit", "slim-fit", "slim"),
+        "skinny": ("skinny", "skinny fit"),
+        "relaxed": ("relaxed fit", "relaxed"),
+        "regular": ("regular fit", "classic fit"),
+        "straight": ("straight leg", "straight-leg", "straight fit"),
+        "bootcut": ("bootcut", "boot cut", "boot-cut"),
+        "wide leg": ("wide leg", "wide-leg"),
+    },
+    "waist": {
+        "high": (
+            "high waist",
+            "high-waist",
+            "high waisted",
+            "high-waisted",
+            "high rise",
+            "high-rise",
+        ),
+        "mid": ("mid waist", "mid rise", "mid-rise"),
+        "low": ("low waist", "low rise", "low-rise"),
+    },
+    "sleeve": {
+        "long": ("long sleeve", "long sleeves", "long sleeved", "long-sleeve", "long-sleeved"),
+        "short": (
+            "short sleeve",
+            "short sleeves",
+            "short sleeved",
+            "short-sleeve",
+            "short-sleeved",
+        ),
+        "sleeveless": ("sleeveless",),
+    },
+    "style": {
+        "v-neck": ("v-neck", "v neck", "vneck"),
+        "crew neck": ("crew neck", "crew-neck", "crewneck"),
+        "hooded": ("hooded",),
+    },
+    "connectivity": {
+        "wireless": ("wireless", "cordless"),
+        "bluetooth": ("bluetooth",),
+        "wired": ("wired",),
+        "wi-fi": ("wi-fi", "wifi"),
+    },
+    "type": {
+        "over-ear": ("over-ear", "over ear"),
+        "in-ear": ("in-ear", "in ear"),
+        "on-ear": ("on-ear", "on ear"),
+        "mechanical": ("mechanical",),
+        "analog": ("analog", "analogue"),
+        "digital": ("digital",),
+        "electric": ("electric",),
+        "manual": ("manual",),
+        "french press": ("french press",),
+        "robotic": ("robotic", "robot"),
+    },
+    "features": {
+        "waterproof": ("waterproof", "water-proof", "water resistant", "water-resistant"),
+        "noise cancelling": (
+            "noise cancelling",
+            "noise-cancelling",
+            "noise canceling",
+            "noise-canceling",
+            "anc",
+        ),
+        "polarized": ("polarized", "polarised"),
+        "rechargeable": ("rechargeable",),
+        "organic": ("organic",),
+        "vegan": ("vegan",),
+    },
+}
+
+GENDERS: Final[dict[str, tuple[str, ...]]] = {
+    "women": ("women", "women's", "womens", "woman", "woman's", "ladies", "lady", "female",
+              "womans", "mujer", "femme", "damen", "donna"),
+    "men": ("men", "men's", "mens", "man", "man's", "male", "gentlemen", "hombre", "homme",
+            "herren", "uomo"),
+    "unisex": ("unisex",),
+    "girls": ("girls", "girl's", "girl", "girls'"),
+    "boys": ("boys", "boy's", "boy", "boys'"),
+    "kids": ("kids", "kid's", "kids'", "children", "children's", "child", "niños", "enfants",
+             "kinder"),
+    "baby": ("baby", "infant", "toddler", "bebé", "bébé"),
+}  # fmt: skip
+
+# Canonical category -> surface forms (plurals included).
+CATEGORIES: Final[dict[str, tuple[str, ...]]] = {
+    # apparel
+    "jeans": ("jeans", "jean", "denims", "vaqueros", "jean pants"),
+    "t-shirt": ("t-shirt", "t-shirts", "tshirt", "tshirts", "t shirt", "t shirts", "tee",
+                "tees", "camiseta", "camisetas"),
+    "shirt": ("shirt", "shirts", "button-down", "button down", "blouse", "blouses", "camisa",
+              "chemise", "hemd"),
+    "hoodie": ("hoodie", "hoodies", "hooded sweatshirt", "sudadera"),
+    "sweatshirt": ("sweatshirt", "sweatshirts"),
+    "sweater": ("sweater", "sweaters", "jumper", "pullover", "cardigan", "suéter"),
+    "jacket": ("jacket", "jackets", "chaqueta", "veste", "jacke", "giacca"),
+    "fleece jacket": ("fleece jacket", "fleece jackets"),
+    "coat": ("coat", "coats", "parka", "abrigo", "manteau", "mantel"),
+    "dress": ("dress", "dresses", "vestido", "kleid"),
+    "skirt": ("skirt", "skirts", "falda", "jupe"),
+    "pants": ("pants", "trousers", "chinos", "pantalones", "pantalon"),
+    "leggings": ("leggings", "yoga pants"),
+    "shorts": ("shorts",),
+    "socks": ("socks", "sock", "calcetines", "chaussettes", "socken"),
+    "underwear": ("underwear", "boxers", "briefs"),
+    "swimsuit": ("swimsuit", "swimsuits", "bikini", "swimwear", "swim trunks"),
+    "pajamas": ("pajamas", "pyjamas", "pjs"),
+    "hat": ("hat", "hats", "cap", "caps", "beanie", "sombrero", "chapeau"),
+    "scarf": ("scarf", "scarves"),
+    "gloves": ("gloves", "glove", "mittens"),
+    # footwear
+    "running shoes": ("running shoes", "running shoe", "runners", "trainers"),
+    "sneakers": ("sneakers", "sneaker", "tennis shoes", "zapatillas", "baskets", "turnschuhe"),
+    "hiking boots": ("hiking boots", "hiking boot"),
+    "boots": ("boots", "boot", "botas", "bottes", "stiefel"),
+    "sandals": ("sandals", "sandal", "flip flops", "flip-flops", "sandalias"),
+    "shoes": ("shoes", "shoe", "oxfords", "loafers", "zapatos", "chaussures", "schuhe", "scarpe"),
+    "slippers": ("slippers", "slipper"),
+    # bags and accessories
+    "backpack": ("backpack", "backpacks", "rucksack", "mochila", "sac à dos", "rucksäcke"),
+    "handbag": ("handbag", "handbags", "purse", "purses", "tote", "tote bag", "bolso"),
+    "wallet": ("wallet", "wallets", "cartera"),
+    "luggage set": ("luggage set", "luggage sets", "luggage", "suitcase", "suitcases"),
+    "sunglasses": ("sunglasses", "sun glasses", "shades", "gafas de sol", "lunettes de soleil"),
+    "wristwatch": ("wristwatch", "wristwatches", "watch", "watches", "reloj", "montre", "uhr"),
+    "smart watch": ("smart watch", "smart watches", "smartwatch", "smartwatches"),
+    "perfume": ("perfume", "perfumes", "fragrance", "cologne", "parfum"),
+    "makeup kit": ("makeup kit", "makeup kits", "makeup set", "make-up kit"),
+    # electronics
+    "laptop": ("laptop", "laptops", "notebook computer", "portátil", "ordinateur portable"),
+    "tablet": ("tablet", "tablets", "ipad", "tableta", "tablette"),
+    "phone case": ("phone case", "phone cases", "iphone case", "iphone cases"),
+    "smartphone": ("smartphone", "smartphones", "phone", "phones", "cell phone", "mobile phone",
+                   "teléfono", "téléphone"),
+    "e-reader": ("e-reader", "e-readers", "ereader", "kindle"),
+    "headphones": ("headphones", "headphone", "headset", "auriculares", "casque"),
+    "wireless earbuds": ("wireless earbuds", "earbuds", "earbud", "earphones"),
+    "bluetooth speaker": ("bluetooth speaker", "bluetooth speakers", "speaker", "speakers",
+                          "altavoz"),
+    "gaming mouse": ("gaming mouse", "mouse", "mice"),
+    "mechanical keyboard": ("mechanical keyboard", "mechanical keyboards", "keyboard",
+                            "keyboards", "teclado"),
+    "action camera": ("action camera", "action cameras", "gopro"),
+    "digital camera": ("digital camera", "digital cameras", "camera", "cameras", "cámara"),
+    "indoor security camera": ("indoor security camera", "security camera", "security cameras"),
+    "portable charger": ("portable charger", "portable chargers", "power bank", "power banks"),
+    "smart thermostat": ("smart thermostat", "thermostat", "thermostats"),
+    "led light bulb": ("led light bulb", "led light bulbs", "light bulb", "light bulbs",
+                       "bulb", "bulbs"),
+    # home and kitchen
+    "coffee maker": ("coffee maker", "coffee makers", "coffee machine", "cafetera"),
+    "espresso machine": ("espresso machine", "espresso machines", "espresso maker"),
+    "electric kettle": ("electric kettle", "electric kettles"),
+    "tea kettle": ("tea kettle", "tea kettles", "kettle", "kettles"),
+    "water bottle": ("water bottle", "water bottles", "bottle", "bottles", "botella"),
+    "desk lamp": ("desk lamp", "desk lamps", "lamp", "lamps", "lámpara", "lampe"),
+    "wall clock": ("wall clock", "wall clocks", "clock", "clocks"),
+    "bookshelf": ("bookshelf", "bookshelves", "bookcase"),
+    "office chair": ("office chair", "office chairs", "desk chair", "chair", "chairs", "silla"),
+    "air purifier": ("air purifier", "air purifiers"),
+    "vacuum cleaner": ("vacuum cleaner", "vacuum cleaners", "vacuum", "hoover", "aspiradora"),
+    "grill": ("grill", "grills", "bbq", "barbecue"),
+    "patio umbrella": ("patio umbrella", "patio umbrellas"),
+    "umbrella": ("umbrella", "umbrellas", "paraguas"),
+    "garden hose": ("garden hose", "garden hoses", "hose"),
+    "pet bed": ("pet bed", "pet beds", "dog bed", "dog beds", "cat bed", "cat beds"),
+    "electric toothbrush": ("electric toothbrush", "electric toothbrushes"),
+    "toothbrush": ("toothbrush", "toothbrushes"),
+    "notebook": ("notebook", "notebooks", "journal", "cuaderno"),
+    "jigsaw puzzle": ("jigsaw puzzle", "jigsaw puzzles", "puzzle", "puzzles"),
+    # sports
+    "yoga mat": ("yoga mat", "yoga mats"),
+    "dumbbell set": ("dumbbell set", "dumbbell sets", "dumbbells", "dumbbell", "weights"),
+    "bicycle": ("bicycle", "bicycles", "bike", "bikes", "bicicleta", "vélo", "fahrrad"),
+    "cycling helmet": ("cycling helmet", "cycling helmets", "bike helmet", "bicycle helmet",
+                       "helmet", "helmets"),
+    "skateboard": ("skateboard", "skateboards"),
+}  # fmt: skip
+
+# Categories where a bare number ("sneakers 10.5") is a size.
+SIZED_CATEGORIES: Final[frozenset[str]] = frozenset(
+    {
+        "jeans", "t-shirt", "shirt", "hoodie", "sweatshirt", "sweater", "jacket", "fleece jacket",
+        "coat", "dress", "skirt", "pants", "leggings", "shorts", "socks", "underwear",
+        "swimsuit", "pajamas", "gloves", "running shoes", "sneakers", "hiking boots", "boots",
+        "sandals", "shoes", "slippers",
+    }
+)  # fmt: skip
+
+# Named sizes -> canonical size value.
+SIZE_WORDS: Final[dict[str, tuple[str, ...]]] = {
+    "XXS": ("xxs", "2xs"),
+    "XS": ("xs", "x-small", "extra small", "extra-small", "xsmall"),
+    "S": ("small",),
+    "M": ("medium",),
+    "L": ("large",),
+    "XL": ("xl", "x-large", "extra large", "extra-large", "xlarge"),
+    "XXL": ("xxl", "2xl", "xx-large", "2x-large", "xxlarge"),
+    "3XL": ("3xl", "xxxl", "3x-large", "xxx-large"),
+    "4XL": ("4xl", "xxxxl", "4x-large"),
+    "5XL": ("5xl", "5x-large"),
+}
+
+# Unit surface form -> (option key, canonical unit).
+UNITS: Final[dict[str, tuple[str, str]]] = {
+    "fl oz": ("capacity", "fl oz"), "fl. oz": ("capacity", "fl oz"),
+    "fluid ounce": ("capacity", "fl oz"), "fluid ounces": ("capacity", "fl oz"),
+    "oz": ("capacity", "oz"), "ounce": ("capacity", "oz"), "ounces": ("capacity", "oz"),
+    "ml": ("capacity", "ml"), "milliliter": ("capacity", "ml"), "milliliters": ("capacity", "ml"),
+    "millilitre": ("capacity", "ml"), "millilitres": ("capacity", "ml"),
+    "l": ("capacity", "l"), "liter": ("capacity", "l"), "liters": ("capacity", "l"),
+    "litre": ("capacity", "l"), "litres": ("capacity", "l"),
+    "gallon": ("capacity", "gal"), "gallons": ("capacity", "gal"), "gal": ("capacity", "gal"),
+    "cup": ("capacity", "cup"), "cups": ("capacity", "cup"),
+    "mah": ("capacity", "mah"),
+    "lb": ("weight", "lb"), "lbs": ("weight", "lb"), "pound": ("weight", "lb"),
+    "pounds": ("weight", "lb"), "kg": ("weight", "kg"), "kilo": ("weight", "kg"),
+    "kilos": ("weight", "kg"), "kilogram": ("weight", "kg"), "kilograms": ("weight", "kg"),
+    "g": ("weight", "g"), "gram": ("weight", "g"), "grams": ("weight", "g"),
+    "inch": ("length", "inch"), "inches": ("length", "inch"), "in": ("length", "inch"),
+    "\"": ("length", "inch"), "ft": ("length", "ft"), "feet": ("length", "ft"),
+    "foot": ("length", "ft"), "cm": ("length", "cm"), "mm": ("length", "mm"),
+    "gb": ("storage", "gb"), "tb": ("storage", "tb"),
+    "w": ("power", "w"), "watt": ("power", "w"), "watts": ("power", "w"),
+    "mp": ("resolution", "mp"), "megapixel": ("resolution", "mp"),
+    "megapixels": ("resolution", "mp"),
+    "pack": ("pack", "pack"), "packs": ("pack", "pack"), "pk": ("pack", "pack"),
+    "count": ("pack", "pack"), "ct": ("pack", "pack"), "pcs": ("pack", "pack"),
+    "pc": ("pack", "pack"),
+    "piece": ("pieces", "pieces"), "pieces": ("pieces", "pieces"),
+}  # fmt: skip
+
+# Words that open an exclusion ("not leather", "without a hood", "no red").
+NEGATION_CUES: Final[tuple[str, ...]] = (
+    "anything but", "other than", "except for", "except", "excluding", "exclude", "without",
+    "but not", "not", "no", "avoid", "nothing", "sin", "sans", "ohne", "senza", "sem",
+    "don't want", "dont want", "do not want", "isn't", "isnt", "aren't", "arent", "is not",
+    "are not", "nor",
+)  # fmt: skip
+
+PRICE_MAX_CUES: Final[tuple[str, ...]] = (
+    "under", "below", "less than", "cheaper than", "lower than", "at most", "up to", "max",
+    "maximum", "no more than", "not more than", "not over", "within", "below", "<", "<=",
+    "≤", "menos de", "moins de", "unter", "sotto", "meno di", "budget of", "budget is", "budget",
+)  # fmt: skip
+
+PRICE_MIN_CUES: Final[tuple[str, ...]] = (
+    "over", "above", "more than", "greater than", "higher than", "at least", "min", "minimum",
+    "starting at", "from", "no less than", "not less than", ">", ">=", "≥", "más de", "plus de",
+    "über", "ueber", "sopra",
+)  # fmt: skip
+
+# Currency words and symbols -> ISO code.
+CURRENCY_WORDS: Final[dict[str, str]] = {
+    "$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD", "buck": "USD",
+    "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR",
+    "£": "GBP", "gbp": "GBP", "pound sterling": "GBP", "quid": "GBP",
+    "¥": "JPY", "jpy": "JPY", "yen": "JPY",
+    "cad": "CAD", "aud": "AUD",
+}  # fmt: skip
+
+SORT_CUES: Final[dict[str, tuple[str, ...]]] = {
+    "price_asc": ("cheapest", "lowest price", "least expensive", "lowest priced",
+                  "cheapest first", "price low to high", "sort by price", "más barato",
+                  "moins cher", "billigste"),
+    "price_desc": ("most expensive", "priciest", "highest price", "highest priced",
+                   "price high to low", "most premium"),
+    "rating": ("best rated", "top rated", "top-rated", "highest rated", "best reviewed",
+               "best-rated", "highly rated", "well reviewed", "best reviews"),
+}  # fmt: skip
+
+AVAILABILITY_CUES: Final[tuple[str, ...]] = (
+    "in stock", "in-stock", "available now", "available today", "ready to ship",
+    "ships today", "ship today", "can ship now", "currently available", "en stock",
+    "auf lager", "disponible",
+)  # fmt: skip
+
+# A request opening with one of these refines the previous one ("in blue instead").
+FOLLOW_UP_OPENERS: Final[tuple[str, ...]] = (
+    "and ", "also ", "only ", "but ", "now ", "in ", "with ", "without ", "for ", "under ",
+    "over ", "not ", "no ", "no,", "same ", "make it", "make them", "show me ones",
+    "show me the", "ones ", "those", "these", "them", "any in", "cheaper", "something cheaper",
+    "actually", "rather", "what if", "what about", "how about", "y en", "et en", "und in",
+)  # fmt: skip
+# ... and so does one containing one of these anywhere.
+FOLLOW_UP_MARKERS: Final[tuple[str, ...]] = (
+    "instead", "what about", "how about", "same but", "rather", "as well", "that one",
+    "those", "these", "ones",
+)  # fmt: skip
+
+# Words dropped from the free text.
+STOPWORDS: Final[frozenset[str]] = frozenset(
+    """
+    a an the i i'm im i'd id me my we our you your it its is are was be been am to of for in on
+    at by with and or but that which who this these those some any want wants wanted need needs
+    looking look find search show get buy please would like could can should will just also
+    really very something one ones thing things item items product products pair pairs of
+    hi hello hey thanks thank there here what how about instead only same make them they
+    let see give me do does have has had prefer preferred ideally maybe kind sort type
+    price priced prices cost costs costing dollars dollar bucks usd size sized sizes color
+    colour colors colours in-stock stock available shopping shop store order ordering
+    quiero busco je cherche ich suche un una des le la les der die das el los las et y und
+    de du ein eine für pour para con avec mit
+    """.split()  # noqa: SIM905
+)
+
+# Canonical brand -> surface forms.
+BRANDS: Final[dict[str, tuple[str, ...]]] = {
+    "Nike": ("nike",), "Adidas": ("adidas",), "Puma": ("puma",), "Reebok": ("reebok",),
+    "New Balance": ("new balance",), "Asics": ("asics",), "Converse": ("converse",),
+    "Vans": ("vans",), "Under Armour": ("under armour", "under armor"),
+    "Levi's": ("levi's", "levis", "levi"), "Wrangler": ("wrangler",),
+    "Calvin Klein": ("calvin klein",), "Tommy Hilfiger": ("tommy hilfiger",),
+    "Ralph Lauren": ("ralph lauren", "polo ralph lauren"), "Zara": ("zara",), "H&M": ("h&m",),
+    "Uniqlo": ("uniqlo",), "Patagonia": ("patagonia",),
+    "The North Face": ("the north face", "north face"), "Columbia": ("columbia",),
+    "Carhartt": ("carhartt",), "Champion": ("champion",), "Timberland": ("timberland",),
+    "Dr. Martens": ("dr. martens", "dr martens", "doc martens"), "Ray-Ban": ("ray-ban", "rayban",
+    "ray ban"), "Oakley": ("oakley",), "Casio": ("casio",), "Seiko": ("seiko",),
+    "Fossil": ("fossil",), "Garmin": ("garmin",), "Fitbit": ("fitbit",), "Apple": ("apple",),
+    "Samsung": ("samsung",), "Google": ("google",), "Sony": ("sony",), "Bose": ("bose",),
+    "JBL": ("jbl",), "Anker": ("anker",), "Logitech": ("logitech",), "Razer": ("razer",),
+    "Corsair": ("corsair",), "Dell": ("dell",), "HP": ("hp",), "Lenovo": ("lenovo",),
+    "Asus": ("asus",), "Acer": ("acer",), "Microsoft": ("microsoft",), "Canon": ("canon",),
+    "Nikon": ("nikon",), "GoPro": ("gopro",), "Philips": ("philips",), "Keurig": ("keurig",),
+    "Nespresso": ("nespresso",), "Breville": ("breville",), "De'Longhi": ("delonghi",
+    "de'longhi"), "Dyson": ("dyson",), "iRobot": ("irobot",), "Weber": ("weber",),
+    "Hydro Flask": ("hydro flask", "hydroflask"), "Yeti": ("yeti",), "Nalgene": ("nalgene",),
+    "Contigo": ("contigo",), "Osprey": ("osprey",), "Samsonite": ("samsonite",),
+    "Lululemon": ("lululemon",), "Manduka": ("manduka",), "Oral-B": ("oral-b", "oral b"),
+}  # fmt: skip
+
+# Ordinary words one letter away from a vocabulary word, never "corrected" as typos.
+PROTECTED_WORDS: Final[frozenset[str]] = frozenset(
+    """
+    table match matches matching batch watcher press pressed presses battle cattle bottled lamps
+    shirts shorts shoes boats coats costs hosts posts sneak blues reds greens browns wines
+    caps capes tote totes mouse house houses cheaper cheapest larger smaller lighter darker
+    chains chair chairs hairs pairs bike likes liked lines liner liners glasses classes
+    plastics metals woods goods hoods hooded hooks books boots roots tablets tables cables
+    """.split()  # noqa: SIM905
+)

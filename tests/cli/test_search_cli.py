@@ -1,0 +1,97 @@
+"""``cartagent search`` / ``cartagent understand`` through click's test runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+
+from cartagent.cli.search import locate_catalog, search, understand
+from tests.conftest import SHARED
+
+TAU = SHARED / "data" / "tau-bench-retail"
+
+
+def test_search_json_over_the_default_catalog() -> None:
+    result = CliRunner().invoke(search, ["red t-shirt under 50", "--json", "--k", "3"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["query"]["category"] == "t-shirt"
+    assert data["query"]["options"] == {"color": ["red"]}
+    assert [h["title"] for h in data["hits"]] == ["T-Shirt"]
+    hit = data["hits"][0]
+    assert hit["variant"]["options"]["color"] == "red"
+    assert float(hit["price"]) <= 50
+    assert {"understand", "lexical", "filter", "total"} <= set(data["timings"])
+
+
+def test_search_prints_a_readable_list() -> None:
+    result = CliRunner().invoke(search, ["hiking boots size 10", "--catalog", str(TAU)])
+    assert result.exit_code == 0, result.output
+    assert "understood:" in result.output
+    assert " 1. Hiking Boots" in result.output
+    assert "size=10" in result.output
+
+
+def test_search_with_no_match_says_so() -> None:
+    result = CliRunner().invoke(search, ["red t-shirt under 5"])
+    assert result.exit_code == 0, result.output
+    assert "no products match" in result.output
+
+
+def test_search_a_products_file_and_report_bad_rows(tmp_path: Path) -> None:
+    rows = [
+        {"id": "a", "title": "Blue Mug", "variants": [{"id": "a1", "price": "9.50"}]},
+        {"id": "b"},  # no title: reported, skipped
+    ]
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    result = CliRunner().invoke(search, ["mug", "--catalog", str(catalog), "--json"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert any("skipped" in line and ":2:" in line for line in lines)
+    data = json.loads(next(line for line in lines if line.startswith("{")))
+    assert [h["id"] for h in data["hits"]] == ["a"]
+
+
+def test_search_refuses_a_missing_catalog(tmp_path: Path) -> None:
+    result = CliRunner().invoke(search, ["mug", "--catalog", str(tmp_path / "nope.json")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
+
+
+def test_locating_the_default_catalog() -> None:
+    assert (locate_catalog(None) / "products.json").is_file()
+    assert locate_catalog(str(TAU)) == TAU
+
+
+def test_understand_one_request() -> None:
+    result = CliRunner().invoke(understand, ["women's jeans size 30 above 114"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["category"] == "jeans"
+    assert data["options"]["size"] == ["30"]
+    assert float(data["price"]["min"]) == 114
+
+
+def test_understand_reads_stdin_line_by_line() -> None:
+    lines = ["red t-shirt under 20", "", "cheapest laptop", "ジーンズ \x00 <script>"]
+    result = CliRunner().invoke(understand, [], input="\n".join(lines) + "\n")
+    assert result.exit_code == 0, result.output
+    out = [orjson.loads(line) for line in result.output.splitlines()]
+    assert len(out) == len(lines)
+    assert out[0]["options"] == {"color": ["red"]}
+    assert out[1]["text"] == "" and out[1]["category"] is None
+    assert out[2]["sort"] == "price_asc"
+
+
+def test_understand_with_context_and_model_choice() -> None:
+    result = CliRunner().invoke(
+        understand, ["in blue instead", "--context", "red backpack", "--model", "rules"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["options"]["color"] == ["blue"]
+    bad = CliRunner().invoke(understand, ["x", "--model", "gpt"])
+    assert bad.exit_code == 2
