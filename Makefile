@@ -6,9 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test check lint typecheck format bench clean
 
+# torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

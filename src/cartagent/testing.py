@@ -8,9 +8,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .llm import Completion, Message, ToolSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 Turn = Message | Callable[[list[Message]], Message]
 
@@ -90,9 +94,57 @@ class FunctionModel:
 
 __all__ = [
     "FunctionModel",
+    "HashingEmbedder",
     "ModelCall",
     "ModelFunction",
     "ScriptExhausted",
     "ScriptedModel",
     "Turn",
 ]
+
+
+class HashingEmbedder:
+    """A deterministic stand-in for a text embedding model (an ``Embedder``).
+
+    Each lower-cased word (and each word pair, so word order counts a little) is hashed into one
+    of ``dim`` buckets with a sign; the bucket counts, L2-normalised, are the vector. Texts
+    sharing words are near, texts sharing none are (almost) orthogonal; synonyms are not near.
+    A text without words gets the zero vector. Needs numpy.
+    """
+
+    def __init__(self, dim: int = 64) -> None:
+        if dim < 1:
+            raise ValueError(f"dim must be at least 1, not {dim}")
+        self._dim = dim
+        self.calls = 0  # texts embedded so far
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _bucket(self, token: str) -> tuple[int, float]:
+        import hashlib
+
+        digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+        number = int.from_bytes(digest, "little")
+        return number % self._dim, (1.0 if number >> 63 else -1.0)
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import itertools
+        import re
+
+        import numpy
+
+        out = numpy.zeros((len(texts), self._dim), dtype=numpy.float32)
+        for row, text in enumerate(texts):
+            words = re.findall(r"\w+", text.casefold())
+            for token, weight in [(w, 1.0) for w in words] + [
+                (f"{a} {b}", 0.5) for a, b in itertools.pairwise(words)
+            ]:
+                bucket, sign = self._bucket(token)
+                out[row, bucket] += sign * weight
+            norm = float(numpy.linalg.norm(out[row]))
+            if norm > 0:
+                out[row] /= norm
+        self.calls += len(texts)
+        return out

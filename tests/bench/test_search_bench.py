@@ -1,0 +1,69 @@
+"""``cartagent bench search`` on a tiny catalog: the figures exist, are positive, and render."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+
+from cartagent.bench.search import SearchBenchReport, bench_queries, render, run
+from cartagent.cli.bench_search import search_bench
+
+
+def test_query_set_is_deterministic_and_varied() -> None:
+    queries = bench_queries(40, seed=3)
+    assert queries == bench_queries(40, seed=3)
+    assert len(queries) == 40
+    assert len(set(queries)) > 30
+    assert any(" size " in q and " under " in q for q in queries)
+    assert any(" not " in q or " no " in q for q in queries)
+    assert any(q.startswith("cheapest ") for q in queries)
+
+
+def test_run_tiny_catalog(tmp_path: Path) -> None:
+    report = run([300, 500], queries=20, k=5, warmup=5, repeats=2, workdir=tmp_path)
+    assert isinstance(report, SearchBenchReport)
+    assert report.queries == 20
+    assert report.understanding.count == 40
+    assert 0 < report.understanding.p50_ms <= report.understanding.p99_ms
+    assert [s.products for s in report.sizes] == [300, 500]
+    for size in report.sizes:
+        assert size.generate_s > 0 and size.index_s > 0
+        assert size.index_rate > 0 and size.build_rate > 0
+        assert size.index_bytes > 0
+        assert size.peak_rss_bytes > 0
+        assert size.search.count == 20
+        assert 0 < size.search.p50_ms <= size.search.p99_ms
+        assert size.tantivy_p50_ms >= 0 and size.filter_p50_ms >= 0
+        assert 0 <= size.zero_hit_queries < 20
+        assert 0 < size.hits_mean <= 5
+    assert list(tmp_path.iterdir()) == []  # the temporary indexes are removed
+
+    data = report.to_json()
+    assert data["sizes"][1]["products"] == 500
+    assert data["sizes"][1]["index_rate_per_s"] > 0
+    assert all(math.isfinite(v) for v in data["sizes"][0]["search"].values())
+    text = render(report)
+    assert "Lexical search alone" in text and "rules.parse" in text and "| 500 " in text
+
+
+def test_cli_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    result = CliRunner().invoke(
+        search_bench,
+        ["--sizes", "200", "--queries", "10", "--warmup", "2", "--json", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "p99 ms" in result.output
+    data = orjson.loads(out.read_bytes())
+    assert data["sizes"][0]["products"] == 200
+    assert data["understanding"]["count"] > 0
+
+
+def test_cli_rejects_bad_sizes() -> None:
+    result = CliRunner().invoke(search_bench, ["--sizes", "10,x"])
+    assert result.exit_code != 0
+    result = CliRunner().invoke(search_bench, ["--sizes", "0"])
+    assert result.exit_code != 0

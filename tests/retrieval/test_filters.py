@@ -1,0 +1,85 @@
+"""The shared exact filter: one product, one query, which variant matches and why."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from cartagent.catalog import Product, Variant
+from cartagent.retrieval.filters import Plan, Words, analyzer, check, order_value, ordered
+from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
+
+WORDS = Words(analyzer())
+
+TEE = Product(
+    id="tee",
+    title="Hooded Crew T-Shirt",
+    category=("Clothing", "Tops"),
+    attributes={"material": ("cotton", "polyester")},
+    variants=(
+        Variant(
+            id="m-red",
+            options={"size": "M", "color": "red", "material": "cotton"},
+            price=Decimal("15"),
+        ),
+        Variant(
+            id="xl-red",
+            options={"size": "XL", "color": "red", "material": "polyester"},
+            price=Decimal("18"),
+        ),
+        Variant(
+            id="m-blue",
+            options={"size": "M", "color": "light blue"},
+            price=Decimal("12"),
+            available=False,
+        ),
+    ),
+    rating=4.0,
+)
+
+
+def run(query: SearchQuery, score: float = 1.0) -> tuple[str | None, list[str]] | None:
+    hit = check(Plan.of(query, WORDS), TEE, score, WORDS)
+    if hit is None:
+        return None
+    return (hit.variant.id if hit.variant else None), hit.matched
+
+
+def test_options_must_hold_on_one_variant() -> None:
+    assert run(SearchQuery(options={"size": ["XL"], "colour": ["red"]})) == (
+        "xl-red",
+        ["size=XL", "color=red"],
+    )
+    assert run(SearchQuery(options={"size": ["XL"], "color": ["blue"]})) is None
+    found = run(SearchQuery(options={"color": ["blue"]}))  # "blue" is in "light blue"
+    assert found is not None and found[0] == "m-blue"
+
+
+def test_price_availability_and_rating() -> None:
+    cheap = run(SearchQuery(price=PriceRange(max=Decimal("15")), available_only=True))
+    assert cheap is not None and cheap[0] == "m-red"
+    assert run(SearchQuery(price=PriceRange(min=Decimal("19")))) is None
+    assert run(SearchQuery(min_rating=4.5)) is None
+
+
+def test_exclusions_use_stems_and_fields() -> None:
+    assert run(SearchQuery(exclude=[Exclusion(field=None, value="hood")])) is None
+    kept = run(SearchQuery(exclude=[Exclusion(field="material", value="polyester")]))
+    assert kept is not None and kept[0] in {"m-red", "m-blue"}
+
+
+def test_category_and_text_matches_are_reported() -> None:
+    found = run(SearchQuery(text="red shirt", category="tops"))
+    assert found is not None
+    assert found[1][0].startswith("text: ") and "category=tops" in found[1]
+    assert run(SearchQuery(category="shoes")) is None
+
+
+def test_ordered_by_price() -> None:
+    query = SearchQuery(sort="price_desc")
+    hit = check(Plan.of(query, WORDS), TEE, 0.0, WORDS)
+    assert hit is not None and hit.variant is not None and hit.variant.id == "xl-red"
+    cheap = SearchQuery(sort="price_asc")
+    low = check(Plan.of(cheap, WORDS), TEE, 0.0, WORDS)
+    assert low is not None
+    pairs = [(h, order_value("price_asc", h, 0.0)) for h in (hit, low)]
+    assert ordered("price_asc", pairs) == [low, hit]

@@ -1,0 +1,108 @@
+"""``stage``: one ``retrieval.<name>`` span per stage, and its duration added to the timings."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+
+from cartagent.retrieval.spans import TRACER_NAME, stage
+
+sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+sdk_export = pytest.importorskip("opentelemetry.sdk.trace.export")
+in_memory = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
+
+
+@pytest.fixture(scope="module")
+def exporter() -> Iterator[Any]:
+    """An in-memory exporter on the global tracer provider (which can only be set once)."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, sdk_trace.TracerProvider):
+        provider = sdk_trace.TracerProvider()
+        trace.set_tracer_provider(provider)
+        provider = trace.get_tracer_provider()
+    if not isinstance(provider, sdk_trace.TracerProvider):
+        pytest.skip("another tracer provider is installed globally")
+    memory = in_memory.InMemorySpanExporter()
+    provider.add_span_processor(sdk_export.SimpleSpanProcessor(memory))
+    yield memory
+    memory.clear()
+
+
+def test_timings_are_added_up() -> None:
+    timings: dict[str, float] = {"lexical": 1.0}
+    with stage("lexical", timings):
+        time.sleep(0.002)
+    with stage("understand", timings):
+        pass
+    assert timings["lexical"] >= 1.0 + 2.0  # added to what was there
+    assert timings["understand"] >= 0.0
+    with stage("filter"):  # no timings: only traces
+        pass
+
+
+def test_no_span_while_tracing_is_off() -> None:
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        pytest.skip("a tracer provider is already installed in this process")
+    timings: dict[str, float] = {}
+    with stage("lexical", timings) as span:
+        assert not span.is_recording()
+    assert timings["lexical"] >= 0
+
+
+def test_spans_are_named_and_nested(exporter: Any) -> None:
+    exporter.clear()
+    timings: dict[str, float] = {}
+    tracer = trace.get_tracer("test")
+    with tracer.start_as_current_span("search"):
+        with stage("understand", timings):
+            pass
+        with stage("lexical", timings) as span:
+            span.set_attribute("k", 10)
+        with stage("filter", timings):
+            time.sleep(0.001)
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert {"retrieval.understand", "retrieval.lexical", "retrieval.filter"} <= set(spans)
+    assert spans["retrieval.lexical"].instrumentation_scope.name == TRACER_NAME
+    assert spans["retrieval.lexical"].attributes["k"] == 10
+    parent = spans["search"].context.span_id
+    assert all(spans[f"retrieval.{n}"].parent.span_id == parent for n in timings)
+    assert set(timings) == {"understand", "lexical", "filter"}
+    assert timings["filter"] >= 1.0
+    assert all(v >= 0 for v in timings.values())
+
+
+def test_failing_stage_still_times_and_records_error(exporter: Any) -> None:
+    exporter.clear()
+    timings: dict[str, float] = {}
+    with pytest.raises(RuntimeError), stage("dense", timings):
+        raise RuntimeError("boom")
+    assert timings["dense"] >= 0
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "retrieval.dense"
+    assert span.status.status_code == trace.StatusCode.ERROR
+
+
+def test_a_search_reports_its_stages_as_spans_and_timings(exporter: Any) -> None:
+    from decimal import Decimal
+
+    from cartagent.catalog import Product, Variant
+    from cartagent.retrieval.lexical import LexicalIndex
+    from cartagent.retrieval.search import Searcher
+
+    variant = Variant(id="v1", options={}, price=Decimal("9"))
+    mug = Product(id="m1", title="Blue ceramic mug", variants=(variant,))
+    exporter.clear()
+    result = Searcher(LexicalIndex.build([mug])).search("blue mug")
+    names = {span.name for span in exporter.get_finished_spans()}
+    assert {
+        "retrieval.search",
+        "retrieval.understand",
+        "retrieval.retrieve",
+        "retrieval.lexical",
+    } <= names
+    assert result.hits[0].product.id == "m1"
+    assert result.timings["total"] >= result.timings["understand"] > 0
