@@ -83,3 +83,16 @@ def test_ordered_by_price() -> None:
     assert low is not None
     pairs = [(h, order_value("price_asc", h, 0.0)) for h in (hit, low)]
     assert ordered("price_asc", pairs) == [low, hit]
+
+
+def test_british_and_american_spellings_match_each_other() -> None:
+    hoodie = Product(
+        id="hoodie",
+        title="Grey Hoodie",
+        variants=(
+            Variant(id="grey-m", options={"colour": "grey", "size": "M"}, price=Decimal("30")),
+        ),
+    )
+    hit = check(Plan.of(SearchQuery(options={"color": ["gray"]}), WORDS), hoodie, 1.0, WORDS)
+    assert hit is not None and hit.variant is not None and hit.variant.id == "grey-m"
+    assert WORDS("aluminium jewellery") == WORDS("aluminum jewelry")

@@ -167,6 +167,11 @@ def _fmt_price(value: Decimal) -> str:
     return f"{value:f}"
 
 
+# British and American spellings of the same word compare equal ("grey" matches "gray").
+# Keys and values are stemmed forms, as the analyzer emits them.
+_SPELLINGS = {"grey": "gray", "colour": "color", "jewelleri": "jewelri", "aluminium": "aluminum"}
+
+
 class Words:
     """Stemmed, lower-cased word sets, memoised (catalog values repeat a lot)."""
 
@@ -175,7 +180,7 @@ class Words:
         self._cache: dict[str, frozenset[str]] = {}
 
     def tokens(self, text: str) -> list[str]:
-        return [t for t in self._analyzer.analyze(prep(text)) if t != "s"]
+        return [_SPELLINGS.get(t, t) for t in self._analyzer.analyze(prep(text)) if t != "s"]
 
     def __call__(self, text: str) -> frozenset[str]:
         found = self._cache.get(text)
