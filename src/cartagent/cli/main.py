@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from .bench import bench
+from .evaluate import evaluate
 from .mcp import mcp
 from .sandbox import sandbox
 from .search import search, understand
@@ -22,6 +23,7 @@ cli.add_command(bench)
 cli.add_command(mcp)
 cli.add_command(search)
 cli.add_command(understand)
+cli.add_command(evaluate)
 
 
 def main() -> None:
