@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import os
@@ -16,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
+from cartagent.paypal import AsyncPayPalClient
 from cartagent.sandbox import Clock, IdFactory, Sandbox, create_app, ensure_merchant, open_sandbox
 from cartagent.sandbox.store import Store
 
@@ -138,6 +140,26 @@ class Api:
 
     def delete(self, path: str, **kwargs: Any) -> httpx.Response:
         return self.request("DELETE", path, **kwargs)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def paypal_client(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[AsyncPayPalClient]:
+    """The async PayPal client of a merchant of this test's own, on the sandbox app in-process."""
+    client_id = "pp-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
+    ensure_merchant(sandbox, client_id, "secret")
+    client = AsyncPayPalClient(
+        client_id,
+        "secret",
+        base_url="http://sandbox.test",
+        transport=httpx.ASGITransport(app=create_app(sandbox)),
+    )
+    yield client
+    asyncio.run(client.aclose())
 
 
 @pytest.fixture

@@ -9,21 +9,17 @@ in the answer.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import AsyncIterator
 from datetime import date, timedelta
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 
 from cartagent.assistant import run_turn
 from cartagent.llm import Message, ToolCall
 from cartagent.paypal import AsyncPayPalClient
-from cartagent.sandbox import Sandbox, create_app, ensure_merchant
 from cartagent.testing import ScriptedModel
-from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig, deny_all, invoices, orders
+from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig, deny_all
 
 REQUEST = (
     "Create a PayPal invoice link for painting a house with a cost of $450. Add 8% tax and "
@@ -32,27 +28,8 @@ REQUEST = (
 CUSTOMER = "The customer is Jamie Rivera, jamie.rivera@example.com."
 TODAY = date(2026, 11, 21)  # the sandbox's pinned calendar day
 # The registry, or, until it lists them, the two families the journey needs.
-TOOLS = ALL_TOOLS if invoices.send_invoice in ALL_TOOLS else (*orders.TOOLS, *invoices.TOOLS)
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def client(sandbox: Sandbox, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
-    client_id = "journey-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
-    ensure_merchant(sandbox, client_id, "secret")
-    async with AsyncPayPalClient(
-        client_id,
-        "secret",
-        base_url="http://sandbox.test",
-        transport=httpx.ASGITransport(app=create_app(sandbox)),
-    ) as paypal:
-        yield paypal
 
 
 def result_of(messages: list[Message], call_id: str) -> dict[str, Any]:
@@ -96,12 +73,12 @@ def create_the_invoice() -> Message:
 
 
 async def test_the_request_ends_in_a_sent_invoice_with_tax_discount_due_date_and_link(
-    client: AsyncPayPalClient,
+    paypal_client: AsyncPayPalClient,
 ) -> None:
     toolkit = Toolkit(
-        client,
-        TOOLS,
-        config=ToolkitConfig.everything([(t.family, t.action) for t in TOOLS]),
+        paypal_client,
+        ALL_TOOLS,
+        config=ToolkitConfig.everything([(t.family, t.action) for t in ALL_TOOLS]),
         approve=deny_all,  # nothing in this journey moves money or destroys anything
         today=lambda: TODAY,
     )
@@ -113,7 +90,7 @@ async def test_the_request_ends_in_a_sent_invoice_with_tax_discount_due_date_and
     assert model.remaining == 0
     assert [m.role for m in added] == ["assistant", "tool", "assistant", "tool", "assistant"]
     invoice_id = result_of(added, "call_create")["id"]
-    invoice = await client.get(f"/v2/invoicing/invoices/{invoice_id}")
+    invoice = await paypal_client.get(f"/v2/invoicing/invoices/{invoice_id}")
     breakdown = invoice["amount"]["breakdown"]
     assert invoice["status"] == "SENT"
     assert (invoice["amount"]["currency_code"], invoice["amount"]["value"]) == ("USD", "461.70")

@@ -11,11 +11,6 @@ pytestmark = pytest.mark.anyio
 TOKEN = "correct-horse-battery-staple"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.parametrize("token", [None, "", "short"])
 async def test_a_missing_or_short_token_is_a_configuration_error(token: str | None) -> None:
     with pytest.raises(ConfigurationError, match="token"):

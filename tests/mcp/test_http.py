@@ -30,11 +30,6 @@ INITIALIZE = {
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def paypal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
     db = tmp_path_factory.mktemp("mcp-http") / "sandbox.db"

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import orjson
 import pytest
 from fastapi.testclient import TestClient
@@ -15,29 +12,10 @@ from mcp.client.client import Client
 from cartagent.errors import ConfigurationError
 from cartagent.mcp import build_server, build_toolkit, parse_limits
 from cartagent.paypal import AsyncPayPalClient
-from cartagent.sandbox import Sandbox, create_app, ensure_merchant
 from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig
 
 pytestmark = pytest.mark.anyio
 ORDER = {"items": [{"name": "Mug", "quantity": 2, "unit_price": "15.00"}], "currency": "USD"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-async def paypal(sandbox: Sandbox, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
-    client_id = "mcp-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
-    ensure_merchant(sandbox, client_id, "secret")
-    async with AsyncPayPalClient(
-        client_id,
-        "secret",
-        base_url="http://sandbox.test",
-        transport=httpx.ASGITransport(app=create_app(sandbox)),
-    ) as client:
-        yield client
 
 
 def everything(client: AsyncPayPalClient) -> Toolkit:
@@ -54,9 +32,9 @@ def payload(result: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_tools_are_listed_with_the_registry_schemas_and_annotations(
-    paypal: AsyncPayPalClient, mode: str
+    paypal_client: AsyncPayPalClient, mode: str
 ) -> None:
-    toolkit = everything(paypal)
+    toolkit = everything(paypal_client)
     async with Client(build_server(toolkit), mode=mode) as client:
         listed = (await client.list_tools()).tools
 
@@ -69,8 +47,8 @@ async def test_tools_are_listed_with_the_registry_schemas_and_annotations(
         assert wire == tool.annotations.to_mcp()
 
 
-async def test_by_default_only_read_only_tools_are_served(paypal: AsyncPayPalClient) -> None:
-    async with Client(build_server(build_toolkit(paypal))) as client:
+async def test_by_default_only_read_only_tools_are_served(paypal_client: AsyncPayPalClient) -> None:
+    async with Client(build_server(build_toolkit(paypal_client))) as client:
         names = {t.name for t in (await client.list_tools()).tools}
 
     read_only = {t.name for t in ALL_TOOLS if t.annotations.read_only}
@@ -80,9 +58,9 @@ async def test_by_default_only_read_only_tools_are_served(paypal: AsyncPayPalCli
 
 
 async def test_a_call_reaches_the_sandbox_and_returns_compact_json(
-    paypal: AsyncPayPalClient,
+    paypal_client: AsyncPayPalClient,
 ) -> None:
-    toolkit = build_toolkit(paypal, actions={"orders": {"create": True}})
+    toolkit = build_toolkit(paypal_client, actions={"orders": {"create": True}})
     async with Client(build_server(toolkit)) as client:
         created = await client.call_tool("create_order", ORDER)
         order = payload(created)
@@ -97,9 +75,9 @@ async def test_a_call_reaches_the_sandbox_and_returns_compact_json(
 
 
 async def test_bad_arguments_are_an_error_result_naming_the_field(
-    paypal: AsyncPayPalClient,
+    paypal_client: AsyncPayPalClient,
 ) -> None:
-    async with Client(build_server(build_toolkit(paypal))) as client:
+    async with Client(build_server(build_toolkit(paypal_client))) as client:
         missing = await client.call_tool("get_order", {})
         extra = await client.call_tool("get_order", {"order_id": "X", "amount": 3})
 
@@ -111,9 +89,9 @@ async def test_bad_arguments_are_an_error_result_naming_the_field(
 
 
 async def test_a_paypal_error_is_an_error_result_with_paypals_message(
-    paypal: AsyncPayPalClient,
+    paypal_client: AsyncPayPalClient,
 ) -> None:
-    async with Client(build_server(build_toolkit(paypal))) as client:
+    async with Client(build_server(build_toolkit(paypal_client))) as client:
         result = await client.call_tool("get_order", {"order_id": "0NOSUCHORDER00000"})
 
     error = payload(result)
@@ -125,8 +103,10 @@ async def test_a_paypal_error_is_an_error_result_with_paypals_message(
     assert error["message"] in result.content[0].text
 
 
-async def test_an_unknown_or_disabled_tool_is_an_error_result(paypal: AsyncPayPalClient) -> None:
-    async with Client(build_server(build_toolkit(paypal))) as client:
+async def test_an_unknown_or_disabled_tool_is_an_error_result(
+    paypal_client: AsyncPayPalClient,
+) -> None:
+    async with Client(build_server(build_toolkit(paypal_client))) as client:
         result = await client.call_tool("capture_order", {"order_id": "X"})
 
     assert result.is_error
@@ -134,9 +114,9 @@ async def test_an_unknown_or_disabled_tool_is_an_error_result(paypal: AsyncPayPa
 
 
 async def test_an_exception_inside_the_toolkit_never_reaches_the_transport(
-    paypal: AsyncPayPalClient, monkeypatch: pytest.MonkeyPatch
+    paypal_client: AsyncPayPalClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    toolkit = build_toolkit(paypal)
+    toolkit = build_toolkit(paypal_client)
 
     async def explode(name: str, arguments: dict[str, Any] | None) -> Any:
         raise RuntimeError("secret internals")
@@ -153,9 +133,9 @@ async def test_an_exception_inside_the_toolkit_never_reaches_the_transport(
 
 
 async def test_money_moving_tools_are_refused_unless_allowed(
-    paypal: AsyncPayPalClient, http: TestClient
+    paypal_client: AsyncPayPalClient, http: TestClient
 ) -> None:
-    toolkit = build_toolkit(paypal, actions={"orders": {"create": True, "capture": True}})
+    toolkit = build_toolkit(paypal_client, actions={"orders": {"create": True, "capture": True}})
     async with Client(build_server(toolkit)) as client:
         order = payload(await client.call_tool("create_order", ORDER))
         http.post(f"/checkoutnow?token={order['id']}", data={}, follow_redirects=False)
@@ -168,14 +148,14 @@ async def test_money_moving_tools_are_refused_unless_allowed(
 
 
 async def test_allowed_money_moving_still_obeys_spend_limits(
-    paypal: AsyncPayPalClient, http: TestClient
+    paypal_client: AsyncPayPalClient, http: TestClient
 ) -> None:
     actions = {"orders": {"create": True, "capture": True}}
     tight = build_toolkit(
-        paypal, actions=actions, allow_money_moving=True, limits=parse_limits(["USD=20"])
+        paypal_client, actions=actions, allow_money_moving=True, limits=parse_limits(["USD=20"])
     )
     roomy = build_toolkit(
-        paypal, actions=actions, allow_money_moving=True, limits=parse_limits(["USD=100"])
+        paypal_client, actions=actions, allow_money_moving=True, limits=parse_limits(["USD=100"])
     )
     async with Client(build_server(tight)) as client:
         order = payload(await client.call_tool("create_order", ORDER))
@@ -191,7 +171,7 @@ async def test_allowed_money_moving_still_obeys_spend_limits(
 
 
 async def test_allowing_money_moving_without_a_spend_limit_is_refused(
-    paypal: AsyncPayPalClient,
+    paypal_client: AsyncPayPalClient,
 ) -> None:
     with pytest.raises(ConfigurationError, match="spend limit"):
-        build_toolkit(paypal, actions={"orders": {"capture": True}}, allow_money_moving=True)
+        build_toolkit(paypal_client, actions={"orders": {"capture": True}}, allow_money_moving=True)

@@ -22,11 +22,6 @@ ORDER = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def paypal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxProcess]:
     db = tmp_path_factory.mktemp("mcp-stdio") / "sandbox.db"

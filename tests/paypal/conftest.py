@@ -110,11 +110,6 @@ class FakeClock:
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def client_id(sandbox: Sandbox, request: pytest.FixtureRequest) -> str:
     """A merchant of this test's own in the sandbox (secret ``SECRET``)."""
     client_id = "pp-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]

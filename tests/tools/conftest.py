@@ -7,15 +7,12 @@ call); the client talks to the sandbox's ASGI app, so nothing touches the networ
 from __future__ import annotations
 
 import asyncio
-import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from cartagent.paypal import AsyncPayPalClient
-from cartagent.sandbox import Sandbox, create_app, ensure_merchant
 from cartagent.tools import (
     ALL_TOOLS,
     ApprovalCallback,
@@ -46,21 +43,6 @@ def call(toolkit: Toolkit, name: str, arguments: dict[str, Any] | None = None) -
 
 
 MakeToolkit = Callable[..., Toolkit]
-
-
-@pytest.fixture
-def paypal_client(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[AsyncPayPalClient]:
-    """The async PayPal client of a merchant of this test's own, on the sandbox app."""
-    client_id = "tk-" + hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:16]
-    ensure_merchant(sandbox, client_id, SECRET)
-    client = AsyncPayPalClient(
-        client_id,
-        SECRET,
-        base_url=BASE_URL,
-        transport=httpx.ASGITransport(app=create_app(sandbox)),
-    )
-    yield client
-    asyncio.run(client.aclose())
 
 
 @pytest.fixture
