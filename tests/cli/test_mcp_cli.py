@@ -36,6 +36,8 @@ def run(*args: str, **env: str) -> tuple[int, str]:
             ["--actions", '{"orders": {"capture": true}}', "--allow-money-moving", *CREDENTIALS],
             "no spend limit",
         ),
+        (["--catalog", "tau", "--search-model", "oracle", *CREDENTIALS], "--search-model"),
+        (["--catalog", "/no/such/catalog.jsonl", *CREDENTIALS], "does not exist"),
     ],
 )
 def test_a_bad_configuration_stops_before_serving(args: list[str], message: str) -> None:

@@ -96,3 +96,29 @@ async def test_a_paypal_error_comes_back_as_an_error_result_over_stdio(
 
     assert result.is_error
     assert orjson.loads(result.content[0].text)["name"] == "RESOURCE_NOT_FOUND"
+
+
+async def test_a_catalog_adds_product_search_over_stdio(paypal: SandboxProcess) -> None:
+    with anyio.fail_after(60):
+        async with stdio(paypal, "--catalog", "tau") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            result = await client.call_tool(
+                "search_products", {"request": "white running shoes, not leather", "k": 3}
+            )
+
+    assert "search_products" in names
+    assert not result.is_error
+    found = orjson.loads(result.content[0].text)
+    assert found["understood"]["category"] == "running shoes"
+    assert found["products"], found
+    for product in found["products"]:
+        assert product["title"] == "Running Shoes"
+        assert product["variant"]["options"]["color"] == "white"
+        assert product["variant"]["options"]["material"] != "leather"
+
+
+async def test_tools_without_a_catalog_do_not_include_search(paypal: SandboxProcess) -> None:
+    with anyio.fail_after(30):
+        async with stdio(paypal) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+    assert "search_products" not in names

@@ -301,6 +301,21 @@ def test_common_words_are_not_typo_corrected() -> None:
     assert parse("french press").attributes == {"type": ["french press"]}
 
 
+@pytest.mark.parametrize(
+    ("request_", "unwanted"),
+    [
+        ("amazon basics batteries", ("brand", "Asics")),
+        ("coffee beans", ("category", "jeans")),
+        ("coffe beans 2 lb", ("category", "jeans")),
+    ],
+)
+def test_typo_correction_keeps_the_first_letter_and_never_invents_a_brand(
+    request_: str, unwanted: tuple[str, str]
+) -> None:
+    name, value = unwanted
+    assert getattr(parse(request_), name) != value
+
+
 def test_leftover_words_become_text() -> None:
     query = parse("I'm looking for a gift for my dad, please")
     assert query.text == "gift dad"

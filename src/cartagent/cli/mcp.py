@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..tools import Tool
 
 
 def resolve_base_url(value: str) -> str:
@@ -20,6 +23,25 @@ def resolve_base_url(value: str) -> str:
     if not url.startswith(("http://", "https://")):
         raise ConfigurationError(f"--base-url {value!r}: expected live, sandbox or an http(s) URL")
     return url.rstrip("/")
+
+
+def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
+    """``search_products`` over the catalog at ``catalog_path`` (indexed in memory at start)."""
+    from ..retrieval.lexical import LexicalIndex
+    from ..retrieval.search import Searcher
+    from ..tools.search import search_tool
+    from .search import UNDERSTANDERS, load_catalog, locate_catalog
+
+    if model not in UNDERSTANDERS:
+        known = ", ".join(sorted(UNDERSTANDERS))
+        raise ConfigurationError(f"--search-model {model!r}: expected one of {known}")
+    try:
+        products = load_catalog(locate_catalog(None if catalog_path == "tau" else catalog_path))
+    except click.UsageError as error:
+        raise ConfigurationError(f"--catalog: {error.format_message()}") from None
+    searcher = Searcher(LexicalIndex.build(products), understand=UNDERSTANDERS[model]())
+    click.echo(f"cartagent mcp: search_products over {len(products)} products", err=True)
+    return search_tool(searcher)
 
 
 @click.command("mcp")
@@ -70,6 +92,21 @@ def resolve_base_url(value: str) -> str:
 @click.option(
     "--spend-total", multiple=True, metavar="CUR=AMOUNT", help="Cumulative limit per server run."
 )
+@click.option(
+    "--catalog",
+    "catalog_path",
+    envvar="CARTAGENT_CATALOG",
+    show_envvar=True,
+    default=None,
+    help="Also serve search_products over this catalog: a products file (.json/.jsonl/.csv/"
+    ".parquet), a tau-bench retail folder, or 'tau' for the store beside the repository.",
+)
+@click.option(
+    "--search-model",
+    default="rules",
+    show_default=True,
+    help="How search_products understands requests (a `cartagent understand --model` name).",
+)
 def mcp(
     transport: str,
     host: str,
@@ -82,12 +119,15 @@ def mcp(
     allow_money_moving: bool,
     spend_limit: tuple[str, ...],
     spend_total: tuple[str, ...],
+    catalog_path: str | None,
+    search_model: str,
 ) -> None:
     """Serve cartagent's PayPal tools as an MCP server.
 
     Read-only tools are on by default; --actions enables more. Tools that move money or delete
     data are listed but refused unless --allow-money-moving is given, since MCP offers no way
     to ask a human first. HTTP binds 127.0.0.1 and requires a bearer token on every request.
+    With --catalog, the read-only search_products tool searches that catalog too.
     """
     import anyio
 
@@ -96,6 +136,7 @@ def mcp(
     from ..mcp.policy import refused_tools
     from ..mcp.transports import serve_http, serve_stdio
     from ..paypal import AsyncPayPalClient
+    from ..tools import ALL_TOOLS
 
     # stdout is the protocol channel on stdio: everything else goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
@@ -110,9 +151,16 @@ def mcp(
         url = resolve_base_url(base_url)
         mapping: dict[str, Any] | None = load_actions(actions) if actions else None
         limits = parse_limits(spend_limit, spend_total)
+        tools = [*ALL_TOOLS]
+        if catalog_path is not None:
+            tools.append(_search_tool(catalog_path, search_model))
         client = AsyncPayPalClient(client_id, client_secret, base_url=url)
         toolkit = build_toolkit(
-            client, actions=mapping, allow_money_moving=allow_money_moving, limits=limits
+            client,
+            actions=mapping,
+            allow_money_moving=allow_money_moving,
+            limits=limits,
+            tools=tools,
         )
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from None

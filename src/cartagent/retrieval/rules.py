@@ -200,7 +200,10 @@ _CUES_BY_WORD = {
     w for cue in (*PRICE_MAX_CUES, *PRICE_MIN_CUES, *NEGATION_CUES) for w in cue.split()
 }
 _KNOWN_WORDS = {w for phrase in (*_VOCAB, *_SIZE_OF) for w in phrase.split()}
-_CORRECTABLE = {w for w in _KNOWN_WORDS if len(w) >= 5 and w.isalpha()}
+# Brands are never a correction target: a brand is a proper noun that rarely carries a typo, and
+# ordinary words one edit away ("basics" -> Asics) are far more common than misspelt brands.
+_BRAND_WORDS = {w for form in _BRAND_OF for w in form.split()}
+_CORRECTABLE = {w for w in _KNOWN_WORDS if len(w) >= 5 and w.isalpha() and w not in _BRAND_WORDS}
 _NEVER_CORRECT = set(STOPWORDS) | _CUES_BY_WORD | set(PROTECTED_WORDS)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -337,7 +340,9 @@ def _correct_typos(text: str) -> str:
         if word.endswith("s") and word[:-1] in _KNOWN_WORDS:
             return word
         for candidate in _edits1(word):
-            if candidate in _CORRECTABLE:
+            # Typists rarely get the first letter wrong; allowing it turns real words into
+            # vocabulary ("beans" -> jeans).
+            if candidate[:1] == word[:1] and candidate in _CORRECTABLE:
                 return candidate
         return word
 
