@@ -540,3 +540,7 @@ def test_context_is_bounded_and_tolerant() -> None:
     context: list[Any] = ["", None, 3, "red dress", *(["hello"] * 3)]
     assert isinstance(parse("in blue", context=context), SearchQuery)
     assert isinstance(parse("in blue", context=["x" * 100_000] * 100), SearchQuery)
+
+
+def test_a_bag_for_a_laptop_is_a_bag_not_a_laptop() -> None:
+    assert parse("laptop bag") == SearchQuery(text="laptop", category="bag")

@@ -3,17 +3,44 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+import orjson
 
 from ..bench.report import table
+from ..errors import ConfigurationError
+from .search import UNDERSTANDERS, load_catalog, locate_catalog
+
+if TYPE_CHECKING:
+    from ..evals.retrieval import SystemReport
+    from ..evals.understanding import AgreementReport, UnderstandingReport
+    from ..retrieval.search import Understander
 
 _WEBSHOP = Path("shared") / "data" / "webshop" / "goal_query_map.dev.json"
 
+_model_option = click.option(
+    "--model",
+    type=click.Choice(sorted(UNDERSTANDERS)),
+    default="rules",
+    show_default=True,
+    help="How requests are understood.",
+)
+_webshop_option = click.option(
+    "--webshop", default=None, help="WebShop goal_query_map JSON (default: ../shared)."
+)
+_limit_option = click.option(
+    "--limit", type=int, default=None, help="Only the first N WebShop instructions."
+)
+
 
 def _locate_webshop(given: str | None) -> Path | None:
+    """``given`` (which must exist), else the WebShop file beside the repo or the cwd, else None."""
     if given:
-        return Path(given)
+        path = Path(given)
+        if not path.is_file():
+            raise click.BadParameter(f"{path} is not a file", param_hint="--webshop")
+        return path
     here = Path(__file__).resolve()
     for root in (Path.cwd(), Path.cwd().parent, *here.parents):
         candidate = root / _WEBSHOP
@@ -27,50 +54,225 @@ def evaluate() -> None:
     """Measure cartagent's quality on labelled data."""
 
 
-@evaluate.command("understanding")
-@click.option("--model", type=click.Choice(["rules"]), default="rules", show_default=True)
-@click.option("--set", "set_path", default=None, help="Labelled JSONL (default: the packaged set).")
-@click.option("--webshop", default=None, help="WebShop goal_query_map JSON (default: ../shared).")
-@click.option("--limit", type=int, default=None, help="Only the first N WebShop instructions.")
-def understanding(model: str, set_path: str | None, webshop: str | None, limit: int | None) -> None:
-    """Query understanding: the labelled set, and agreement with real shoppers' queries."""
-    from ..evals.understanding import load_cases, score_set, webshop_agreement
-    from ..retrieval.rules import parse
-
-    report = score_set(parse, load_cases(Path(set_path) if set_path else None))
-    click.echo(f"labelled set, model {model}")
-    click.echo(
-        table(
-            ["cases", "valid JSON", "exact", "precision", "recall", "F1", "price exact"],
+def _understanding_table(report: UnderstandingReport) -> str:
+    return table(
+        ["cases", "valid JSON", "exact", "precision", "recall", "F1", "price exact"],
+        [
             [
-                [
-                    report.cases,
-                    f"{report.valid_json}/{report.cases}",
-                    f"{report.exact}/{report.cases}",
-                    f"{report.precision:.3f}",
-                    f"{report.recall:.3f}",
-                    f"{report.f1:.3f}",
-                    f"{report.price_exact}/{report.price_cases}",
-                ]
-            ],
-        )
+                report.cases,
+                f"{report.valid_json}/{report.cases}",
+                f"{report.exact}/{report.cases}",
+                f"{report.precision:.3f}",
+                f"{report.recall:.3f}",
+                f"{report.f1:.3f}",
+                f"{report.price_exact}/{report.price_cases}",
+            ]
+        ],
     )
+
+
+def _agreement_table(agreement: AgreementReport) -> str:
+    return table(
+        ["instructions", "token F1", "precision", "recall"],
+        [
+            [
+                agreement.instructions,
+                f"{agreement.mean_f1:.3f}",
+                f"{agreement.mean_precision:.3f}",
+                f"{agreement.mean_recall:.3f}",
+            ]
+        ],
+    )
+
+
+def _understanding_sections(
+    understand: Understander,
+    model: str,
+    set_path: Path | None,
+    webshop: str | None,
+    limit: int | None,
+) -> dict[str, Any]:
+    """Print the labelled-set and WebShop tables; return their figures."""
+    from ..evals.understanding import load_cases, score_set, webshop_agreement
+
+    report = score_set(understand, load_cases(set_path))
+    click.echo(f"labelled set, model {model}")
+    click.echo(_understanding_table(report))
+    figures: dict[str, Any] = {
+        "understanding": {
+            "cases": report.cases,
+            "valid_json": report.valid_json,
+            "exact": report.exact,
+            "precision": round(report.precision, 4),
+            "recall": round(report.recall, 4),
+            "f1": round(report.f1, 4),
+            "price_exact": report.price_exact,
+            "price_cases": report.price_cases,
+        },
+        "webshop": None,
+    }
     path = _locate_webshop(webshop)
     if path is None:
         click.echo("WebShop data not found: pass --webshop PATH", err=True)
-        return
-    agreement = webshop_agreement(parse, path, limit=limit)
+        return figures
+    agreement = webshop_agreement(understand, path, limit=limit)
     click.echo(f"\nagreement with human WebShop queries ({path.name})")
-    click.echo(
-        table(
-            ["instructions", "token F1", "precision", "recall"],
+    click.echo(_agreement_table(agreement))
+    figures["webshop"] = {
+        "instructions": agreement.instructions,
+        "token_f1": round(agreement.mean_f1, 4),
+        "precision": round(agreement.mean_precision, 4),
+        "recall": round(agreement.mean_recall, 4),
+    }
+    return figures
+
+
+@evaluate.command("understanding")
+@_model_option
+@click.option("--set", "set_path", default=None, help="Labelled JSONL (default: the packaged set).")
+@_webshop_option
+@_limit_option
+def understanding(model: str, set_path: str | None, webshop: str | None, limit: int | None) -> None:
+    """Query understanding: the labelled set, and agreement with real shoppers' queries."""
+    understand = UNDERSTANDERS[model]()
+    _understanding_sections(understand, model, Path(set_path) if set_path else None, webshop, limit)
+
+
+def _retrieval_table(reports: list[SystemReport]) -> str:
+    k = reports[0].k if reports else 10
+    return table(
+        ["system", "queries", f"recall@{k}", f"nDCG@{k}", "MRR", "zero-hit", "ms/query"],
+        [
             [
-                [
-                    agreement.instructions,
-                    f"{agreement.mean_f1:.3f}",
-                    f"{agreement.mean_precision:.3f}",
-                    f"{agreement.mean_recall:.3f}",
-                ]
-            ],
-        )
+                r.name,
+                r.queries,
+                f"{r.recall:.3f}",
+                f"{r.ndcg:.3f}",
+                f"{r.mrr:.3f}",
+                r.zero_hits,
+                f"{r.mean_ms:.2f}",
+            ]
+            for r in reports
+        ],
     )
+
+
+def _group_table(reports: list[SystemReport]) -> str:
+    groups = reports[0].groups() if reports else []
+    rows = []
+    for group in groups:
+        parts = [r.only(group) for r in reports]
+        rows.append([group, parts[0].queries, *(f"{p.ndcg:.3f} ({p.recall:.3f})" for p in parts)])
+    return table(["group", "queries", *(r.name for r in reports)], rows)
+
+
+def _retrieval_json(reports: list[SystemReport]) -> dict[str, Any]:
+    return {
+        "systems": {
+            r.name: {**r.summary(), "groups": {g: r.only(g).summary() for g in r.groups()}}
+            for r in reports
+        },
+        "queries": [
+            {
+                "request": outcomes[0].request,
+                "group": outcomes[0].group,
+                "relevant": outcomes[0].relevant,
+                "results": {
+                    r.name: {
+                        "recall": round(o.recall, 4),
+                        "ndcg": round(o.ndcg, 4),
+                        "rr": round(o.rr, 4),
+                        "ms": round(o.ms, 3),
+                        "hits": [
+                            {"title": title, "variant": variant, "grade": grade}
+                            for (title, variant), grade in zip(o.hits, o.grades, strict=True)
+                        ],
+                    }
+                    for r, o in zip(reports, outcomes, strict=True)
+                },
+            }
+            for outcomes in zip(*(r.outcomes for r in reports), strict=True)
+        ],
+    }
+
+
+@evaluate.command("retrieval")
+@_model_option
+@click.option(
+    "--catalog",
+    "catalog_path",
+    default=None,
+    help="A products file or a tau-bench retail folder (default: shared/data/tau-bench-retail).",
+)
+@click.option(
+    "--set",
+    "set_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Labelled retrieval JSONL for that catalog (default: the packaged tau-bench set).",
+)
+@_webshop_option
+@_limit_option
+@click.option("--no-dense", is_flag=True, help="Lexical systems only (no MiniLM).")
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write every figure, and each query's hits, to this JSON file.",
+)
+def retrieval(
+    model: str,
+    catalog_path: str | None,
+    set_path: Path | None,
+    webshop: str | None,
+    limit: int | None,
+    no_dense: bool,
+    json_path: Path | None,
+) -> None:
+    """Understanding, WebShop agreement, then retrieval quality on labelled requests.
+
+    Retrieval compares lexical, dense and hybrid search on the raw words with hybrid search on
+    the --model's structured query (lexical and lexical+understanding with --no-dense): recall,
+    nDCG and MRR at 10, queries with no hits and mean latency, overall and per request group.
+    """
+    from ..evals.retrieval import evaluate_retrieval, judge, load_retrieval_cases, standard_systems
+
+    catalog = locate_catalog(catalog_path)
+    products = load_catalog(catalog)
+    hint = "" if set_path else " (the packaged set labels the tau-bench store: pass --set)"
+    try:
+        cases = load_retrieval_cases(set_path)
+        judge(cases, products)  # fail before any work when a label does not fit the catalog
+    except ConfigurationError as error:
+        raise click.ClickException(f"{error}{hint}") from None
+    embedder = None
+    if not no_dense:
+        from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
+
+        try:
+            minilm_model_dir()
+        except FileNotFoundError as error:
+            raise click.ClickException(f"{error} (or pass --no-dense)") from None
+        embedder = MiniLMEmbedder()
+
+    understand = UNDERSTANDERS[model]()
+    figures = _understanding_sections(understand, model, None, webshop, limit)
+    systems = standard_systems(products, understand, embedder=embedder)
+    reports = evaluate_retrieval(systems, cases, products)
+
+    click.echo(f"\nretrieval on {len(cases)} labelled requests, {len(products)} products")
+    click.echo(_retrieval_table(reports))
+    click.echo("\nnDCG@10 (recall@10) by request group")
+    click.echo(_group_table(reports))
+    if json_path is not None:
+        figures = {
+            "model": model,
+            "catalog": str(catalog),
+            "set": str(set_path) if set_path else "retrieval_tau.jsonl",
+            "k": reports[0].k if reports else 10,
+            **figures,
+            "retrieval": _retrieval_json(reports),
+        }
+        json_path.write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2))
+        click.echo(f"figures written to {json_path}", err=True)

@@ -262,6 +262,7 @@ CATEGORIES: Final[dict[str, tuple[str, ...]]] = {
     # bags and accessories
     "backpack": ("backpack", "backpacks", "rucksack", "mochila", "sac à dos", "rucksäcke"),
     "handbag": ("handbag", "handbags", "purse", "purses", "tote", "tote bag", "bolso"),
+    "bag": ("bag", "bags", "duffel", "duffel bag", "messenger bag"),
     "wallet": ("wallet", "wallets", "cartera"),
     "luggage set": ("luggage set", "luggage sets", "luggage", "suitcase", "suitcases"),
     "sunglasses": ("sunglasses", "sun glasses", "shades", "gafas de sol", "lunettes de soleil"),
