@@ -544,3 +544,10 @@ def test_context_is_bounded_and_tolerant() -> None:
 
 def test_a_bag_for_a_laptop_is_a_bag_not_a_laptop() -> None:
     assert parse("laptop bag") == SearchQuery(text="laptop", category="bag")
+
+
+@pytest.mark.parametrize("blend", ["recycled polyester", "spandex blend", "cotton blend"])
+def test_a_negated_blend_excludes_the_whole_blend(blend: str) -> None:
+    query = parse(f"leggings not {blend}")
+    assert query.exclude == [Exclusion(field="material", value=blend)]
+    assert query.attributes == {}

@@ -136,6 +136,30 @@ MATERIALS: Final[dict[str, tuple[str, ...]]] = {
     "silicone": ("silicone",),
     "memory foam": ("memory foam",),
     "down": ("goose down", "down filled", "down-filled"),
+    # Blends and named fabrics: one value each, so "not recycled polyester" excludes the blend
+    # rather than wanting polyester and excluding the word "recycled".
+    "recycled polyester": ("recycled polyester",),
+    "recycled nylon": ("recycled nylon",),
+    "cotton blend": ("cotton blend",),
+    "wool blend": ("wool blend",),
+    "spandex blend": ("spandex blend",),
+    "stretch denim": ("stretch denim",),
+    "organic cotton denim": ("organic cotton denim",),
+    "carbon steel": ("carbon steel",),
+    "faux fur": ("faux fur",),
+    "french terry": ("french terry",),
+    "microfiber": ("microfiber", "microfibre"),
+    "velvet": ("velvet",),
+    "satin": ("satin",),
+    "sateen": ("sateen",),
+    "percale": ("percale",),
+    "boucle": ("boucle", "bouclé"),
+    "alpaca": ("alpaca",),
+    "cork": ("cork",),
+    "pvc": ("pvc",),
+    "tpe": ("tpe",),
+    "eva": ("eva", "eva foam"),
+    "synthetic": ("synthetic",),
 }
 
 # Product-level descriptors other than material and gender: key -> canonical -> surface forms.
