@@ -8,6 +8,7 @@
     │   ├── PayPalAuthError       401/403: credentials or permissions
     │   ├── PayPalClientError     other 4xx: the request was wrong (name, details[] say why)
     │   └── PayPalServerError     5xx or transport failure after retries: try again later
+    ├── ModelError                the model endpoint failed (HTTP error, transport, garbled reply)
     ├── ToolError                 the model: bad arguments or a refused action it can fix
     ├── StepLimitExceeded         the model kept calling tools past the turn's step limit
     └── ApprovalError             the human: a money-moving or destructive tool needs a yes
@@ -27,6 +28,7 @@ __all__ = [
     "ApprovalRequired",
     "CartagentError",
     "ConfigurationError",
+    "ModelError",
     "PayPalAuthError",
     "PayPalClientError",
     "PayPalError",
@@ -44,6 +46,19 @@ class CartagentError(Exception):
 
 class ConfigurationError(CartagentError):
     """A setting is missing or invalid; nothing was sent anywhere."""
+
+
+class ModelError(CartagentError):
+    """The model endpoint failed: an HTTP error answer, a transport failure or a garbled reply.
+
+    ``http_status`` is ``None`` when no answer arrived (timeout, refused connection).
+    """
+
+    def __init__(self, message: str, *, http_status: int | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.http_status = http_status
+        self.body = body
 
 
 @dataclass(frozen=True)
