@@ -1,0 +1,297 @@
+"""Query understanding by a language model: checked, repaired, grounded, cached, with a fallback.
+
+``ModelUnderstander(model)`` asks a :class:`~cartagent.llm.Model` for a :class:`SearchQuery` as
+JSON (the prompt and response format of :mod:`cartagent.retrieval.prompt`) and never trusts it:
+
+1. the reply is validated; invalid JSON goes through :func:`~cartagent.retrieval.repair.repair`
+   (code fences, chatter, trailing commas, truncated output, common wrong shapes);
+2. :func:`~cartagent.retrieval.grounding.ground` removes structured values the shopper's words
+   do not support (hallucinations, injected constraints; the rule is documented there);
+3. when the model fails, or nothing usable is left, the fallback (the rule parser) answers;
+4. good answers are kept in an optional :class:`~cartagent.retrieval.cache.SemanticCache`.
+
+It is awaited (:meth:`ModelUnderstander.understand`) or called like any ``Understander``
+(``understander(request, context=...)``): the sync call runs the coroutine on ONE long-lived
+event loop in a background thread (an anyio blocking portal), so clients inside the model (an
+HTTP connection pool, say) stay bound to a single loop whichever thread calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+import weakref
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from types import TracebackType
+from typing import Any, Literal
+
+import anyio.to_thread
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from opentelemetry import context as otel_context
+from pydantic import ValidationError
+
+from ..errors import ConfigurationError
+from ..llm import Model, Usage
+from .cache import SemanticCache
+from .grounding import ground
+from .prompt import RESPONSE_FORMAT, Example, PromptStyle, understanding_messages
+from .query import SearchQuery
+from .repair import UnrepairableOutput, repair
+from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, parse
+from .search import Understander
+from .spans import stage
+
+__all__ = ["ModelUnderstander", "Source", "UnderstanderStats", "Understanding"]
+
+Source = Literal["model", "repaired", "rules", "cache"]
+
+_MAX_PROBLEM_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Understanding:
+    """How a request was understood, and by which path.
+
+    ``source``: ``model`` (the reply was valid and grounded as it was), ``repaired`` (the reply
+    had to be fixed, or grounding removed something; ``problems`` say what), ``rules`` (the
+    fallback answered: empty request, model error or unusable reply) or ``cache``.
+    ``timings`` holds milliseconds per stage run (``cache``, ``model``, ``repair``, ``fallback``);
+    ``usage`` the model's token counts when it reported them.
+    """
+
+    query: SearchQuery
+    source: Source
+    problems: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    usage: Usage | None = None
+
+
+@dataclass
+class UnderstanderStats:
+    """Counts of a :class:`ModelUnderstander`'s calls by outcome (``skipped``: empty requests)."""
+
+    calls: int = 0
+    model_ok: int = 0
+    repaired: int = 0
+    fallbacks: int = 0
+    cache_hits: int = 0
+    skipped: int = 0
+
+
+def _describe(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= _MAX_PROBLEM_CHARS else text[: _MAX_PROBLEM_CHARS - 3] + "..."
+
+
+def _stop_portal(manager: AbstractContextManager[BlockingPortal]) -> None:
+    with contextlib.suppress(RuntimeError):  # already stopped, or on the portal's own thread
+        manager.__exit__(None, None, None)
+
+
+def _accepts_max_tokens(model: Model) -> bool:
+    try:
+        parameters = inspect.signature(model.complete).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "max_tokens" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+class ModelUnderstander:
+    """An ``Understander`` backed by a language model, with repair, grounding and a fallback.
+
+    ``fallback`` answers when the model fails or its reply is unusable (default: the rule
+    parser). ``cache`` keeps model answers for requests seen again. ``style`` and ``examples``
+    shape the prompt (:func:`~cartagent.retrieval.prompt.understanding_messages`).
+    ``max_tokens``, when set, is passed to ``model.complete``, which must accept it.
+
+    The sync call runs on a background event loop started on first use; :meth:`close` (or
+    leaving a ``with`` block) stops it. The model itself is not closed.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        fallback: Understander = parse,
+        cache: SemanticCache | None = None,
+        style: PromptStyle = "full",
+        examples: Sequence[Example] | None = None,
+        max_tokens: int | None = None,
+    ) -> None:
+        if style not in ("full", "short"):
+            raise ConfigurationError(f"unknown prompt style {style!r}; use 'full' or 'short'")
+        self._options: dict[str, Any] = {}
+        if max_tokens is not None:
+            if max_tokens < 1:
+                raise ConfigurationError(f"max_tokens must be at least 1, not {max_tokens}")
+            if not _accepts_max_tokens(model):
+                name = type(model).__name__
+                raise ConfigurationError(
+                    f"{name}.complete takes no max_tokens; set the limit on the model instead"
+                )
+            self._options["max_tokens"] = max_tokens
+        self.model = model
+        self.cache = cache
+        self._fallback = fallback
+        self._style: PromptStyle = style
+        self._examples = examples
+        self._stats = UnderstanderStats()
+        self._lock = threading.Lock()
+        self._portal: BlockingPortal | None = None
+        self._stopper: weakref.finalize[Any, Any] | None = None
+        self._closed = False
+
+    @property
+    def stats(self) -> UnderstanderStats:
+        """A snapshot of the counts so far."""
+        with self._lock:
+            return replace(self._stats)
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            setattr(self._stats, name, getattr(self._stats, name) + 1)
+
+    async def understand(self, request: str, *, context: Sequence[str] = ()) -> Understanding:
+        """Understand ``request`` after the earlier requests in ``context`` (oldest first).
+
+        Never raises because of the model: its errors and unusable replies make the fallback
+        answer, with the reason in ``problems``.
+        """
+        self._count("calls")
+        turns = tuple(t for t in context if isinstance(t, str) and t.strip())[-MAX_CONTEXT_TURNS:]
+        if not isinstance(request, str) or not request.strip():
+            self._count("skipped")
+            return Understanding(SearchQuery(), "rules")
+        problems: list[str] = []
+        if len(request) > MAX_REQUEST_CHARS:
+            request = request[:MAX_REQUEST_CHARS]
+            problems.append(f"request cut to {MAX_REQUEST_CHARS} characters")
+        timings: dict[str, float] = {}
+        cached = await self._cached("get", (request, turns), problems, timings)
+        if cached is not None:
+            self._count("cache_hits")
+            return Understanding(cached, "cache", tuple(problems), timings)
+        answer, usage = await self._ask(request, turns, problems, timings)
+        if answer is None:
+            self._count("fallbacks")
+            with stage("fallback", timings):
+                query = self._fallback(request, context=turns)
+            return Understanding(query, "rules", tuple(problems), timings, usage)
+        query, source = answer
+        self._count("model_ok" if source == "model" else "repaired")
+        await self._cached("put", (request, turns, query), problems, timings)
+        return Understanding(query, source, tuple(problems), timings, usage)
+
+    async def _cached(
+        self,
+        operation: Literal["get", "put"],
+        args: tuple[Any, ...],
+        problems: list[str],
+        timings: dict[str, float],
+    ) -> SearchQuery | None:
+        """Run a cache lookup or store off the event loop (embedding takes milliseconds)."""
+        if self.cache is None:
+            return None
+        run: Callable[..., SearchQuery | None] = getattr(self.cache, operation)
+        try:
+            with stage("cache", timings):
+                return await anyio.to_thread.run_sync(run, *args)
+        except Exception as exc:  # the cache only saves time; a broken one must not cost answers
+            problems.append(f"cache failed: {_describe(exc)}")
+            return None
+
+    async def _ask(
+        self, request: str, turns: tuple[str, ...], problems: list[str], timings: dict[str, float]
+    ) -> tuple[tuple[SearchQuery, Source] | None, Usage | None]:
+        messages = understanding_messages(
+            request, turns, examples=self._examples, style=self._style
+        )
+        try:
+            with stage("model", timings):
+                completion = await self.model.complete(
+                    messages, response_format=RESPONSE_FORMAT, **self._options
+                )
+        except Exception as exc:  # a failing model must not fail the search: rules answer
+            problems.append(f"model failed: {_describe(exc)}")
+            return None, None
+        text = completion.message.content or ""
+        with stage("repair", timings):
+            return self._read(text, request, turns, problems), completion.usage
+
+    def _read(
+        self, text: str, request: str, turns: tuple[str, ...], problems: list[str]
+    ) -> tuple[SearchQuery, Source] | None:
+        source: Source = "model"
+        try:
+            query = SearchQuery.model_validate_json(text)
+        except ValidationError:
+            try:
+                query, notes = repair(text, request)
+            except UnrepairableOutput as exc:
+                problems.append(f"unusable model output: {exc}")
+                return None
+            problems.extend(notes)
+            source = "repaired"
+        query, removed = ground(query, request, turns)
+        if removed:
+            problems.extend(removed)
+            source = "repaired"
+        if query.is_empty():
+            problems.append("the model's query is empty")
+            return None
+        return query, source
+
+    # ------------------------------------------------------------------------------ sync
+
+    def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        """The ``Understander`` protocol: :meth:`understand_sync`'s query."""
+        return self.understand_sync(request, context=context).query
+
+    def understand_sync(self, request: str, *, context: Sequence[str] = ()) -> Understanding:
+        """:meth:`understand` from synchronous code (any thread but the background loop's)."""
+        portal = self._running_portal()
+        # The loop's thread has its own context: carry the caller's span over so the stages
+        # nest under it.
+        return portal.call(self._understand_in, request, tuple(context), otel_context.get_current())
+
+    async def _understand_in(
+        self, request: str, context: tuple[str, ...], parent: otel_context.Context
+    ) -> Understanding:
+        token = otel_context.attach(parent)
+        try:
+            return await self.understand(request, context=context)
+        finally:
+            otel_context.detach(token)
+
+    def _running_portal(self) -> BlockingPortal:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("this ModelUnderstander is closed")
+            if self._portal is None:
+                manager = start_blocking_portal(name="cartagent-understanding")
+                self._portal = manager.__enter__()
+                # Also at interpreter exit: an unstopped portal thread blocks shutdown.
+                self._stopper = weakref.finalize(self, _stop_portal, manager)
+            return self._portal
+
+    def close(self) -> None:
+        """Stop the background event loop (if it started); later calls raise RuntimeError."""
+        with self._lock:
+            self._closed = True
+            stopper, self._stopper, self._portal = self._stopper, None, None
+        if stopper is not None:
+            stopper()
+
+    def __enter__(self) -> ModelUnderstander:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
