@@ -11,9 +11,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from types import TracebackType
-from typing import Self
+from typing import IO, Self
 
 import httpx
 
@@ -36,6 +37,7 @@ class ServerProcess:
         self.port = port or free_port(host)
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
 
     @property
     def base_url(self) -> str:
@@ -52,18 +54,22 @@ class ServerProcess:
         raise NotImplementedError
 
     def start(self) -> Self:
+        # A file, not a pipe: a chatty server (llama.cpp logs every layer it loads) would block
+        # once a pipe nobody reads is full.
+        stderr = self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
         self.proc = subprocess.Popen(
             self.command(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
             env=self.environment(),
             start_new_session=True,
         )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                error = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                stderr.seek(0)
+                error = stderr.read().decode(errors="replace")
                 raise RuntimeError(
                     f"{self.name} exited with {self.proc.returncode}: {error[-2000:]}"
                 )
@@ -78,20 +84,25 @@ class ServerProcess:
         )
 
     def stop(self, timeout: float = 10.0) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._close_log()
 
     def kill(self) -> None:
         """SIGKILL the server and its workers: no shutdown code runs."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def __enter__(self) -> Self:
         return self.start()
@@ -149,3 +160,35 @@ class SandboxProcess(ServerProcess):
         )
         response.raise_for_status()
         return str(response.json()["access_token"])
+
+
+class LlamaServerProcess(ServerProcess):
+    """llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``) for a GGUF.
+
+    Needs ``llama-cpp-python[server]``. Its ``/v1/chat/completions`` takes a JSON Schema as
+    ``response_format={"type": "json_object", "schema": ...}`` (``schema_style="json_object"``).
+    """
+
+    name = "llama.cpp server"
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        n_ctx: int = 2048,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        startup_timeout: float = 60.0,
+    ) -> None:
+        super().__init__(host=host, port=port, startup_timeout=startup_timeout)
+        self.model_path = os.fspath(model_path)
+        self.n_ctx = n_ctx
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "llama_cpp.server", "--model", self.model_path,
+            "--host", self.host, "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+        ]  # fmt: skip
+
+    def probe(self) -> None:
+        httpx.get(f"{self.base_url}/v1/models", timeout=2).raise_for_status()

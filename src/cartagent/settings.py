@@ -30,3 +30,23 @@ class SandboxSettings:
             client_id=env.get("CARTAGENT_SANDBOX_CLIENT_ID", "cartagent-sandbox-client"),
             client_secret=env.get("CARTAGENT_SANDBOX_CLIENT_SECRET", "cartagent-sandbox-secret"),
         )
+
+
+@dataclass(frozen=True)
+class LLMEndpointSettings:
+    """An OpenAI-compatible endpoint for query understanding (``--model openai``)."""
+
+    base_url: str | None
+    model: str
+    api_key: str | None
+    schema_style: str
+
+    @classmethod
+    def from_env(cls) -> LLMEndpointSettings:
+        env = os.environ
+        return cls(
+            base_url=env.get("CARTAGENT_LLM_BASE_URL") or None,
+            model=env.get("CARTAGENT_LLM_MODEL", "default"),
+            api_key=env.get("CARTAGENT_LLM_API_KEY") or None,
+            schema_style=env.get("CARTAGENT_LLM_SCHEMA_STYLE", "json_schema"),
+        )

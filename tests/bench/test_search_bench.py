@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from cartagent.bench.search import SearchBenchReport, bench_queries, render, run
@@ -53,13 +54,37 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     result = CliRunner().invoke(
         search_bench,
-        ["--sizes", "200", "--queries", "10", "--warmup", "2", "--json", str(out)],
+        [
+            *("--sizes", "200", "--queries", "10", "--warmup", "2", "--json", str(out)),
+            *("--models", "rules", "--model-requests", "5"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "p99 ms" in result.output
     data = orjson.loads(out.read_bytes())
     assert data["sizes"][0]["products"] == 200
     assert data["understanding"]["count"] > 0
+    assert [m["model"] for m in data["models"]] == ["rules"]
+    assert data["models"][0]["requests"] == 5
+
+
+@pytest.mark.llm
+def test_cli_times_a_real_small_model(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        search_bench,
+        [
+            *("--sizes", "100", "--queries", "5", "--warmup", "1"),
+            *("--models", "smollm2", "--model-requests", "2", "--no-cache"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "| smollm2 " in result.output
+
+
+def test_cli_rejects_unknown_models() -> None:
+    result = CliRunner().invoke(search_bench, ["--sizes", "100", "--models", "rules,oracle"])
+    assert result.exit_code != 0
+    assert "unknown oracle" in result.output
 
 
 def test_cli_rejects_bad_sizes() -> None:

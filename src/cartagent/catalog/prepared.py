@@ -31,7 +31,7 @@ ProblemSink = Callable[[RowProblem], None]
 @dataclass(frozen=True)
 class PreparedBatch:
     """Products ready to index: ``hashes[i]`` is ``content_hash(products[i])`` and, when the
-    build embeds, ``vectors[i]`` is the unit-length embedding of ``product_text(products[i])``."""
+    build embeds, ``vectors[i]`` is ``embed_products([products[i]], ...)``: a unit vector."""
 
     products: list[Product]
     hashes: list[str]

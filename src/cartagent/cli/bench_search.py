@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
+
+from ..bench.understanding import render_models
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..bench.understanding import ModelLatency
 
 
 def _sizes(raw: str) -> list[int]:
@@ -16,6 +24,39 @@ def _sizes(raw: str) -> list[int]:
     if not sizes or any(s <= 0 for s in sizes):
         raise click.BadParameter("give one or more positive catalog sizes")
     return sizes
+
+
+def _model_names(raw: str) -> list[str]:
+    from .understanders import UNDERSTANDERS
+
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    unknown = [n for n in names if n not in UNDERSTANDERS]
+    if unknown:
+        known = ", ".join(sorted(UNDERSTANDERS))
+        raise click.BadParameter(f"unknown {', '.join(unknown)}; known: {known}")
+    return names
+
+
+def _time_models(names: list[str], requests: int, with_cache: bool) -> list[ModelLatency]:
+    from ..bench.understanding import measure_models
+    from ..evals.understanding import load_cases
+    from .understanders import UNDERSTANDERS
+
+    chosen = [str(case["request"]) for case in load_cases()][:requests]
+    embedder = None
+    if with_cache and any(n != "rules" for n in names):
+        from ..retrieval.embeddings import MiniLMEmbedder
+
+        embedder = MiniLMEmbedder()
+    try:
+        return measure_models(
+            {n: UNDERSTANDERS[n] for n in names},
+            chosen,
+            cache_embedder=embedder,
+            progress=lambda line: click.echo(line, err=True),
+        )
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from None
 
 
 @click.command("search")
@@ -36,6 +77,27 @@ def _sizes(raw: str) -> list[int]:
     help="Where the temporary indexes go (default: the system temp folder).",
 )
 @click.option(
+    "--models",
+    default="rules,smollm2,gemma3-270m",
+    show_default=True,
+    help="Query-understanding models to time (`cartagent understand --model` names); "
+    "'' skips them.",
+)
+@click.option(
+    "--model-requests",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Labelled requests each model understands.",
+)
+@click.option(
+    "--cache/--no-cache",
+    "with_cache",
+    default=True,
+    show_default=True,
+    help="Also time LLM models answering from a semantic cache (MiniLM embeddings).",
+)
+@click.option(
     "--json",
     "json_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -49,14 +111,18 @@ def search_bench(
     warmup: int,
     seed: int,
     workdir: Path | None,
+    models: str,
+    model_requests: int,
+    with_cache: bool,
     json_path: Path | None,
 ) -> None:
-    """Synthetic catalog → lexical index build, then lexical search and rule parsing latency."""
+    """Synthetic catalog → index build and search latency; understanding latency per model."""
     from ..bench.search import render, run
 
     chosen = _sizes(sizes)
     if queries <= 0:
         raise click.BadParameter("must be positive", param_hint="--queries")
+    names = _model_names(models)
     report = run(
         chosen,
         queries=queries,
@@ -67,6 +133,12 @@ def search_bench(
         progress=lambda line: click.echo(line, err=True),
     )
     click.echo(render(report))
+    figures = report.to_json()
+    if names:
+        latencies = _time_models(names, model_requests, with_cache)
+        click.echo(f"\nUnderstanding latency per model ({model_requests} labelled requests)")
+        click.echo(render_models(latencies))
+        figures["models"] = [asdict(r) for r in latencies]
     if json_path is not None:
-        json_path.write_bytes(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2))
+        json_path.write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2))
         click.echo(f"figures written to {json_path}", err=True)

@@ -10,7 +10,8 @@ import orjson
 
 from ..bench.report import table
 from ..errors import ConfigurationError
-from .search import UNDERSTANDERS, load_catalog, locate_catalog
+from .search import load_catalog, locate_catalog
+from .understanders import UNDERSTANDERS, understander_for
 
 if TYPE_CHECKING:
     from ..evals.retrieval import SystemReport
@@ -134,7 +135,7 @@ def _understanding_sections(
 @_limit_option
 def understanding(model: str, set_path: str | None, webshop: str | None, limit: int | None) -> None:
     """Query understanding: the labelled set, and agreement with real shoppers' queries."""
-    understand = UNDERSTANDERS[model]()
+    understand = understander_for(model)
     _understanding_sections(understand, model, Path(set_path) if set_path else None, webshop, limit)
 
 
@@ -256,7 +257,7 @@ def retrieval(
             raise click.ClickException(f"{error} (or pass --no-dense)") from None
         embedder = MiniLMEmbedder()
 
-    understand = UNDERSTANDERS[model]()
+    understand = understander_for(model)
     figures = _understanding_sections(understand, model, None, webshop, limit)
     systems = standard_systems(products, understand, embedder=embedder)
     reports = evaluate_retrieval(systems, cases, products)

@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from .bench import bench
+from .catalog import catalog
 from .evaluate import evaluate
 from .mcp import mcp
 from .sandbox import sandbox
@@ -20,6 +21,7 @@ def cli() -> None:
 
 cli.add_command(sandbox)
 cli.add_command(bench)
+cli.add_command(catalog)
 cli.add_command(mcp)
 cli.add_command(search)
 cli.add_command(understand)

@@ -30,7 +30,8 @@ def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
     from ..retrieval.lexical import LexicalIndex
     from ..retrieval.search import Searcher
     from ..tools.search import search_tool
-    from .search import UNDERSTANDERS, load_catalog, locate_catalog
+    from .search import load_catalog, locate_catalog
+    from .understanders import UNDERSTANDERS
 
     if model not in UNDERSTANDERS:
         known = ", ".join(sorted(UNDERSTANDERS))

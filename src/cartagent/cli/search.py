@@ -2,7 +2,8 @@
 
 ``cartagent search 'red t-shirt under 50'`` understands the request, searches a catalog (by
 default the tau-bench retail store in ``shared/data/tau-bench-retail`` beside the repository)
-and prints the hits; ``--json`` prints the understood query, compact hits and timings as one
+and prints the hits (``--index DIR`` searches a folder ``cartagent catalog build`` wrote
+instead); ``--json`` prints the understood query, compact hits and timings as one
 JSON object. ``cartagent understand 'text'`` prints only the understood ``SearchQuery``; with no
 argument it reads one request per line from stdin and writes one JSON object per line.
 """
@@ -10,27 +11,32 @@ argument it reads one request per line from stdin and writes one JSON object per
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
+from .understanders import UNDERSTANDERS, understander_for
+
 if TYPE_CHECKING:
-    from ..catalog import Product
-    from ..retrieval.search import SearchResult, Understander
+    from ..catalog import Product, RowProblem
+    from ..retrieval.search import Searcher, SearchResult, Understander
 
 TAU_FOLDER = Path("shared") / "data" / "tau-bench-retail"
 _TAU_FILE = "products.json"
 
 
-def locate_catalog(path: str | None) -> Path:
-    """``path`` if given, else the tau-bench retail folder beside the repo or the cwd."""
+def locate_catalog(path: str | None, *, option: str = "--catalog") -> Path:
+    """``path`` if given, else the tau-bench retail folder beside the repo or the cwd.
+
+    ``option`` names the parameter that takes a catalog, in error messages.
+    """
     if path is not None:
         found = Path(path).expanduser()
         if not found.exists():
-            raise click.BadParameter(f"{found} does not exist", param_hint="--catalog")
+            raise click.BadParameter(f"{found} does not exist", param_hint=option)
         return found
     repo = Path(__file__).resolve().parents[3]
     candidates = [
@@ -44,7 +50,7 @@ def locate_catalog(path: str | None) -> Path:
     tried = ", ".join(str(c) for c in dict.fromkeys(candidates))
     raise click.UsageError(
         f"no catalog given and no tau-bench retail data found (looked in {tried}); "
-        "pass one with --catalog (a products file or a tau-bench retail folder)."
+        f"pass one with {option} (a products file or a tau-bench retail folder)."
     )
 
 
@@ -53,52 +59,26 @@ def load_catalog(path: Path) -> list[Product]:
 
     Rows ``load_products`` rejects are reported on stderr (with their line) and skipped.
     """
-    from ..catalog import load_products, tau_catalog
+    from ..catalog.local_engine import read_catalog
+    from ..errors import ConfigurationError
 
-    tau_file = path / _TAU_FILE if path.is_dir() else path
-    if path.is_dir() or (path.name == _TAU_FILE and _is_tau(tau_file)):
-        if not tau_file.is_file():
-            raise click.UsageError(f"{path} holds no {_TAU_FILE}")
-        try:
-            return tau_catalog(path)
-        except (OSError, ValueError) as error:
-            raise click.UsageError(f"cannot read {path}: {error}") from error
+    shown = path / _TAU_FILE if path.is_dir() else path
+
+    def report(problem: RowProblem) -> None:
+        click.echo(f"{shown}:{problem.line}: skipped: {problem.message}", err=True)
+
     try:
-        report = load_products(path)
-    except (OSError, ValueError) as error:
-        raise click.UsageError(f"cannot read {path}: {error}") from error
-    for problem in report.problems:
-        click.echo(f"{path}:{problem.line}: skipped: {problem.message}", err=True)
-    return list(report.products)
+        return read_catalog(path, report)
+    except ConfigurationError as error:
+        raise click.UsageError(str(error)) from error
 
-
-def _is_tau(path: Path) -> bool:
-    """Whether ``path`` looks like tau-bench's products.json (an object of ``product_id`` s)."""
-    try:
-        data = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return False
-    if not isinstance(data, dict) or not data:
-        return False
-    first = next(iter(data.values()))
-    return isinstance(first, dict) and "product_id" in first and "name" in first
-
-
-def _rules() -> Understander:
-    from ..retrieval.rules import parse
-
-    return parse
-
-
-UNDERSTANDERS: dict[str, Callable[[], Understander]] = {"rules": _rules}
-"""Query-understanding models by ``--model`` name (more, e.g. an LLM, slot in here)."""
 
 _model_option = click.option(
     "--model",
     type=click.Choice(sorted(UNDERSTANDERS)),
     default="rules",
     show_default=True,
-    help="How requests are understood.",
+    help="How requests are understood (see `cartagent understand --help`).",
 )
 
 
@@ -149,20 +129,65 @@ def _print_result(result: SearchResult) -> None:
     help="A products file (.json/.jsonl/.csv/.parquet) or a tau-bench retail folder; "
     "default: the tau-bench store in shared/data/tau-bench-retail.",
 )
+@click.option(
+    "--index",
+    "index_path",
+    default=None,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A folder `cartagent catalog build` wrote: search it (hybrid when it is dense) "
+    "instead of indexing --catalog in memory.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_model_option
-def search(request: str, k: int, catalog_path: str | None, as_json: bool, model: str) -> None:
+def search(
+    request: str,
+    k: int,
+    catalog_path: str | None,
+    index_path: Path | None,
+    as_json: bool,
+    model: str,
+) -> None:
     """Search the catalog for REQUEST, e.g. cartagent search 'red t-shirt under 50'."""
     from ..retrieval.lexical import LexicalIndex
     from ..retrieval.search import Searcher
 
-    products = load_catalog(locate_catalog(catalog_path))
-    searcher = Searcher(LexicalIndex.build(products), understand=UNDERSTANDERS[model]())
+    understand = understander_for(model)
+    if index_path is not None:
+        if catalog_path is not None:
+            raise click.UsageError("give --index or --catalog, not both")
+        searcher = _stored_searcher(index_path, understand)
+    else:
+        products = load_catalog(locate_catalog(catalog_path))
+        searcher = Searcher(LexicalIndex.build(products), understand=understand)
     result = searcher.search(request, k)
     if as_json:
         click.echo(_dumps(_result_json(result)))
     else:
         _print_result(result)
+
+
+def _stored_searcher(folder: Path, understand: Understander) -> Searcher:
+    """A searcher over a built index folder, with the embedder its dense part was made by."""
+    from ..errors import ConfigurationError
+    from ..retrieval.search import Searcher
+    from ..retrieval.store import open_index, read_manifest
+    from .catalog import EMBEDDERS
+
+    try:
+        manifest = read_manifest(folder)
+        embedder = None
+        if manifest.embedder is not None:
+            factory = EMBEDDERS.get(manifest.embedder.name)
+            if factory is None:
+                raise click.UsageError(
+                    f"{folder} was embedded with {manifest.embedder.name!r}, which this "
+                    f"cartagent does not have (it has: {', '.join(sorted(EMBEDDERS))})"
+                )
+            embedder = factory()
+        stored = open_index(folder, embedder=embedder)
+    except (OSError, ValueError, ConfigurationError) as error:
+        raise click.UsageError(f"cannot open --index {folder}: {error}") from error
+    return Searcher(stored.lexical, understand=understand, dense=stored.dense)
 
 
 @click.command("understand")
@@ -178,7 +203,7 @@ def understand(request: str | None, context: Sequence[str], model: str) -> None:
 
     Without REQUEST, reads one request per line from stdin and writes one JSON object per line.
     """
-    parse = UNDERSTANDERS[model]()
+    parse = understander_for(model)
     if request is not None:
         click.echo(parse(request, context=tuple(context)).model_dump_json())
         return

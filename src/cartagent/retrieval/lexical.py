@@ -17,6 +17,9 @@ retriever).
 Sorting: ``relevance`` (BM25; browsing without text orders by rating), ``price_asc`` /
 ``price_desc`` (by the chosen variant's price; exact, with early stopping on the product's
 min/max price), ``rating``.
+
+:class:`LexicalWriter` edits a persisted index in place of rebuilding it (incremental catalog
+builds replace changed products and delete removed ones by id).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..catalog import Product
 from .filters import NO_RATING, Hit, Plan, Words, analyzer, check, order_value, ordered, prep
 from .query import SearchQuery
 
-__all__ = ["Hit", "LexicalIndex"]
+__all__ = ["Hit", "LexicalIndex", "LexicalWriter"]
 
 SCHEMA_VERSION = 1
 _META_FILE = "cartagent-lexical.json"
@@ -107,47 +110,20 @@ class LexicalIndex:
         With ``path``, the index is written to that folder (created; an index already there is
         replaced) and can be reopened with :meth:`open`. Duplicate product ids are an error.
         """
-        schema = _schema()
-        if path is not None:
-            path = Path(path)
-            path.mkdir(parents=True, exist_ok=True)
-            index = tantivy.Index(schema, path=str(path), reuse=False)
-        else:
-            index = tantivy.Index(schema)
-        tokenizer = analyzer()
-        index.register_tokenizer(_TOKENIZER, tokenizer)
-        writer = index.writer(heap_size=heap_size)
+        writer = LexicalWriter(path, create=True, heap_size=heap_size, commit_every=commit_every)
         seen: set[str] = set()
-        count = 0
         for product in products:
             if product.id in seen:
                 raise ValueError(f"product id {product.id!r} appears more than once")
             seen.add(product.id)
-            writer.add_document(_document(product))
-            count += 1
-            if count % commit_every == 0:
-                writer.commit()
-        writer.commit()
-        writer.wait_merging_threads()
-        if path is not None:
-            meta = {"schema_version": SCHEMA_VERSION, "products": count}
-            (path / _META_FILE).write_bytes(orjson.dumps(meta))
-        return cls(index, path)
+            writer.add(product)
+        return writer.commit()
 
     @classmethod
     def open(cls, path: Path) -> LexicalIndex:
         """Reopen an index :meth:`build` persisted in ``path``."""
         path = Path(path)
-        meta_file = path / _META_FILE
-        if not meta_file.is_file() or not tantivy.Index.exists(str(path)):
-            raise FileNotFoundError(f"{path} holds no cartagent lexical index")
-        meta = orjson.loads(meta_file.read_bytes())
-        if meta.get("schema_version") != SCHEMA_VERSION:
-            raise ValueError(
-                f"{path}: index schema version {meta.get('schema_version')} is not "
-                f"{SCHEMA_VERSION}; rebuild it"
-            )
-        return cls(tantivy.Index.open(str(path)), path)
+        return cls(_open_persisted(path), path)
 
     # ---------------------------------------------------------------- access
 
@@ -382,6 +358,102 @@ class LexicalIndex:
             if key is None:
                 must.append((tantivy.Occur.MustNot, self._all_words(["title"], words)))
         return tantivy.Query.boolean_query(must)
+
+
+class LexicalWriter:
+    """Adds, replaces and deletes products; :meth:`commit` writes them and returns the index.
+
+    ``create=True`` starts an empty index (in memory when ``path`` is ``None``; in that folder
+    otherwise, replacing any index there); ``create=False`` edits the index persisted in
+    ``path``. Nothing is visible to readers of the folder before :meth:`commit`, except every
+    ``commit_every`` documents, which bounds the writer's memory on large builds.
+    """
+
+    def __init__(
+        self,
+        path: Path | None,
+        *,
+        create: bool,
+        heap_size: int = 256_000_000,
+        commit_every: int = 250_000,
+    ) -> None:
+        if path is None and not create:
+            raise ValueError("an index to edit needs its path")
+        if path is not None:
+            path = Path(path)
+        if not create and path is not None:
+            index = _open_persisted(path)
+        elif path is not None:
+            path.mkdir(parents=True, exist_ok=True)
+            index = tantivy.Index(_schema(), path=str(path), reuse=False)
+        else:
+            index = tantivy.Index(_schema())
+        index.register_tokenizer(_TOKENIZER, analyzer())
+        self._index = index
+        self._path = path
+        self._writer: tantivy.IndexWriter | None = index.writer(heap_size=heap_size)
+        self._commit_every = commit_every
+        self._pending = 0
+
+    def add(self, product: Product) -> None:
+        """Index ``product`` (the caller makes sure its id is not indexed already)."""
+        self._open_writer().add_document(_document(product))
+        self._counted()
+
+    def replace(self, product: Product) -> None:
+        """Index ``product`` in place of the product with its id (if any)."""
+        writer = self._open_writer()
+        writer.delete_documents_by_term("id", product.id)
+        writer.add_document(_document(product))
+        self._counted()
+
+    def delete(self, product_id: str) -> None:
+        """Remove the product with id ``product_id`` (if any)."""
+        self._open_writer().delete_documents_by_term("id", product_id)
+        self._counted()
+
+    def commit(self) -> LexicalIndex:
+        """Write every change and return the index; the writer cannot be used afterwards."""
+        writer = self._open_writer()
+        writer.commit()
+        writer.wait_merging_threads()
+        self._writer = None
+        index = LexicalIndex(self._index, self._path)
+        if self._path is not None:
+            meta = {"schema_version": SCHEMA_VERSION, "products": len(index)}
+            (self._path / _META_FILE).write_bytes(orjson.dumps(meta))
+        return index
+
+    def discard(self) -> None:
+        """Drop the changes not committed yet and stop the writer's threads (it is then closed)."""
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            writer.rollback()
+            writer.wait_merging_threads()
+
+    def _open_writer(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            raise RuntimeError("this LexicalWriter was committed already")
+        return self._writer
+
+    def _counted(self) -> None:
+        self._pending += 1
+        if self._pending >= self._commit_every:
+            self._open_writer().commit()
+            self._pending = 0
+
+
+def _open_persisted(path: Path) -> tantivy.Index:
+    meta_file = path / _META_FILE
+    if not meta_file.is_file() or not tantivy.Index.exists(str(path)):
+        raise FileNotFoundError(f"{path} holds no cartagent lexical index")
+    meta = orjson.loads(meta_file.read_bytes())
+    if meta.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(
+            f"{path}: index schema version {meta.get('schema_version')} is not "
+            f"{SCHEMA_VERSION}; rebuild it"
+        )
+    return tantivy.Index.open(str(path))
 
 
 # -------------------------------------------------------------------- indexing

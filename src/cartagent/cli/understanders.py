@@ -1,0 +1,88 @@
+"""The query-understanding models the command line offers, by ``--model`` name.
+
+``rules`` is the rule parser alone. ``smollm2`` and ``gemma3-270m`` run the packaged GGUF models
+in-process through llama.cpp (SmolLM2-135M-Instruct as a chat model, Gemma 3 270M, a base
+model, as plain completion), with the few-shot prompt, JSON-schema-constrained decoding,
+repair, grounding and the rule parser as fallback. ``openai`` sends the same prompt to any
+OpenAI-compatible server named by ``CARTAGENT_LLM_BASE_URL`` (and ``CARTAGENT_LLM_MODEL``,
+``CARTAGENT_LLM_API_KEY``, ``CARTAGENT_LLM_SCHEMA_STYLE``: ``json_schema`` for OpenAI and vLLM,
+``json_object`` for llama.cpp's server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..llm import Model
+    from ..retrieval.search import Understander
+
+__all__ = ["UNDERSTANDERS", "model_understander", "understander_for"]
+
+
+def _rules() -> Understander:
+    from ..retrieval.rules import parse
+
+    return parse
+
+
+def _packaged(name: str, *, chat: bool) -> Callable[[], Understander]:
+    def make() -> Understander:
+        from ..llm.llama_cpp import LlamaCppModel
+        from ..llm.packaged import packaged_model_path
+
+        return model_understander(LlamaCppModel(packaged_model_path(name), chat=chat))
+
+    return make
+
+
+def _openai() -> Understander:
+    from ..llm.openai_compat import OpenAICompatibleModel
+    from ..settings import LLMEndpointSettings
+
+    settings = LLMEndpointSettings.from_env()
+    if settings.base_url is None:
+        raise ConfigurationError(
+            "--model openai needs CARTAGENT_LLM_BASE_URL, e.g. http://127.0.0.1:8080/v1"
+        )
+    if settings.schema_style not in ("json_schema", "json_object"):
+        raise ConfigurationError(
+            f"CARTAGENT_LLM_SCHEMA_STYLE={settings.schema_style!r}: "
+            "expected json_schema or json_object"
+        )
+    model = OpenAICompatibleModel(
+        settings.base_url,
+        settings.model,
+        api_key=settings.api_key,
+        schema_style="json_object" if settings.schema_style == "json_object" else "json_schema",
+    )
+    return model_understander(model)
+
+
+def model_understander(model: Model) -> Understander:
+    """``model`` behind the understanding pipeline (prompt, constraints, repair, fallback)."""
+    from ..retrieval.understanding import ModelUnderstander
+
+    return ModelUnderstander(model)
+
+
+UNDERSTANDERS: dict[str, Callable[[], Understander]] = {
+    "rules": _rules,
+    "smollm2": _packaged("smollm2", chat=True),
+    "gemma3-270m": _packaged("gemma3-270m", chat=False),
+    "openai": _openai,
+}
+"""Query-understanding models by ``--model`` name; each entry builds one when called."""
+
+
+def understander_for(name: str) -> Understander:
+    """The ``--model`` named ``name``, built; a setting it lacks is a usage error."""
+    try:
+        return UNDERSTANDERS[name]()
+    except ConfigurationError as error:
+        raise click.UsageError(f"--model {name}: {error}") from None
