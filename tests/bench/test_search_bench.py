@@ -50,6 +50,33 @@ def test_run_tiny_catalog(tmp_path: Path) -> None:
     assert "Lexical search alone" in text and "rules.parse" in text and "| 500 " in text
 
 
+def test_dense_and_hybrid_search_are_measured_with_embedders(tmp_path: Path) -> None:
+    from cartagent.testing import HashingEmbedder
+
+    catalog_embedder = HashingEmbedder(dim=32)
+    report = run(
+        [400],
+        queries=15,
+        k=5,
+        warmup=3,
+        repeats=1,
+        workdir=tmp_path,
+        embedders=(catalog_embedder, HashingEmbedder(dim=32)),
+    )
+    dense = report.sizes[0].dense
+    assert dense is not None
+    # each distinct field text is embedded once, far fewer than three per product
+    assert dense.texts == catalog_embedder.calls < 3 * 400
+    assert dense.embed_s > 0 and dense.graph_s >= 0 and not dense.approximate
+    assert dense.dense.count == dense.hybrid.count == 15
+    assert 0 < dense.hybrid.p50_ms <= dense.hybrid.p99_ms
+    assert 0 < dense.hits_mean <= 5
+    assert dense.embed_query_p50_ms >= 0
+    assert report.to_json()["sizes"][0]["dense"]["texts"] == dense.texts
+    assert "hybrid p99 ms" in render(report)
+    assert "hybrid p99 ms" not in render(run([100], queries=5, warmup=1, workdir=tmp_path))
+
+
 def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     result = CliRunner().invoke(

@@ -121,7 +121,7 @@ def test_min_score_drops_far_products() -> None:
 def test_nothing_to_embed_finds_nothing(exact: DenseIndex) -> None:
     timings: dict[str, float] = {}
     assert exact.search(SearchQuery(sort="price_asc"), 5, timings=timings) == []
-    assert set(timings) == {"dense", "filter"}
+    assert set(timings) == {"embed", "dense", "filter"}
 
 
 def test_query_text_carries_structured_words() -> None:

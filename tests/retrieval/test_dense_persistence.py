@@ -13,6 +13,7 @@ from cartagent.catalog import Product, synthetic_catalog
 from cartagent.retrieval.dense import DenseIndex
 from cartagent.retrieval.embeddings import product_text
 from cartagent.retrieval.filters import Hit
+from cartagent.retrieval.product_vectors import embed_products
 from cartagent.retrieval.query import SearchQuery
 from cartagent.testing import HashingEmbedder
 
@@ -181,3 +182,40 @@ def test_saving_over_an_open_index_leaves_it_readable(tmp_path: Path) -> None:
     assert ids(opened.search(query, 3)) == expected  # still reads the files it mapped
     assert len(DenseIndex.open(tmp_path, embedder)) == 20
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_dense_search_checks_at_most_max_candidates_products() -> None:
+    from decimal import Decimal
+
+    from cartagent.catalog import Variant
+    from cartagent.retrieval.query import PriceRange
+
+    products = [
+        Product(
+            id=f"p{i}",
+            title=f"Blue mug {i}",
+            variants=(Variant(id=f"v{i}", options={}, price=Decimal(10)),),
+        )
+        for i in range(300)
+    ]
+    by_id = {p.id: p for p in products}
+    looked_up: list[str] = []
+
+    def lookup(product_id: str) -> Product | None:
+        looked_up.append(product_id)
+        return by_id.get(product_id)
+
+    embedder = HashingEmbedder(dim=32)
+    index = DenseIndex.from_vectors(
+        [p.id for p in products],
+        embed_products(products, embedder),
+        embedder,
+        products=lookup,
+    )
+    index.max_candidates = 100
+    nothing_matches = SearchQuery(text="blue mug", price=PriceRange(max=Decimal(1)))
+    assert index.search(nothing_matches, 5) == []
+    assert len(looked_up) == 100
+    looked_up.clear()
+    assert len(index.search(SearchQuery(text="blue mug"), 5)) == 5
+    assert len(looked_up) == 5

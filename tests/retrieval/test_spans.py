@@ -106,3 +106,30 @@ def test_a_search_reports_its_stages_as_spans_and_timings(exporter: Any) -> None
     } <= names
     assert result.hits[0].product.id == "m1"
     assert result.timings["total"] >= result.timings["understand"] > 0
+
+
+def test_a_hybrid_search_traces_every_stage(exporter: Any) -> None:
+    from decimal import Decimal
+
+    from cartagent.catalog import Product, Variant
+    from cartagent.retrieval.dense import DenseIndex
+    from cartagent.retrieval.lexical import LexicalIndex
+    from cartagent.retrieval.search import Searcher
+    from cartagent.testing import HashingEmbedder
+
+    mugs = [
+        Product(
+            id=f"m{i}",
+            title=f"Blue ceramic mug {i}",
+            variants=(Variant(id=f"v{i}", options={}, price=Decimal(9 + i)),),
+        )
+        for i in range(3)
+    ]
+    searcher = Searcher(LexicalIndex.build(mugs), dense=DenseIndex.build(mugs, HashingEmbedder()))
+    exporter.clear()
+    result = searcher.search("cheapest blue mug")
+    names = {span.name for span in exporter.get_finished_spans()}
+    stages = {"understand", "lexical", "embed", "dense", "filter", "fuse", "rerank"}
+    assert {f"retrieval.{n}" for n in stages} <= names
+    assert stages <= set(result.timings)
+    assert [h.product.id for h in result.hits] == ["m0", "m1", "m2"]

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import Product, synthetic_catalog
 from ..catalog.synthetic import KINDS
@@ -34,6 +34,9 @@ from ..retrieval import rules
 from ..retrieval.lexical import LexicalIndex
 from ..retrieval.query import SearchQuery
 from .report import percentile, table
+
+if TYPE_CHECKING:
+    from ..retrieval.embeddings import Embedder
 
 __all__ = [
     "QueryLatency",
@@ -166,6 +169,26 @@ class QueryLatency:
 
 
 @dataclass
+class DenseResult:
+    """The dense side of one catalog size: embedding, graph, dense-alone and hybrid search.
+
+    ``texts`` is how many distinct field texts were embedded for ``products`` products;
+    search latencies include embedding the query.
+    """
+
+    texts: int
+    embed_s: float
+    graph_s: float
+    approximate: bool
+    dense: QueryLatency
+    hybrid: QueryLatency
+    embed_query_p50_ms: float
+    fuse_p50_ms: float
+    hits_mean: float
+    zero_hit_queries: int
+
+
+@dataclass
 class SizeResult:
     """What one catalog size cost to build and to search."""
 
@@ -179,6 +202,7 @@ class SizeResult:
     filter_p50_ms: float
     hits_mean: float
     zero_hit_queries: int
+    dense: DenseResult | None = None
 
     @property
     def build_s(self) -> float:
@@ -280,6 +304,82 @@ def measure_understanding(requests: Sequence[str], repeats: int = 5) -> QueryLat
     return QueryLatency.of(samples)
 
 
+def measure_dense(
+    products: int,
+    queries: Sequence[SearchQuery],
+    lexical: LexicalIndex,
+    embedders: tuple[Embedder, Embedder],
+    *,
+    k: int = 10,
+    seed: int = 0,
+    warmup: int = 20,
+) -> DenseResult:
+    """Embed the same synthetic products, build the dense index over them, then search
+    ``queries`` with it alone and hybrid with ``lexical``.
+
+    ``embedders`` is (the one that embeds the catalog, the one that embeds queries): the same
+    model, but catalog embedding wants every core and queries want steady single-thread time.
+    """
+    import numpy as np
+
+    from ..retrieval.dense import DenseIndex
+    from ..retrieval.product_vectors import TextVectors, embed_products
+    from ..retrieval.search import Searcher
+
+    catalog_embedder, query_embedder = embedders
+    cache = TextVectors(catalog_embedder, capacity=1_000_000)
+    ids: list[str] = []
+    vectors = np.empty((products, catalog_embedder.dim), dtype=np.float32)
+    started = time.perf_counter()
+    batch: list[Product] = []
+    for product in synthetic_catalog(products, seed=seed):
+        batch.append(product)
+        if len(batch) == 4096:
+            vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
+            ids.extend(p.id for p in batch)
+            batch.clear()
+    if batch:
+        vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
+        ids.extend(p.id for p in batch)
+    embed_s = time.perf_counter() - started
+    started = time.perf_counter()
+    dense = DenseIndex.from_vectors(ids, vectors[: len(ids)], query_embedder, products=lexical.get)
+    graph_s = time.perf_counter() - started
+
+    alone = Searcher(dense)
+    hybrid = Searcher(lexical, dense=dense)
+    for query in queries[:warmup]:
+        hybrid.search_query(query, k)
+    clock = time.perf_counter
+    dense_ms: list[float] = []
+    hybrid_ms: list[float] = []
+    embed_ms: list[float] = []
+    fuse_ms: list[float] = []
+    hit_counts: list[int] = []
+    for query in queries:
+        started = clock()
+        alone.search_query(query, k)
+        dense_ms.append((clock() - started) * 1000)
+        started = clock()
+        result = hybrid.search_query(query, k)
+        hybrid_ms.append((clock() - started) * 1000)
+        embed_ms.append(result.timings.get("embed", float("nan")))
+        fuse_ms.append(result.timings.get("fuse", 0.0))
+        hit_counts.append(len(result.hits))
+    return DenseResult(
+        texts=cache.embedded,
+        embed_s=embed_s,
+        graph_s=graph_s,
+        approximate=dense.approximate,
+        dense=QueryLatency.of(dense_ms),
+        hybrid=QueryLatency.of(hybrid_ms),
+        embed_query_p50_ms=percentile([m for m in embed_ms if m == m], 50),
+        fuse_p50_ms=percentile(fuse_ms, 50),
+        hits_mean=sum(hit_counts) / len(hit_counts) if hit_counts else 0.0,
+        zero_hit_queries=sum(1 for c in hit_counts if c == 0),
+    )
+
+
 def measure_size(
     products: int,
     queries: Sequence[SearchQuery],
@@ -288,8 +388,10 @@ def measure_size(
     seed: int = 0,
     warmup: int = 20,
     workdir: Path | None = None,
+    embedders: tuple[Embedder, Embedder] | None = None,
 ) -> SizeResult:
-    """Build an index of ``products`` synthetic products on disk and search ``queries``."""
+    """Build an index of ``products`` synthetic products on disk and search ``queries``;
+    with ``embedders``, the dense index and hybrid search too (see :func:`measure_dense`)."""
     gc.collect()
     _reset_peak_rss()
     with tempfile.TemporaryDirectory(prefix="cartagent-bench-", dir=workdir) as tmp:
@@ -315,6 +417,11 @@ def measure_size(
             tantivy_ms.append(timings.get("lexical", 0.0))
             filter_ms.append(timings.get("filter", 0.0))
             hit_counts.append(len(hits))
+        dense = None
+        if embedders is not None:
+            dense = measure_dense(
+                products, queries, index, embedders, k=k, seed=seed, warmup=warmup
+            )
         peak = _peak_rss_bytes()
         del index
         gc.collect()
@@ -329,6 +436,7 @@ def measure_size(
         filter_p50_ms=percentile(filter_ms, 50),
         hits_mean=sum(hit_counts) / len(hit_counts) if hit_counts else 0.0,
         zero_hit_queries=sum(1 for c in hit_counts if c == 0),
+        dense=dense,
     )
 
 
@@ -342,6 +450,7 @@ def run(
     repeats: int = 5,
     workdir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    embedders: tuple[Embedder, Embedder] | None = None,
 ) -> SearchBenchReport:
     """Measure understanding once, then building and searching each catalog size in turn."""
     requests = bench_queries(queries, seed=seed)
@@ -357,7 +466,15 @@ def run(
         if progress is not None:
             progress(f"{size:,} products: generating, indexing, searching ...")
         report.sizes.append(
-            measure_size(size, parsed, k=k, seed=seed, warmup=warmup, workdir=workdir)
+            measure_size(
+                size,
+                parsed,
+                k=k,
+                seed=seed,
+                warmup=warmup,
+                workdir=workdir,
+                embedders=embedders,
+            )
         )
     return report
 
@@ -421,6 +538,45 @@ def render(report: SearchBenchReport) -> str:
             for r in report.sizes
         ],
     )
+    rows = []
+    for r in report.sizes:
+        d = r.dense
+        if d is None:
+            continue
+        rows.append(
+            [
+                f"{r.products:,}",
+                f"{d.texts:,}",
+                f"{d.embed_s:.1f}",
+                f"{d.graph_s:.1f}",
+                "HNSW" if d.approximate else "exact",
+                _ms(d.dense.p50_ms),
+                _ms(d.dense.p99_ms),
+                _ms(d.hybrid.p50_ms),
+                _ms(d.hybrid.p99_ms),
+                _ms(d.embed_query_p50_ms),
+                f"{d.hits_mean:.1f}",
+                d.zero_hit_queries,
+            ]
+        )
+    hybrid = ""
+    if rows:
+        headers = [
+            "products",
+            "texts embedded",
+            "embed s",
+            "graph s",
+            "dense search",
+            "dense p50 ms",
+            "dense p99 ms",
+            "hybrid p50 ms",
+            "hybrid p99 ms",
+            "query embed p50 ms",
+            "hits/query",
+            "0-hit queries",
+        ]
+        title = "Dense and hybrid (lexical + dense, RRF) search, query embedding included"
+        hybrid = f"\n\n{title}\n{table(headers, rows)}"
     u = report.understanding
     understand = table(
         ["stage", "calls", "p50 ms", "p99 ms", "mean ms"],
@@ -429,6 +585,7 @@ def render(report: SearchBenchReport) -> str:
     note = "" if report.peak_rss_reset else "\n(peak RSS is cumulative: it could not be reset)"
     return (
         f"Index build (synthetic catalog, on disk){note}\n{build}\n\n"
-        f"Lexical search alone, k={report.k}, parsed queries (no understanding)\n{search}\n\n"
+        f"Lexical search alone, k={report.k}, parsed queries (no understanding)\n{search}"
+        f"{hybrid}\n\n"
         f"Understanding alone ({report.queries} requests)\n{understand}"
     )

@@ -14,6 +14,7 @@ from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ..bench.understanding import ModelLatency
+    from ..retrieval.embeddings import Embedder
 
 
 def _sizes(raw: str) -> list[int]:
@@ -24,6 +25,13 @@ def _sizes(raw: str) -> list[int]:
     if not sizes or any(s <= 0 for s in sizes):
         raise click.BadParameter("give one or more positive catalog sizes")
     return sizes
+
+
+def _minilm_pair() -> tuple[Embedder, Embedder]:
+    """MiniLM on every core for catalogs, and on one thread (steadier latency) for queries."""
+    from ..retrieval.embeddings import MiniLMEmbedder
+
+    return MiniLMEmbedder(threads=None, batch_size=128), MiniLMEmbedder(threads=1)
 
 
 def _model_names(raw: str) -> list[str]:
@@ -77,6 +85,13 @@ def _time_models(names: list[str], requests: int, with_cache: bool) -> list[Mode
     help="Where the temporary indexes go (default: the system temp folder).",
 )
 @click.option(
+    "--dense/--no-dense",
+    default=False,
+    show_default=True,
+    help="Also build a MiniLM dense index per size and time dense and hybrid search "
+    "(embedding a catalog takes minutes).",
+)
+@click.option(
     "--models",
     default="rules,smollm2,gemma3-270m",
     show_default=True,
@@ -111,6 +126,7 @@ def search_bench(
     warmup: int,
     seed: int,
     workdir: Path | None,
+    dense: bool,
     models: str,
     model_requests: int,
     with_cache: bool,
@@ -131,6 +147,7 @@ def search_bench(
         warmup=warmup,
         workdir=workdir,
         progress=lambda line: click.echo(line, err=True),
+        embedders=_minilm_pair() if dense else None,
     )
     click.echo(render(report))
     figures = report.to_json()

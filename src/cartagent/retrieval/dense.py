@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,6 +42,7 @@ from .embeddings import Embedder, query_text
 from .filters import Hit, Plan, Words, analyzer, check, order_value, ordered
 from .product_vectors import TextVectors, embed_products
 from .query import SearchQuery
+from .spans import stage
 
 __all__ = ["FORMAT_VERSION", "DenseIndex", "ProductLookup"]
 
@@ -57,6 +57,7 @@ _VECTORS_FILE = "vectors.npy"
 _IDS_FILE = "ids.json"
 _HNSW_FILE = "hnsw.faiss"
 _FIRST_PAGE = 64
+_MAX_CANDIDATES = 4096
 _HNSW_M = 32
 _EF_CONSTRUCTION = 80
 _BUILD_BATCH = 4096
@@ -124,6 +125,7 @@ class DenseIndex:
         self.exact_below = exact_below
         self.ef_search = ef_search
         self.min_score = min_score
+        self.max_candidates = _MAX_CANDIDATES
         self._words = Words(analyzer())
 
     # ---------------------------------------------------------------- construction
@@ -377,55 +379,54 @@ class DenseIndex:
     ) -> list[Hit]:
         """The ``k`` most similar products satisfying ``query`` (see the module notes).
 
-        When ``timings`` is given, milliseconds spent embedding and searching vectors
-        (``dense``) and in the exact checks (``filter``) are added to it.
+        When ``timings`` is given, milliseconds spent embedding the query (``embed``), searching
+        vectors (``dense``) and in the exact checks (``filter``) are added to it; each is a span
+        too. At most ``max_candidates`` nearest products are checked: when the filters reject
+        more than that, lexical retrieval (which filters inside its index) is the one to find
+        the rare matches, and a dense search stays bounded.
         """
         lookup = self._searchable()
-        dense_s = filter_s = 0.0
+        spent: dict[str, float] = {"embed": 0.0, "dense": 0.0, "filter": 0.0}
         hits: list[Hit] = []
         text = query_text(query)
         if k > 0 and text and self._rows:
-            started = time.perf_counter()
-            vector = self._embedder.embed([text])[0]
-            dense_s += time.perf_counter() - started
+            with stage("embed", spent):
+                vector = self._embedder.embed([text])[0]
             plan = Plan.of(query, self._words)
             found: list[tuple[Hit, float]] = []
             seen: set[int] = set()
-            total = len(self._ids)
-            fetch = min(total, max(_FIRST_PAGE, 4 * k))
+            limit = min(len(self._ids), max(self.max_candidates, k))
+            fetch = min(limit, max(_FIRST_PAGE, 4 * k))
             while True:
-                t0 = time.perf_counter()
-                rows = self._nearest(vector, fetch)
-                t1 = time.perf_counter()
-                dense_s += t1 - t0
+                with stage("dense", spent):
+                    rows = self._nearest(vector, fetch)
                 below_floor = False
-                for row, score in rows:
-                    if row in seen:
-                        continue
-                    seen.add(row)
-                    if self.min_score is not None and score < self.min_score:
-                        below_floor = True
-                        break
-                    product_id = self._ids[row]
-                    product = None if product_id is None else lookup(product_id)
-                    if product is None:
-                        continue  # a tombstone, or a product the lookup no longer has
-                    hit = check(plan, product, score, self._words)
-                    if hit is not None:
-                        found.append((hit, score))
-                        if len(found) >= k:
+                with stage("filter", spent):
+                    for row, score in rows:
+                        if row in seen:
+                            continue
+                        seen.add(row)
+                        if self.min_score is not None and score < self.min_score:
+                            below_floor = True
                             break
-                filter_s += time.perf_counter() - t1
-                if len(found) >= k or below_floor or fetch >= total:
+                        product_id = self._ids[row]
+                        product = None if product_id is None else lookup(product_id)
+                        if product is None:
+                            continue  # a tombstone, or a product the lookup no longer has
+                        hit = check(plan, product, score, self._words)
+                        if hit is not None:
+                            found.append((hit, score))
+                            if len(found) >= k:
+                                break
+                if len(found) >= k or below_floor or fetch >= limit:
                     break
-                fetch = min(total, fetch * 4)
-            t2 = time.perf_counter()
-            sort = query.sort
-            hits = ordered(sort, [(h, order_value(sort, h, s)) for h, s in found])[:k]
-            filter_s += time.perf_counter() - t2
+                fetch = min(limit, fetch * 4)
+            with stage("filter", spent):
+                sort = query.sort
+                hits = ordered(sort, [(h, order_value(sort, h, s)) for h, s in found])[:k]
         if timings is not None:
-            timings["dense"] = timings.get("dense", 0.0) + dense_s * 1000
-            timings["filter"] = timings.get("filter", 0.0) + filter_s * 1000
+            for name, ms in spent.items():
+                timings[name] = timings.get(name, 0.0) + ms
         return hits
 
     def _nearest(self, vector: npt.NDArray[np.float32], n: int) -> list[tuple[int, float]]:

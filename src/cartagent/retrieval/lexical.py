@@ -25,7 +25,6 @@ builds replace changed products and delete removed ones by id).
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -36,6 +35,7 @@ import tantivy
 from ..catalog import Product
 from .filters import NO_RATING, Hit, Plan, Words, analyzer, check, order_value, ordered, prep
 from .query import SearchQuery
+from .spans import stage
 
 __all__ = ["Hit", "LexicalIndex", "LexicalWriter"]
 
@@ -168,24 +168,24 @@ class LexicalIndex:
         """The top ``k`` products satisfying ``query``, in its sort order.
 
         When ``timings`` is given, milliseconds spent in tantivy (``lexical``) and in the exact
-        variant-level checks (``filter``) are added to it.
+        variant-level checks (``filter``) are added to it; each page of candidates opens a
+        ``lexical`` and a ``filter`` span.
         """
-        lexical_ms = 0.0
-        filter_ms = 0.0
+        spent: dict[str, float] = {"lexical": 0.0, "filter": 0.0}
         hits: list[Hit] = []
         if k > 0:
             plan = Plan.of(query, self._words)
-            lexical_ms, filter_ms, hits = self._run(plan, k)
+            hits = self._run(plan, k, spent)
         if timings is not None:
-            timings["lexical"] = timings.get("lexical", 0.0) + lexical_ms
-            timings["filter"] = timings.get("filter", 0.0) + filter_ms
+            for name, ms in spent.items():
+                timings[name] = timings.get(name, 0.0) + ms
         return hits
 
-    def _run(self, plan: Plan, k: int) -> tuple[float, float, list[Hit]]:
+    def _run(self, plan: Plan, k: int, spent: dict[str, float]) -> list[Hit]:
         sort = plan.query.sort
-        started = time.perf_counter()
-        text_query = self._text_query(plan)
-        full = self._prefilter(plan, text_query)
+        with stage("lexical", spent):
+            text_query = self._text_query(plan)
+            full = self._prefilter(plan, text_query)
         order_field: str | None = None
         order = tantivy.Order.Desc
         if sort == "price_asc":
@@ -194,52 +194,46 @@ class LexicalIndex:
             order_field = "price_max"
         elif sort == "rating" or text_query is None:
             order_field = "rating"
-        lexical_s = time.perf_counter() - started
-        filter_s = 0.0
 
         found: list[tuple[Hit, float]] = []  # hit with its order value (score, price, rating)
         offset, page = 0, max(_FIRST_PAGE, 4 * k)
         done = False
         while not done:
-            t0 = time.perf_counter()
-            rows = self._searcher.search(
-                full,
-                page,
-                count=False,
-                order_by_field=order_field,
-                offset=offset,
-                order=order,
-            ).hits
-            t1 = time.perf_counter()
-            lexical_s += t1 - t0
-            for value, address in rows:
-                if _enough(sort, found, k, float(value)):
-                    done = True
-                    break
-                product = self._product(address)
-                score = float(value) if order_field is None else 0.0
-                hit = check(plan, product, score, self._words)
-                if hit is not None:
-                    found.append((hit, order_value(sort, hit, float(value))))
-                    if sort in ("relevance", "rating") and len(found) >= k:
+            with stage("lexical", spent):
+                rows = self._searcher.search(
+                    full,
+                    page,
+                    count=False,
+                    order_by_field=order_field,
+                    offset=offset,
+                    order=order,
+                ).hits
+            with stage("filter", spent):
+                for value, address in rows:
+                    if _enough(sort, found, k, float(value)):
                         done = True
                         break
-            filter_s += time.perf_counter() - t1
+                    product = self._product(address)
+                    score = float(value) if order_field is None else 0.0
+                    hit = check(plan, product, score, self._words)
+                    if hit is not None:
+                        found.append((hit, order_value(sort, hit, float(value))))
+                        if sort in ("relevance", "rating") and len(found) >= k:
+                            done = True
+                            break
             if len(rows) < page:
                 break
             offset += page
             page = min(page * 2, _MAX_PAGE)
 
-        t2 = time.perf_counter()
-        hits = ordered(sort, found)[:k]
-        t3 = time.perf_counter()
-        filter_s += t3 - t2
+        with stage("filter", spent):
+            hits = ordered(sort, found)[:k]
         if order_field is not None and text_query is not None and hits:
-            hits = self._rescore(text_query, hits)
-            if sort == "rating":
-                hits = ordered(sort, [(h, order_value(sort, h, 0.0)) for h in hits])
-            lexical_s += time.perf_counter() - t3
-        return lexical_s * 1000, filter_s * 1000, hits
+            with stage("lexical", spent):
+                hits = self._rescore(text_query, hits)
+                if sort == "rating":
+                    hits = ordered(sort, [(h, order_value(sort, h, 0.0)) for h in hits])
+        return hits
 
     def _rescore(self, text_query: tantivy.Query, hits: list[Hit]) -> list[Hit]:
         """BM25 scores for hits fetched in another order (price, rating)."""

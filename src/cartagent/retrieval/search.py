@@ -56,7 +56,7 @@ class SearchResult(BaseModel):
         default_factory=dict,
         description=(
             "Milliseconds per stage: understand, lexical, filter (and total); "
-            "dense and fuse when hybrid."
+            "embed, dense, fuse and rerank when hybrid."
         ),
     )
 
@@ -104,8 +104,7 @@ class Searcher:
         retrieval: dict[str, float] = {}
         with stage("retrieve", retrieval):
             if self.dense is None:
-                with stage("lexical"):
-                    hits = self.index.search(query, k, timings=spent)
+                hits = self.index.search(query, k, timings=spent)
             else:
                 hits = self._hybrid(query, k, spent)
         spent["total"] = spent["understand"] + retrieval["retrieve"]
@@ -115,15 +114,13 @@ class Searcher:
         if self.dense is None:
             raise RuntimeError("hybrid search needs a dense index")
         if k <= 0:
-            spent.setdefault("dense", 0.0)
-            spent.setdefault("fuse", 0.0)
+            for name in ("embed", "dense", "fuse", "rerank"):
+                spent.setdefault(name, 0.0)
             return []
         depth = max(k, _MIN_FUSION_DEPTH)
-        with stage("lexical"):
-            lexical = self.index.search(query, depth, timings=spent)
-        with stage("dense"):
-            dense = self.dense.search(query, depth, timings=spent)
-        spent.setdefault("dense", 0.0)
+        # Each retriever opens its own stage spans (lexical, embed, dense, filter).
+        lexical = self.index.search(query, depth, timings=spent)
+        dense = self.dense.search(query, depth, timings=spent)
         with stage("fuse", spent):
             by_id: dict[str, Hit] = {}
             for hit in [*lexical, *dense]:  # a lexical hit wins: same filters, BM25 matched words
@@ -132,6 +129,8 @@ class Searcher:
                 [[h.product.id for h in lexical], [h.product.id for h in dense]], k=self.rrf_k
             )
             hits = [by_id[pid].model_copy(update={"score": score}) for pid, score in fused]
+        with stage("rerank", spent):
+            # RRF ranks by relevance; a price or rating sort re-orders the fused hits.
             if query.sort != "relevance":
                 keyed = [(h, order_value(query.sort, h, h.score)) for h in hits]
                 hits = ordered(query.sort, keyed)
