@@ -198,15 +198,38 @@ def _stored_searcher(folder: Path, understand: Understander) -> Searcher:
     help="An earlier request of the conversation, for follow-ups (repeatable, oldest first).",
 )
 @_model_option
-def understand(request: str | None, context: Sequence[str], model: str) -> None:
+@click.option(
+    "--cache",
+    "with_cache",
+    is_flag=True,
+    help="LLM models: reuse answers for near-identical requests (MiniLM semantic cache); "
+    "its hit rate goes to stderr at the end.",
+)
+def understand(request: str | None, context: Sequence[str], model: str, with_cache: bool) -> None:
     """Print REQUEST as a structured SearchQuery (JSON).
 
     Without REQUEST, reads one request per line from stdin and writes one JSON object per line.
     """
+    from ..retrieval.understanding import ModelUnderstander
+
     parse = understander_for(model)
-    if request is not None:
-        click.echo(parse(request, context=tuple(context)).model_dump_json())
-        return
-    for line in sys.stdin:
-        text = line.rstrip("\n")
+    if with_cache and isinstance(parse, ModelUnderstander):
+        from ..retrieval.cache import SemanticCache
+        from ..retrieval.embeddings import MiniLMEmbedder
+
+        cache = SemanticCache(MiniLMEmbedder())
+        parse = ModelUnderstander(parse.model, cache=cache)
+    requests = [request] if request is not None else (line.rstrip("\n") for line in sys.stdin)
+    for text in requests:
         click.echo(parse(text, context=tuple(context)).model_dump_json())
+    if isinstance(parse, ModelUnderstander):
+        stats = parse.stats
+        line = (
+            f"understood {stats.calls}: model {stats.model_ok}, repaired {stats.repaired}, "
+            f"rules fallback {stats.fallbacks}"
+        )
+        if parse.cache is not None:
+            hits = parse.cache.stats
+            line += f"; cache {hits.hits}/{hits.lookups} hits ({hits.hit_rate:.0%})"
+        click.echo(line, err=True)
+        parse.close()
