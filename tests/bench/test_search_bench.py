@@ -84,6 +84,7 @@ def test_cli_writes_json(tmp_path: Path) -> None:
         [
             *("--sizes", "200", "--queries", "10", "--warmup", "2", "--json", str(out)),
             *("--models", "rules", "--model-requests", "5"),
+            *("--engines", "local", "--build-sizes", "150"),
         ],
     )
     assert result.exit_code == 0, result.output
@@ -93,6 +94,8 @@ def test_cli_writes_json(tmp_path: Path) -> None:
     assert data["understanding"]["count"] > 0
     assert [m["model"] for m in data["models"]] == ["rules"]
     assert data["models"][0]["requests"] == 5
+    assert [(b["engine"], b["products"]) for b in data["builds"]] == [("local", 150)]
+    assert "Index build by engine" in result.output
 
 
 @pytest.mark.llm
@@ -101,7 +104,7 @@ def test_cli_times_a_real_small_model(tmp_path: Path) -> None:
         search_bench,
         [
             *("--sizes", "100", "--queries", "5", "--warmup", "1"),
-            *("--models", "smollm2", "--model-requests", "2", "--no-cache"),
+            *("--models", "smollm2", "--model-requests", "2", "--no-cache", "--engines", ""),
         ],
     )
     assert result.exit_code == 0, result.output
@@ -112,6 +115,11 @@ def test_cli_rejects_unknown_models() -> None:
     result = CliRunner().invoke(search_bench, ["--sizes", "100", "--models", "rules,oracle"])
     assert result.exit_code != 0
     assert "unknown oracle" in result.output
+    result = CliRunner().invoke(
+        search_bench, ["--sizes", "100", "--models", "", "--engines", "local,gpu"]
+    )
+    assert result.exit_code != 0
+    assert "unknown gpu" in result.output
 
 
 def test_cli_rejects_bad_sizes() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,11 +10,14 @@ from typing import TYPE_CHECKING
 import click
 import orjson
 
+from ..bench.build import render_builds
 from ..bench.understanding import render_models
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from ..bench.build import BuildResult
     from ..bench.understanding import ModelLatency
+    from ..catalog.prepared import Engine
     from ..retrieval.embeddings import Embedder
 
 
@@ -32,6 +36,42 @@ def _minilm_pair() -> tuple[Embedder, Embedder]:
     from ..retrieval.embeddings import MiniLMEmbedder
 
     return MiniLMEmbedder(threads=None, batch_size=128), MiniLMEmbedder(threads=1)
+
+
+def _spark_engine() -> Engine:
+    try:
+        from ..catalog.spark import SparkEngine
+    except ImportError as error:
+        raise click.ClickException(
+            f"the spark engine needs pyspark ({error}): pip install 'cartagent[spark]'"
+        ) from None
+    return SparkEngine(master="local[*]")
+
+
+def _engine_names(raw: str) -> list[str]:
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ("local", "spark")]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown {', '.join(unknown)}; known: local, spark", param_hint="--engines"
+        )
+    return names
+
+
+def _time_builds(
+    names: list[str], sizes: list[int], seed: int, workdir: Path | None
+) -> list[BuildResult]:
+    from ..bench.build import measure_builds
+    from ..catalog.local_engine import LocalEngine
+
+    known: dict[str, Callable[[], Engine]] = {"local": LocalEngine, "spark": _spark_engine}
+    return measure_builds(
+        sizes,
+        {n: known[n] for n in names},
+        seed=seed,
+        workdir=workdir,
+        progress=lambda line: click.echo(line, err=True),
+    )
 
 
 def _model_names(raw: str) -> list[str]:
@@ -92,6 +132,18 @@ def _time_models(names: list[str], requests: int, with_cache: bool) -> list[Mode
     "(embedding a catalog takes minutes).",
 )
 @click.option(
+    "--engines",
+    default="local,spark",
+    show_default=True,
+    help="Index-build engines to compare on one catalog file (local, spark); '' skips them.",
+)
+@click.option(
+    "--build-sizes",
+    default="100000",
+    show_default=True,
+    help="Comma-separated catalog sizes for the engine comparison.",
+)
+@click.option(
     "--models",
     default="rules,smollm2,gemma3-270m",
     show_default=True,
@@ -127,6 +179,8 @@ def search_bench(
     seed: int,
     workdir: Path | None,
     dense: bool,
+    engines: str,
+    build_sizes: str,
     models: str,
     model_requests: int,
     with_cache: bool,
@@ -139,6 +193,8 @@ def search_bench(
     if queries <= 0:
         raise click.BadParameter("must be positive", param_hint="--queries")
     names = _model_names(models)
+    engine_names = _engine_names(engines)
+    chosen_build_sizes = _sizes(build_sizes) if engine_names else []
     report = run(
         chosen,
         queries=queries,
@@ -151,6 +207,11 @@ def search_bench(
     )
     click.echo(render(report))
     figures = report.to_json()
+    if engine_names:
+        builds = _time_builds(engine_names, chosen_build_sizes, seed, workdir)
+        click.echo("\nIndex build by engine (JSON Lines file, lexical index, whole job)")
+        click.echo(render_builds(builds))
+        figures["builds"] = [{**asdict(b), "products_per_s": b.products_per_s} for b in builds]
     if names:
         latencies = _time_models(names, model_requests, with_cache)
         click.echo(f"\nUnderstanding latency per model ({model_requests} labelled requests)")

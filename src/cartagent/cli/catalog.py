@@ -116,6 +116,10 @@ def build(
         raise click.ClickException(str(error)) from error
     except ImportError as error:
         raise _missing(error) from error
+    finally:
+        close = getattr(chosen_engine, "close", None)  # a Spark engine stops its session
+        if callable(close):
+            close()
     for line in summary(result):
         click.echo(line)
 
