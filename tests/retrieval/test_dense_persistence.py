@@ -11,7 +11,6 @@ import pytest
 
 from cartagent.catalog import Product, synthetic_catalog
 from cartagent.retrieval.dense import DenseIndex
-from cartagent.retrieval.embeddings import product_text
 from cartagent.retrieval.filters import Hit
 from cartagent.retrieval.product_vectors import embed_products
 from cartagent.retrieval.query import SearchQuery
@@ -32,7 +31,7 @@ def queries() -> list[SearchQuery]:
 
 
 def embed(products: Sequence[Product], embedder: HashingEmbedder) -> np.ndarray:
-    return embedder.embed([product_text(p) for p in products])
+    return embed_products(products, embedder)
 
 
 def renamed(product: Product, title: str) -> Product:

