@@ -551,3 +551,16 @@ def test_a_negated_blend_excludes_the_whole_blend(blend: str) -> None:
     query = parse(f"leggings not {blend}")
     assert query.exclude == [Exclusion(field="material", value=blend)]
     assert query.attributes == {}
+
+
+@pytest.mark.parametrize(
+    ("request_", "not_category"),
+    [("water the plants", "pants"), ("film my mountain biking", "swimsuit")],
+)
+def test_real_words_near_vocabulary_are_left_alone(request_: str, not_category: str) -> None:
+    assert parse(request_).category != not_category
+
+
+@pytest.mark.parametrize("noun", ["camera", "kettle"])
+def test_a_generic_noun_is_a_generic_category(noun: str) -> None:
+    assert parse(f"{noun} under $100").category == noun

@@ -339,11 +339,17 @@ def _correct_typos(text: str) -> str:
             return word
         if word.endswith("s") and word[:-1] in _KNOWN_WORDS:
             return word
+        if word.endswith("ing"):  # a verb form ("biking", "surfing"), not a misspelt noun
+            return word
         for candidate in _edits1(word):
             # Typists rarely get the first letter wrong; allowing it turns real words into
-            # vocabulary ("beans" -> jeans).
-            if candidate[:1] == word[:1] and candidate in _CORRECTABLE:
-                return candidate
+            # vocabulary ("beans" -> jeans). A short word one letter longer than a vocabulary
+            # word is more often another real word ("plants" -> pants) than a typo.
+            if candidate[:1] != word[:1] or candidate not in _CORRECTABLE:
+                continue
+            if len(candidate) < len(word) and len(word) < 7:
+                continue
+            return candidate
         return word
 
     return re.sub(r"(?<![\w'-])[a-z]{5,20}(?![\w'-])", fix, text)
