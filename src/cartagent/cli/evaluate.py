@@ -11,7 +11,7 @@ import orjson
 from ..bench.report import table
 from ..errors import ConfigurationError
 from .search import load_catalog, locate_catalog
-from .understanders import UNDERSTANDERS, understander_for
+from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
     from ..evals.retrieval import SystemReport
@@ -20,13 +20,6 @@ if TYPE_CHECKING:
 
 _WEBSHOP = Path("shared") / "data" / "webshop" / "goal_query_map.dev.json"
 
-_model_option = click.option(
-    "--model",
-    type=click.Choice(sorted(UNDERSTANDERS)),
-    default="rules",
-    show_default=True,
-    help="How requests are understood.",
-)
 _webshop_option = click.option(
     "--webshop", default=None, help="WebShop goal_query_map JSON (default: ../shared)."
 )
@@ -129,7 +122,7 @@ def _understanding_sections(
 
 
 @evaluate.command("understanding")
-@_model_option
+@model_option
 @click.option("--set", "set_path", default=None, help="Labelled JSONL (default: the packaged set).")
 @_webshop_option
 @_limit_option
@@ -198,7 +191,7 @@ def _retrieval_json(reports: list[SystemReport]) -> dict[str, Any]:
 
 
 @evaluate.command("retrieval")
-@_model_option
+@model_option
 @click.option(
     "--catalog",
     "catalog_path",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
-from .understanders import UNDERSTANDERS, understander_for
+from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
     from ..catalog import Product, RowProblem
@@ -71,15 +71,6 @@ def load_catalog(path: Path) -> list[Product]:
         return read_catalog(path, report)
     except ConfigurationError as error:
         raise click.UsageError(str(error)) from error
-
-
-_model_option = click.option(
-    "--model",
-    type=click.Choice(sorted(UNDERSTANDERS)),
-    default="rules",
-    show_default=True,
-    help="How requests are understood (see `cartagent understand --help`).",
-)
 
 
 def _dumps(value: Any) -> str:
@@ -138,7 +129,7 @@ def _print_result(result: SearchResult) -> None:
     "instead of indexing --catalog in memory.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@_model_option
+@model_option
 def search(
     request: str,
     k: int,
@@ -197,7 +188,7 @@ def _stored_searcher(folder: Path, understand: Understander) -> Searcher:
     multiple=True,
     help="An earlier request of the conversation, for follow-ups (repeatable, oldest first).",
 )
-@_model_option
+@model_option
 @click.option(
     "--cache",
     "with_cache",

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..llm import Model
     from ..retrieval.search import Understander
 
-__all__ = ["UNDERSTANDERS", "model_understander", "understander_for"]
+__all__ = ["UNDERSTANDERS", "model_option", "model_understander", "understander_for"]
 
 
 def _rules() -> Understander:
@@ -86,3 +86,14 @@ def understander_for(name: str) -> Understander:
         return UNDERSTANDERS[name]()
     except ConfigurationError as error:
         raise click.UsageError(f"--model {name}: {error}") from None
+
+
+model_option = click.option(
+    "--model",
+    type=click.Choice(sorted(UNDERSTANDERS)),
+    default="rules",
+    show_default=True,
+    help="How requests are understood: rules, or a small language model (smollm2, "
+    "gemma3-270m in-process; openai: the server in CARTAGENT_LLM_BASE_URL).",
+)
+"""The ``--model`` option every command that understands requests takes."""
