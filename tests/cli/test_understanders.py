@@ -84,7 +84,7 @@ def test_the_cli_prints_what_smollm2_understood() -> None:
 
     result = CliRunner().invoke(understand, ["--model", "smollm2", "red mug under $20"])
     assert result.exit_code == 0, result.output
-    assert SearchQuery.model_validate(orjson.loads(result.output.splitlines()[-1]))
+    assert SearchQuery.model_validate(orjson.loads(result.stdout.splitlines()[-1]))
 
 
 @pytest.mark.slow

@@ -12,7 +12,10 @@ rating sort re-orders the fused hits by that key.
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import Any, Protocol
 
@@ -71,7 +74,9 @@ class Searcher:
     """Query understanding plus retrieval (lexical, or hybrid with ``dense``) behind one call.
 
     ``rrf_k`` is the reciprocal rank fusion constant; each retriever is asked for
-    ``max(k, 20)`` hits before fusing.
+    ``max(k, 20)`` hits before fusing. In a hybrid search the dense retriever runs in a worker
+    thread while the lexical one runs in the caller's: embedding the query (torch), the vector
+    search (faiss) and tantivy release the GIL, so the two overlap.
     """
 
     def __init__(
@@ -86,6 +91,21 @@ class Searcher:
         self.dense = dense
         self.rrf_k = rrf_k
         self.understand: Understander = understand or _default_understander()
+        self._worker: ThreadPoolExecutor | None = None
+        self._worker_lock = threading.Lock()
+
+    def _dense_worker(self) -> ThreadPoolExecutor:
+        with self._worker_lock:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(1, thread_name_prefix="cartagent-dense")
+            return self._worker
+
+    def close(self) -> None:
+        """Stop the hybrid search's worker thread (a later hybrid search starts another)."""
+        with self._worker_lock:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.shutdown(wait=True)
 
     def search(self, request: str, k: int = 10, *, context: Sequence[str] = ()) -> SearchResult:
         """Understand ``request`` (with earlier turns in ``context``) and retrieve ``k`` hits."""
@@ -118,9 +138,22 @@ class Searcher:
                 spent.setdefault(name, 0.0)
             return []
         depth = max(k, _MIN_FUSION_DEPTH)
-        # Each retriever opens its own stage spans (lexical, embed, dense, filter).
-        lexical = self.index.search(query, depth, timings=spent)
-        dense = self.dense.search(query, depth, timings=spent)
+        # Each retriever opens its own stage spans (lexical, embed, dense, filter); the worker
+        # runs in a copy of this context so its spans nest under this search's.
+        dense_spent: dict[str, float] = {}
+        pending = self._dense_worker().submit(
+            contextvars.copy_context().run,
+            self.dense.search,
+            query,
+            depth,
+            timings=dense_spent,
+        )
+        try:
+            lexical = self.index.search(query, depth, timings=spent)
+        finally:
+            dense = pending.result()
+        for name, ms in dense_spent.items():  # both retrievers filter: their times add up
+            spent[name] = spent.get(name, 0.0) + ms
         with stage("fuse", spent):
             by_id: dict[str, Hit] = {}
             for hit in [*lexical, *dense]:  # a lexical hit wins: same filters, BM25 matched words
