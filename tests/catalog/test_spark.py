@@ -433,3 +433,10 @@ def test_the_catalog_build_command_builds_a_searchable_index_on_spark(
     assert first.id in found.output
     # the engine's session outlives the command: it was not the command's to stop
     assert engine.session.range(1).count() == 1
+
+
+def test_a_local_session_stays_on_loopback(engine: SparkEngine) -> None:
+    conf = engine.session.sparkContext.getConf()
+    assert conf.get("spark.driver.host") == "127.0.0.1"
+    assert conf.get("spark.driver.bindAddress") == "127.0.0.1"
+    assert conf.get("spark.ui.enabled") == "false"

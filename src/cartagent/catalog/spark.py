@@ -86,6 +86,20 @@ _ROW_COLUMN = "__cartagent_row__"
 _BARE_CR = re.compile(r"(?<=\r)(?=.)", re.DOTALL)
 
 
+def _defaults(master: str) -> dict[str, str]:
+    """Session settings ``conf`` may override: no console bar; a local session stays on
+    loopback (its driver would otherwise bind the host's address and its web UI every
+    interface)."""
+    settings = {"spark.ui.showConsoleProgress": "false"}
+    if master.strip().startswith("local"):
+        settings |= {
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.host": "127.0.0.1",
+            "spark.ui.enabled": "false",
+        }
+    return settings
+
+
 class SparkEngine:
     """An :class:`~cartagent.catalog.prepared.Engine` running on Apache Spark.
 
@@ -139,7 +153,7 @@ class SparkEngine:
         if self._spark is None:
             self._owned = SparkSession.getActiveSession() is None
             builder = SparkSession.builder.master(self.master).appName(self.app_name)
-            for key, value in {"spark.ui.showConsoleProgress": "false", **self.conf}.items():
+            for key, value in {**_defaults(self.master), **self.conf}.items():
                 builder = builder.config(key, value)
             spark = builder.getOrCreate()
             context = spark.sparkContext
