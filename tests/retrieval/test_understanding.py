@@ -372,26 +372,6 @@ def test_timings_are_recorded_per_stage() -> None:
     assert all(ms >= 0 for ms in result.timings.values())
 
 
-sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
-sdk_export = pytest.importorskip("opentelemetry.sdk.trace.export")
-in_memory = pytest.importorskip("opentelemetry.sdk.trace.export.in_memory_span_exporter")
-
-
-@pytest.fixture(scope="module")
-def exporter() -> Iterator[Any]:
-    """An in-memory exporter on the global tracer provider (which can only be set once)."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, sdk_trace.TracerProvider):
-        trace.set_tracer_provider(sdk_trace.TracerProvider())
-        provider = trace.get_tracer_provider()
-    if not isinstance(provider, sdk_trace.TracerProvider):
-        pytest.skip("another tracer provider is installed globally")
-    memory = in_memory.InMemorySpanExporter()
-    provider.add_span_processor(sdk_export.SimpleSpanProcessor(memory))
-    yield memory
-    memory.clear()
-
-
 def test_stage_spans_nest_under_the_callers_span_across_the_loop_thread(exporter: Any) -> None:
     exporter.clear()
     understander, _, _ = _cached(json.dumps(SHOES))
