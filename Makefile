@@ -28,6 +28,7 @@ test: check
 
 check: $(STAMP) lint typecheck
 	bash scripts/ensure-chromium.sh
+	bash scripts/ensure-java.sh
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
