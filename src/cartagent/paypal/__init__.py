@@ -4,7 +4,7 @@
 
     with PayPalClient(client_id, secret, base_url=Environment.SANDBOX) as paypal:
         order = paypal.post("/v2/checkout/orders", body)
-        paypal.post(f"/v2/checkout/orders/{order['id']}/capture")
+        paypal.post(api_path("/v2/checkout/orders/{}/capture", order["id"]))
 
 Every write carries a ``PayPal-Request-Id`` (fresh, or ``idempotency_key``) that is reused on
 each retry; errors are raised as ``cartagent.errors.PayPalError`` subclasses.
@@ -12,6 +12,15 @@ each retry; errors are raised as ``cartagent.errors.PayPalError`` subclasses.
 
 from ._async import AsyncPayPalClient
 from ._config import Credentials, Environment, RetryPolicy
+from ._paths import api_path, path_segment
 from ._sync import PayPalClient
 
-__all__ = ["AsyncPayPalClient", "Credentials", "Environment", "PayPalClient", "RetryPolicy"]
+__all__ = [
+    "AsyncPayPalClient",
+    "Credentials",
+    "Environment",
+    "PayPalClient",
+    "RetryPolicy",
+    "api_path",
+    "path_segment",
+]

@@ -12,12 +12,12 @@ import httpx
 
 from ._auth import AccessToken
 from ._config import DEFAULT_RETRY, Credentials, Environment, RetryPolicy
-from ._core import Authorize, Core, Flow, Send, Sleep, order_path, parse_body
+from ._core import Authorize, Core, Flow, Send, Sleep, parse_body
+from ._paths import ORDER, ORDER_CAPTURE, ORDERS, api_path
 
 __all__ = ["AsyncPayPalClient"]
 
 T = TypeVar("T")
-ORDERS = "/v2/checkout/orders"
 
 
 class AsyncPayPalClient:
@@ -147,14 +147,14 @@ class AsyncPayPalClient:
         return order
 
     async def get_order(self, order_id: str) -> dict[str, Any]:
-        order: dict[str, Any] = await self.get(order_path(order_id))
+        order: dict[str, Any] = await self.get(api_path(ORDER, order_id))
         return order
 
     async def capture_order(
         self, order_id: str, *, idempotency_key: str | None = None
     ) -> dict[str, Any]:
         """Capture an approved order; pass ``idempotency_key`` to make a later retry safe."""
-        path = order_path(order_id, "capture")
+        path = api_path(ORDER_CAPTURE, order_id)
         order: dict[str, Any] = await self.post(path, idempotency_key=idempotency_key)
         return order
 

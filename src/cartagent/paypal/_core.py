@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 import httpx
 
@@ -22,7 +21,7 @@ from ._auth import TOKEN_PATH, AccessToken, TokenCache
 from ._config import Credentials, RetryPolicy
 from ._errors import api_error, debug_id_of, oauth_error, transport_failure
 
-__all__ = ["Authorize", "Core", "Flow", "Send", "Sleep", "Step", "order_path", "parse_body"]
+__all__ = ["Authorize", "Core", "Flow", "Send", "Sleep", "Step", "parse_body"]
 
 logger = logging.getLogger("cartagent.paypal")
 
@@ -54,12 +53,6 @@ class Authorize:
 
 Step = Send | Sleep | Authorize
 Flow = Generator[Step, Any, T]
-
-
-def order_path(order_id: str, action: str = "") -> str:
-    """``/v2/checkout/orders/{id}[/action]`` with the id escaped (it comes from callers)."""
-    path = f"/v2/checkout/orders/{quote(order_id, safe='')}"
-    return f"{path}/{action}" if action else path
 
 
 def parse_body(response: httpx.Response) -> Any:

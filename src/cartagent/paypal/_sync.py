@@ -12,12 +12,12 @@ import httpx
 
 from ._auth import AccessToken
 from ._config import DEFAULT_RETRY, Credentials, Environment, RetryPolicy
-from ._core import Authorize, Core, Flow, Send, Sleep, order_path, parse_body
+from ._core import Authorize, Core, Flow, Send, Sleep, parse_body
+from ._paths import ORDER, ORDER_CAPTURE, ORDERS, api_path
 
 __all__ = ["PayPalClient"]
 
 T = TypeVar("T")
-ORDERS = "/v2/checkout/orders"
 
 
 class PayPalClient:
@@ -147,12 +147,12 @@ class PayPalClient:
         return order
 
     def get_order(self, order_id: str) -> dict[str, Any]:
-        order: dict[str, Any] = self.get(order_path(order_id))
+        order: dict[str, Any] = self.get(api_path(ORDER, order_id))
         return order
 
     def capture_order(self, order_id: str, *, idempotency_key: str | None = None) -> dict[str, Any]:
         """Capture an approved order; pass ``idempotency_key`` to make a later retry safe."""
-        path = order_path(order_id, "capture")
+        path = api_path(ORDER_CAPTURE, order_id)
         order: dict[str, Any] = self.post(path, idempotency_key=idempotency_key)
         return order
 

@@ -61,7 +61,7 @@ def _payer(sandbox: Sandbox, form: dict[str, str]) -> dict[str, Any]:
 def _summary(order: dict[str, Any]) -> str:
     rows = []
     for unit in order["purchase_units"]:
-        currency = unit["amount"]["currency_code"]
+        currency = html.escape(unit["amount"]["currency_code"])
         for item in unit.get("items", []):
             rows.append(
                 f"<tr><td>{html.escape(item['name'])} &times; {html.escape(item['quantity'])}</td>"
@@ -104,7 +104,9 @@ async def show(request: Request, token: str = "") -> Response:
             f"size=32></label></p><button type=submit id=approve>Pay Now</button></form>"
         )
     else:
-        content = f"{_summary(order)}<p class=status id=status>This order is {status}.</p>"
+        content = (
+            f"{_summary(order)}<p class=status id=status>This order is {html.escape(status)}.</p>"
+        )
     return HTMLResponse(_PAGE.format(title="Review your order", content=content))
 
 

@@ -201,7 +201,8 @@ async def approval_page(request: Request, ba_token: str = "") -> Response:
     row = await run_in_threadpool(_load, sandbox, merchant_id, ba_token)
     pending = row.status == "APPROVAL_PENDING" or "_revision" in row.data
     content = (
-        f"<p>Subscription <code>{row.id}</code> to plan <code>{row.data['plan_id']}</code>.</p>"
+        f"<p>Subscription <code>{html.escape(row.id)}</code> to plan "
+        f"<code>{html.escape(row.data['plan_id'])}</code>.</p>"
     )
     if pending:
         action = html.escape(f"{request.url.path}?{urlencode({'ba_token': ba_token})}")
@@ -211,7 +212,7 @@ async def approval_page(request: Request, ba_token: str = "") -> Response:
             "<button type=submit id=approve>Agree &amp; Subscribe</button></form>"
         )
     else:
-        content += f"<p id=status>This subscription is {row.status}.</p>"
+        content += f"<p id=status>This subscription is {html.escape(row.status)}.</p>"
     return HTMLResponse(_PAGE.format(title="Review your subscription", content=content))
 
 
@@ -239,5 +240,5 @@ async def approval_submit(request: Request, ba_token: str = "") -> Response:
         separator = "&" if "?" in return_url else "?"
         query = urlencode({"subscription_id": doc["id"], "ba_token": ba_token, "token": ba_token})
         return RedirectResponse(f"{return_url}{separator}{query}", 303)
-    content = f"<p id=status>Subscription {doc['id']} is {status}.</p>"
+    content = f"<p id=status>Subscription {html.escape(doc['id'])} is {html.escape(status)}.</p>"
     return HTMLResponse(_PAGE.format(title="Thanks, you are subscribed", content=content))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from ..money import CURRENCY_DECIMALS
 
@@ -27,6 +28,30 @@ Amount = Annotated[
     ),
 ]
 Percent = Annotated[Decimal, Field(description="Percentage, e.g. 8 for 8 %.", ge=0, le=100)]
+
+ID_PATTERN = r"^[A-Za-z0-9_-]+$"
+_ID = re.compile(ID_PATTERN)
+
+
+def _check_id(value: str) -> str:
+    if not _ID.fullmatch(value):
+        raise ValueError("a PayPal id has only letters, digits, '-' and '_'")
+    return value
+
+
+# An id goes into request paths: anything else could address another endpoint.
+PayPalId = Annotated[str, AfterValidator(_check_id)]
+
+
+def id_field(description: str, *, max_length: int = 64, min_length: int = 1, **extra: Any) -> Any:
+    """``Field`` of a :data:`PayPalId`: its length bounds, and the pattern for the schema."""
+    return Field(
+        description=description,
+        min_length=min_length,
+        max_length=max_length,
+        json_schema_extra={"pattern": ID_PATTERN},
+        **extra,
+    )
 
 
 class Args(BaseModel):

@@ -9,7 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import Field, ValidationInfo, field_validator
 
 from ..money import Money
-from ._models import Args
+from ..paypal import api_path
+from ._models import Args, PayPalId, id_field
 from ._tool import ToolContext, tool
 
 BASE = "/v1/customer/disputes"
@@ -67,8 +68,8 @@ def _details(dispute: dict[str, Any]) -> dict[str, Any]:
 
 class ListDisputesArgs(Args):
     dispute_state: State | None = Field(default=None, description="Only disputes in this state.")
-    disputed_transaction_id: str | None = Field(
-        default=None, description="Only disputes of this capture id.", min_length=1, max_length=255
+    disputed_transaction_id: PayPalId | None = id_field(
+        "Only disputes of this capture id.", max_length=255, default=None
     )
     start_time: datetime | None = Field(
         default=None, description="Only disputes opened since (ISO 8601, within 180 days)."
@@ -109,15 +110,18 @@ async def list_disputes(ctx: ToolContext, args: ListDisputesArgs) -> dict[str, A
 
 
 class DisputeIdArgs(Args):
-    dispute_id: str = Field(
-        description="The dispute id, e.g. PP-D-27803.", min_length=1, max_length=255
-    )
+    dispute_id: PayPalId = id_field("The dispute id, e.g. PP-D-27803.", max_length=255)
+
+
+def _dispute(args: DisputeIdArgs) -> str:
+    """The dispute's path: what the spend check prices is what the call settles."""
+    return api_path(BASE + "/{}", args.dispute_id)
 
 
 @tool(family="disputes", action="get", read_only=True, idempotent=True)
 async def get_dispute(ctx: ToolContext, args: DisputeIdArgs) -> dict[str, Any]:
     """Show a dispute: reason, status, amount, deadlines, messages and the allowed actions."""
-    return _details(await ctx.client.get(f"{BASE}/{args.dispute_id}"))
+    return _details(await ctx.client.get(_dispute(args)))
 
 
 class AcceptClaimArgs(DisputeIdArgs):
@@ -130,7 +134,7 @@ class AcceptClaimArgs(DisputeIdArgs):
 
 
 async def _disputed_amount(ctx: ToolContext, args: AcceptClaimArgs) -> Money | None:
-    dispute = await ctx.client.get(f"{BASE}/{args.dispute_id}")
+    dispute = await ctx.client.get(_dispute(args))
     amount = dispute.get("dispute_amount")
     return Money.from_paypal(amount) if amount else None
 
@@ -147,8 +151,8 @@ async def accept_dispute_claim(ctx: ToolContext, args: AcceptClaimArgs) -> dict[
     body: dict[str, Any] = {"note": args.note}
     if args.accept_claim_reason:
         body["accept_claim_reason"] = args.accept_claim_reason
-    await ctx.client.post(f"{BASE}/{args.dispute_id}/accept-claim", body)
-    return _details(await ctx.client.get(f"{BASE}/{args.dispute_id}"))
+    await ctx.client.post(f"{_dispute(args)}/accept-claim", body)
+    return _details(await ctx.client.get(_dispute(args)))
 
 
 class EvidenceArgs(DisputeIdArgs):
@@ -170,8 +174,8 @@ async def provide_dispute_evidence(ctx: ToolContext, args: EvidenceArgs) -> dict
     evidence: dict[str, Any] = {"evidence_type": args.evidence_type}
     if args.notes:
         evidence["notes"] = args.notes
-    await ctx.client.post(f"{BASE}/{args.dispute_id}/provide-evidence", {"evidences": [evidence]})
-    return _details(await ctx.client.get(f"{BASE}/{args.dispute_id}"))
+    await ctx.client.post(f"{_dispute(args)}/provide-evidence", {"evidences": [evidence]})
+    return _details(await ctx.client.get(_dispute(args)))
 
 
 TOOLS = (list_disputes, get_dispute, provide_dispute_evidence, accept_dispute_claim)

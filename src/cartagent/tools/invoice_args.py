@@ -8,7 +8,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, model_validator
 
-from ._models import Amount, Args, Currency, Percent, WithCurrency
+from ._models import Amount, Args, Currency, PayPalId, Percent, WithCurrency, id_field
 
 Email = Annotated[
     str,
@@ -19,12 +19,7 @@ Email = Annotated[
     ),
 ]
 InvoiceId = Annotated[
-    str,
-    Field(
-        description="The PayPal invoice id, e.g. INV2-Z56S-5LLA-Q52L-CPZ5.",
-        min_length=1,
-        max_length=40,
-    ),
+    PayPalId, id_field("The PayPal invoice id, e.g. INV2-Z56S-5LLA-Q52L-CPZ5.", max_length=40)
 ]
 InvoiceNumber = Annotated[
     str,

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import ToolError
 from ..money import Money
+from ..paypal import api_path
 from ._tool import ToolContext, tool
 from .invoice_args import (
     CancelInvoiceArgs,
@@ -38,7 +39,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _path(invoice_id: str, action: str = "") -> str:
-    return f"{BASE}/{invoice_id}" + (f"/{action}" if action else "")
+    return api_path(BASE + "/{}", invoice_id) + (f"/{action}" if action else "")
 
 
 def _money(value: Decimal, currency: str) -> dict[str, str]:

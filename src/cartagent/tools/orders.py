@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import Field
 
 from ..money import Money, unit_tax
-from ._models import Amount, Args, Percent, WithCurrency
+from ..paypal import api_path
+from ._models import Amount, Args, PayPalId, Percent, WithCurrency, id_field
 from ._tool import ToolContext, tool
 
 
@@ -109,19 +110,22 @@ async def create_order(ctx: ToolContext, args: CreateOrderArgs) -> dict[str, Any
 
 
 class OrderIdArgs(Args):
-    order_id: str = Field(
-        description="The PayPal order id, e.g. 5O190127TN364715T.", min_length=1, max_length=36
-    )
+    order_id: PayPalId = id_field("The PayPal order id, e.g. 5O190127TN364715T.", max_length=36)
+
+
+def _order(args: OrderIdArgs) -> str:
+    """The order's path: what the spend check prices is what the capture captures."""
+    return api_path("/v2/checkout/orders/{}", args.order_id)
 
 
 @tool(family="orders", action="get", read_only=True, idempotent=True)
 async def get_order(ctx: ToolContext, args: OrderIdArgs) -> dict[str, Any]:
     """Show an order's status, amount and, once paid, its capture."""
-    return _summary(await ctx.client.get(f"/v2/checkout/orders/{args.order_id}"))
+    return _summary(await ctx.client.get(_order(args)))
 
 
 async def _order_amount(ctx: ToolContext, args: OrderIdArgs) -> Money | None:
-    order = await ctx.client.get(f"/v2/checkout/orders/{args.order_id}")
+    order = await ctx.client.get(_order(args))
     units = order.get("purchase_units") or []
     total = Money.zero(units[0]["amount"]["currency_code"]) if units else None
     for unit in units:
@@ -134,7 +138,7 @@ async def _order_amount(ctx: ToolContext, args: OrderIdArgs) -> Money | None:
 @tool(family="orders", action="capture", moves_money=True, idempotent=True, spend=_order_amount)
 async def capture_order(ctx: ToolContext, args: OrderIdArgs) -> dict[str, Any]:
     """Capture the payment of an order the buyer has approved (takes the money)."""
-    return _summary(await ctx.client.post(f"/v2/checkout/orders/{args.order_id}/capture"))
+    return _summary(await ctx.client.post(f"{_order(args)}/capture"))
 
 
 TOOLS = (create_order, get_order, capture_order)

@@ -9,7 +9,8 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from ..errors import ToolError
 from ..money import Money
-from ._models import Amount, Args, Percent, WithCurrency
+from ..paypal import api_path
+from ._models import Amount, Args, PayPalId, Percent, WithCurrency, id_field
 from ._tool import ToolContext, tool
 
 BASE = "/v1/billing/plans"
@@ -37,7 +38,9 @@ class Trial(Args):
 
 
 class CreatePlanArgs(WithCurrency):
-    product_id: str = Field(description="The catalog product the plan sells.", min_length=6)
+    product_id: PayPalId = id_field(
+        "The catalog product the plan sells.", min_length=6, max_length=50
+    )
     name: str = Field(description="Plan name.", min_length=1, max_length=127)
     description: str | None = Field(default=None, min_length=1, max_length=127)
     interval_unit: Unit = Field(default="MONTH", description="Unit of one billing period.")
@@ -147,7 +150,9 @@ async def create_subscription_plan(ctx: ToolContext, args: CreatePlanArgs) -> di
 
 
 class ListPlansArgs(Args):
-    product_id: str | None = Field(default=None, description="Only this product's plans.")
+    product_id: PayPalId | None = id_field(
+        "Only this product's plans.", min_length=6, max_length=50, default=None
+    )
     page: int = Field(default=1, ge=1, le=100_000, description="Page number, from 1.")
     page_size: int = Field(default=10, ge=1, le=20, description="Plans per page.")
 
@@ -172,13 +177,19 @@ async def list_subscription_plans(ctx: ToolContext, args: ListPlansArgs) -> dict
 
 
 class PlanIdArgs(Args):
-    plan_id: str = Field(description="The plan id, e.g. P-5ML4271244454362WXNWU5NQ.", min_length=3)
+    plan_id: PayPalId = id_field(
+        "The plan id, e.g. P-5ML4271244454362WXNWU5NQ.", min_length=3, max_length=50
+    )
+
+
+def _plan(plan_id: str) -> str:
+    return api_path(BASE + "/{}", plan_id)
 
 
 @tool(family="plans", action="show", read_only=True, idempotent=True)
 async def show_subscription_plan_details(ctx: ToolContext, args: PlanIdArgs) -> dict[str, Any]:
     """Show a plan: status, billing cycles with prices, setup fee and tax."""
-    return _summary(await ctx.client.get(f"{BASE}/{args.plan_id}"))
+    return _summary(await ctx.client.get(_plan(args.plan_id)))
 
 
 class UpdatePlanArgs(PlanIdArgs):
@@ -207,7 +218,7 @@ PREFERENCES = (
 @tool(family="plans", action="update", idempotent=True)
 async def update_subscription_plan(ctx: ToolContext, args: UpdatePlanArgs) -> dict[str, Any]:
     """Change a plan's name, description, payment preferences or tax; returns the plan."""
-    path = f"{BASE}/{args.plan_id}"
+    path = _plan(args.plan_id)
     patch: list[dict[str, Any]] = []
     for key in ("name", "description"):
         if getattr(args, key) is not None:
@@ -237,21 +248,21 @@ def _currency(plan: dict[str, Any]) -> str:
 
 
 async def _status(ctx: ToolContext, plan_id: str) -> dict[str, Any]:
-    plan = await ctx.client.get(f"{BASE}/{plan_id}")
+    plan = await ctx.client.get(_plan(plan_id))
     return {"id": plan["id"], "status": plan["status"]}
 
 
 @tool(family="plans", action="activate", idempotent=True)
 async def activate_subscription_plan(ctx: ToolContext, args: PlanIdArgs) -> dict[str, Any]:
     """Activate a plan so that new subscriptions can be made to it."""
-    await ctx.client.post(f"{BASE}/{args.plan_id}/activate")
+    await ctx.client.post(f"{_plan(args.plan_id)}/activate")
     return await _status(ctx, args.plan_id)
 
 
 @tool(family="plans", action="deactivate", idempotent=True)
 async def deactivate_subscription_plan(ctx: ToolContext, args: PlanIdArgs) -> dict[str, Any]:
     """Deactivate a plan: no new subscriptions; existing ones go on. Reversible."""
-    await ctx.client.post(f"{BASE}/{args.plan_id}/deactivate")
+    await ctx.client.post(f"{_plan(args.plan_id)}/deactivate")
     return await _status(ctx, args.plan_id)
 
 

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..errors import ToolError
-from ._models import Args
+from ..paypal import api_path
+from ._models import Args, PayPalId, id_field
 from ._tool import ToolContext, tool
 
 BASE = "/v1/catalogs/products"
@@ -73,15 +74,19 @@ async def list_products(ctx: ToolContext, args: ListProductsArgs) -> dict[str, A
 
 
 class ProductIdArgs(Args):
-    product_id: str = Field(
-        description="The product id, e.g. PROD-XXCD1234QWER65782.", min_length=6, max_length=50
+    product_id: PayPalId = id_field(
+        "The product id, e.g. PROD-XXCD1234QWER65782.", min_length=6, max_length=50
     )
+
+
+def _product(args: ProductIdArgs) -> str:
+    return api_path(BASE + "/{}", args.product_id)
 
 
 @tool(family="products", action="show", read_only=True, idempotent=True)
 async def show_product_details(ctx: ToolContext, args: ProductIdArgs) -> dict[str, Any]:
     """Show one catalog product."""
-    return _summary(await ctx.client.get(f"{BASE}/{args.product_id}"))
+    return _summary(await ctx.client.get(_product(args)))
 
 
 class UpdateProductArgs(ProductFields, ProductIdArgs):
@@ -98,7 +103,7 @@ async def update_product(ctx: ToolContext, args: UpdateProductArgs) -> dict[str,
             field="description",
         )
     patch = [{"op": "replace", "path": f"/{key}", "value": value} for key, value in changes.items()]
-    path = f"{BASE}/{args.product_id}"
+    path = _product(args)
     await ctx.client.patch(path, patch)
     return _summary(await ctx.client.get(path))
 

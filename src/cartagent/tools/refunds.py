@@ -8,15 +8,14 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ..money import Money
-from ._models import Amount, Args, Currency, check_currency
+from ..paypal import api_path
+from ._models import Amount, Args, Currency, PayPalId, check_currency, id_field
 from ._tool import ToolContext, tool
 
 
 class CreateRefundArgs(Args):
-    capture_id: str = Field(
-        description="The captured payment to refund, e.g. 2GG279541U471931P.",
-        min_length=1,
-        max_length=36,
+    capture_id: PayPalId = id_field(
+        "The captured payment to refund, e.g. 2GG279541U471931P.", max_length=36
     )
     amount: Amount | None = Field(
         default=None, gt=0, description="Amount to give back; all that is left if left out."
@@ -37,8 +36,13 @@ class CreateRefundArgs(Args):
         return None if value is None else check_currency(value)
 
 
-async def _capture(ctx: ToolContext, capture_id: str) -> dict[str, Any]:
-    capture: dict[str, Any] = await ctx.client.get(f"/v2/payments/captures/{capture_id}")
+def _capture_path(args: CreateRefundArgs) -> str:
+    """The capture's path: what the spend check prices is what the refund refunds."""
+    return api_path("/v2/payments/captures/{}", args.capture_id)
+
+
+async def _capture(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, Any]:
+    capture: dict[str, Any] = await ctx.client.get(_capture_path(args))
     return capture
 
 
@@ -48,8 +52,8 @@ async def _refunded(ctx: ToolContext, capture: dict[str, Any]) -> Decimal:
     order_id = related.get("order_id")
     if capture.get("status") != "PARTIALLY_REFUNDED" or not order_id:
         return Decimal(0)
-    order = await ctx.client.get(f"/v2/checkout/orders/{order_id}")
-    mine = f"/v2/payments/captures/{capture['id']}"
+    order = await ctx.client.get(api_path("/v2/checkout/orders/{}", order_id))
+    mine = api_path("/v2/payments/captures/{}", capture["id"])
     total = Decimal(0)
     for unit in order.get("purchase_units") or []:
         for refund in (unit.get("payments") or {}).get("refunds") or []:
@@ -63,7 +67,7 @@ async def _refund_amount(ctx: ToolContext, args: CreateRefundArgs) -> Money | No
     """The money the refund gives back: the amount asked, else what is left of the capture."""
     if args.amount is not None and args.currency is not None:
         return Money(args.amount, args.currency)
-    capture = await _capture(ctx, args.capture_id)
+    capture = await _capture(ctx, args)
     gross = Money.from_paypal(capture["amount"])
     if args.amount is not None:
         return Money(args.amount, gross.currency)
@@ -103,7 +107,7 @@ async def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, A
     if args.invoice_id:
         body["invoice_id"] = args.invoice_id
     refund = await ctx.client.post(
-        f"/v2/payments/captures/{args.capture_id}/refund",
+        f"{_capture_path(args)}/refund",
         body or None,
         headers={"Prefer": "return=representation"},
     )
@@ -111,15 +115,13 @@ async def create_refund(ctx: ToolContext, args: CreateRefundArgs) -> dict[str, A
 
 
 class RefundIdArgs(Args):
-    refund_id: str = Field(
-        description="The PayPal refund id, e.g. 1JU08902781691411.", min_length=1, max_length=36
-    )
+    refund_id: PayPalId = id_field("The PayPal refund id, e.g. 1JU08902781691411.", max_length=36)
 
 
 @tool(family="refunds", action="get", read_only=True, idempotent=True)
 async def get_refund(ctx: ToolContext, args: RefundIdArgs) -> dict[str, Any]:
     """Show a refund: status, amount, the capture it belongs to."""
-    return _summary(await ctx.client.get(f"/v2/payments/refunds/{args.refund_id}"))
+    return _summary(await ctx.client.get(api_path("/v2/payments/refunds/{}", args.refund_id)))
 
 
 TOOLS = (create_refund, get_refund)

@@ -9,7 +9,8 @@ from pydantic import Field
 
 from ..errors import ToolError
 from ..money import Money
-from ._models import Amount, Args
+from ..paypal import api_path
+from ._models import Amount, Args, PayPalId, id_field
 from ._tool import ToolContext, tool
 
 BASE = "/v1/billing/subscriptions"
@@ -39,7 +40,7 @@ def _summary(sub: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _plan_currency(ctx: ToolContext, plan_id: str) -> str:
-    plan = await ctx.client.get(f"/v1/billing/plans/{plan_id}")
+    plan = await ctx.client.get(api_path("/v1/billing/plans/{}", plan_id))
     for cycle in plan.get("billing_cycles", []):
         price = (cycle.get("pricing_scheme") or {}).get("fixed_price")
         if price:
@@ -48,7 +49,7 @@ async def _plan_currency(ctx: ToolContext, plan_id: str) -> str:
 
 
 class CreateSubscriptionArgs(Args):
-    plan_id: str = Field(description="The active plan to subscribe to.", min_length=3)
+    plan_id: PayPalId = id_field("The active plan to subscribe to.", min_length=3, max_length=50)
     quantity: int | None = Field(
         default=None, ge=1, le=10_000, description="Units, if the plan supports quantity."
     )
@@ -111,15 +112,19 @@ async def create_subscription(ctx: ToolContext, args: CreateSubscriptionArgs) ->
 
 
 class SubscriptionIdArgs(Args):
-    subscription_id: str = Field(
-        description="The subscription id, e.g. I-BW452GLLEP1G.", min_length=3, max_length=50
+    subscription_id: PayPalId = id_field(
+        "The subscription id, e.g. I-BW452GLLEP1G.", min_length=3, max_length=50
     )
+
+
+def _subscription(subscription_id: str) -> str:
+    return api_path(BASE + "/{}", subscription_id)
 
 
 @tool(family="subscriptions", action="show", read_only=True, idempotent=True)
 async def show_subscription_details(ctx: ToolContext, args: SubscriptionIdArgs) -> dict[str, Any]:
     """Show a subscription: status, plan, next billing time, last payment, balance."""
-    return _summary(await ctx.client.get(f"{BASE}/{args.subscription_id}"))
+    return _summary(await ctx.client.get(_subscription(args.subscription_id)))
 
 
 class UpdateSubscriptionArgs(SubscriptionIdArgs):
@@ -136,7 +141,7 @@ async def update_subscription(ctx: ToolContext, args: UpdateSubscriptionArgs) ->
     """Change a subscription's shipping amount or custom_id; returns the subscription."""
     if args.shipping_amount is None and args.custom_id is None:
         raise ToolError("nothing to change: give shipping_amount or custom_id", field="custom_id")
-    path = f"{BASE}/{args.subscription_id}"
+    path = _subscription(args.subscription_id)
     current = await ctx.client.get(path)
     patch: list[dict[str, Any]] = []
     if args.custom_id is not None:
@@ -165,8 +170,9 @@ class OptionalReasonArgs(SubscriptionIdArgs):
 
 async def _change(ctx: ToolContext, sub_id: str, action: str, reason: str | None) -> dict[str, Any]:
     body = {"reason": reason} if reason else None
-    await ctx.client.post(f"{BASE}/{sub_id}/{action}", body)
-    sub = await ctx.client.get(f"{BASE}/{sub_id}")
+    path = _subscription(sub_id)
+    await ctx.client.post(f"{path}/{action}", body)
+    sub = await ctx.client.get(path)
     return {"id": sub["id"], "status": sub["status"]}
 
 

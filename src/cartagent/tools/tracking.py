@@ -8,7 +8,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..errors import ToolError
-from ._models import Args
+from ..paypal import api_path
+from ._models import Args, PayPalId, id_field
 from ._tool import ToolContext, tool
 
 BASE = "/v1/shipping/trackers"
@@ -34,14 +35,15 @@ def _summary(tracker: dict[str, Any]) -> dict[str, Any]:
 
 
 class TrackerKey(Args):
-    transaction_id: str = Field(
-        description="The PayPal capture (transaction) id of the shipped payment.",
-        min_length=1,
-        max_length=50,
+    transaction_id: PayPalId = id_field(
+        "The PayPal capture (transaction) id of the shipped payment.", max_length=50
     )
-    tracking_number: str = Field(
-        description="The carrier's tracking number.", min_length=1, max_length=64
-    )
+    tracking_number: PayPalId = id_field("The carrier's tracking number.", max_length=64)
+
+
+def _tracker(args: TrackerKey) -> str:
+    """A tracker's path: its id is the transaction id and the tracking number, joined by '-'."""
+    return api_path(BASE + "/{}", f"{args.transaction_id}-{args.tracking_number}")
 
 
 class CarrierFields(Args):
@@ -90,15 +92,13 @@ async def create_shipment_tracking(ctx: ToolContext, args: CreateTrackingArgs) -
             field=_field(details[0].get("field")),
             details=details,
         )
-    return _summary(await ctx.client.get(f"{BASE}/{args.transaction_id}-{args.tracking_number}"))
+    return _summary(await ctx.client.get(_tracker(args)))
 
 
 class GetTrackingArgs(Args):
-    transaction_id: str = Field(
-        description="The capture (transaction) id.", min_length=1, max_length=50
-    )
-    tracking_number: str | None = Field(
-        default=None, description="Only this tracking number.", min_length=1, max_length=64
+    transaction_id: PayPalId = id_field("The capture (transaction) id.", max_length=50)
+    tracking_number: PayPalId | None = id_field(
+        "Only this tracking number.", max_length=64, default=None
     )
 
 
@@ -129,7 +129,7 @@ async def update_shipment_tracking(ctx: ToolContext, args: UpdateTrackingArgs) -
     changes = args.model_dump(exclude_none=True, mode="json", exclude=set(TrackerKey.model_fields))
     if not changes:
         raise ToolError("nothing to change: give status, carrier or another field", field="status")
-    path = f"{BASE}/{args.transaction_id}-{args.tracking_number}"
+    path = _tracker(args)
     current = await ctx.client.get(path)
     # PUT replaces the whole tracker, so send what is there with the changes on top.
     body = {k: current[k] for k in TRACKER_FIELDS if k in current}

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..errors import ToolError
-from ._models import Args
+from ._models import Args, PayPalId, id_field
 from ._tool import ToolContext, tool
 
 # PayPal searches at most 31 days per call; dates here are whole days, both ends included.
@@ -22,11 +22,11 @@ class ListTransactionsArgs(Args):
     end_date: date | None = Field(
         default=None, description="Last day (YYYY-MM-DD), at most 31 days on; default today."
     )
-    transaction_id: str | None = Field(
-        default=None,
-        description="Only this transaction (17 characters; 19 for an order id).",
+    transaction_id: PayPalId | None = id_field(
+        "Only this transaction (17 characters; 19 for an order id).",
         min_length=17,
         max_length=19,
+        default=None,
     )
     transaction_status: Literal["S", "P", "V", "D"] | None = Field(
         default=None, description="S success, P pending, V reversed, D denied."
