@@ -7,6 +7,7 @@ import click
 from .. import __version__
 from .bench import bench
 from .catalog import catalog
+from .chat import chat
 from .evaluate import evaluate
 from .mcp import mcp
 from .sandbox import sandbox
@@ -26,6 +27,7 @@ cli.add_command(mcp)
 cli.add_command(search)
 cli.add_command(understand)
 cli.add_command(evaluate)
+cli.add_command(chat)
 
 
 def main() -> None:

@@ -1,0 +1,109 @@
+"""The assistant: screen the input, route the turn, let the domain's specialist answer, and
+store the turn, all of it or nothing.
+
+``await assistant.turn(session_id, text)`` returns a :class:`Reply` with the answer, product
+cards, the domain and a latency breakdown per stage (route, understand, retrieve, tools,
+respond; milliseconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .conversation import StoredMessage
+from .conversation_store import ConversationStore
+from .reply import STAGES, Reply
+from .router import RouteContext, Router
+from .safety import screen
+from .specialist import Specialist, TurnContext, check_specialists
+
+if TYPE_CHECKING:
+    from ..llm import Model
+    from ..retrieval.search import Searcher
+
+__all__ = ["Assistant"]
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+class Assistant:
+    """Router + specialists + conversation store + searcher (+ a capable model, optional).
+
+    ``specialists`` defaults to :data:`~cartagent.assistant.specialists.SPECIALISTS`; every
+    domain needs exactly one. ``model`` is the capable model (``--model openai``), handed to
+    the specialists; on embedded defaults it is ``None``.
+    """
+
+    def __init__(
+        self,
+        router: Router,
+        store: ConversationStore,
+        *,
+        searcher: Searcher | None = None,
+        specialists: Iterable[Specialist] | None = None,
+        model: Model | None = None,
+    ) -> None:
+        if specialists is None:
+            from .specialists import SPECIALISTS
+
+            specialists = SPECIALISTS
+        self.router = router
+        self.store = store
+        self.searcher = searcher
+        self.model = model
+        self.specialists = check_specialists(specialists)
+
+    def open_session(self, session_id: str | None = None, *, owner: str | None = None) -> str:
+        """``session_id`` if that conversation exists, else a new one (with that id if given)."""
+        if session_id is not None and self.store.exists(session_id):
+            return session_id
+        return self.store.create_session(owner=owner, session_id=session_id)
+
+    async def turn(self, session_id: str, text: str) -> Reply:
+        """Answer ``text`` in the conversation ``session_id`` and store the turn.
+
+        Input that cannot be served (empty, too long, unreadable) gets a clear answer and
+        stores nothing. Otherwise the user's message, the reply and every change the
+        specialist made (cart, results, pending confirmation) are stored in one transaction;
+        if anything raises, nothing of the turn is stored. Raises
+        :class:`~cartagent.assistant.conversation_store.UnknownSession` for an unknown id.
+        """
+        start = time.perf_counter()
+        conversation = await asyncio.to_thread(self.store.load, session_id)
+        refusal = screen(text)
+        if refusal is not None:
+            timings = dict.fromkeys(STAGES, 0.0)
+            timings["respond"] = timings["total"] = _ms(start)
+            return Reply(refusal, None, timings=timings)
+        routed = time.perf_counter()
+        route = await self.router.route(
+            text,
+            RouteContext(conversation.last_domain, has_results=bool(conversation.results)),
+        )
+        route_ms = _ms(routed)
+        context = TurnContext(
+            text=text, conversation=conversation, searcher=self.searcher, model=self.model
+        )
+        reply = await self.specialists[route.domain].handle(context)
+        conversation.last_domain = route.domain
+        timings = dict.fromkeys(STAGES, 0.0)
+        timings.update(context.timings)
+        timings["route"] = route_ms
+        spent_elsewhere = sum(timings[s] for s in STAGES if s != "respond")
+        asked = StoredMessage("user", text, route.domain)
+        # The stored reply's timings cannot include the save itself; the returned one does.
+        timings["respond"] = max(_ms(start) - spent_elsewhere, 0.0)
+        timings["total"] = _ms(start)
+        answered = StoredMessage(
+            "assistant", reply.text, route.domain, payload=reply.payload(), timings=dict(timings)
+        )
+        await asyncio.to_thread(self.store.save_turn, conversation, [asked, answered])
+        timings["total"] = _ms(start)
+        timings["respond"] = max(timings["total"] - spent_elsewhere, 0.0)
+        return replace(reply, domain=route.domain, timings=timings)

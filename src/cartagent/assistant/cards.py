@@ -1,0 +1,89 @@
+"""Product cards: what a shopper is shown for each search result, rendered from the catalog."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..retrieval.filters import Hit
+
+__all__ = ["ProductCard", "card_from_hit"]
+
+
+@dataclass(frozen=True)
+class ProductCard:
+    """One result as shown: the product, the variant that fits the request, its price.
+
+    ``rank`` counts from 1 in the list it was shown in, so "the second one" is ``rank == 2``.
+    ``variant_id``, ``price`` and ``currency`` are ``None`` only for a product without variants
+    (there is nothing to buy yet).
+    """
+
+    id: str
+    title: str
+    variant_id: str | None
+    price: Decimal | None
+    currency: str | None
+    available: bool
+    rank: int
+    options: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "variant_id": self.variant_id,
+            "options": dict(self.options),
+            "price": None if self.price is None else str(self.price),
+            "currency": self.currency,
+            "available": self.available,
+            "rank": self.rank,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProductCard:
+        price = data.get("price")
+        return cls(
+            id=str(data["id"]),
+            title=str(data["title"]),
+            variant_id=None if data.get("variant_id") is None else str(data["variant_id"]),
+            options={str(k): str(v) for k, v in (data.get("options") or {}).items()},
+            price=None if price is None else Decimal(str(price)),
+            currency=None if data.get("currency") is None else str(data["currency"]),
+            available=bool(data["available"]),
+            rank=int(data["rank"]),
+        )
+
+    def describe(self) -> str:
+        """``"T-Shirt (blue, M) - 50.88 USD"``: a one-line name for confirmations."""
+        options = ", ".join(self.options.values())
+        price = "no price" if self.price is None else f"{self.price} {self.currency}"
+        stock = "" if self.available else ", out of stock"
+        return f"{self.title}{f' ({options})' if options else ''} - {price}{stock}"
+
+
+def card_from_hit(hit: Hit, rank: int) -> ProductCard:
+    """The card for a search hit: its chosen variant, else the product's lowest price."""
+    product, variant = hit.product, hit.variant
+    if variant is not None:
+        return ProductCard(
+            id=product.id,
+            title=product.title,
+            variant_id=variant.id,
+            options=dict(variant.options),
+            price=variant.price,
+            currency=variant.currency,
+            available=variant.available,
+            rank=rank,
+        )
+    return ProductCard(
+        id=product.id,
+        title=product.title,
+        variant_id=None,
+        price=product.price_min,
+        currency=product.currency,
+        available=False,
+        rank=rank,
+    )

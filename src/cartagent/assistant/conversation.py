@@ -1,0 +1,122 @@
+"""Conversation state: what one session remembers between turns.
+
+A :class:`Conversation` is loaded from the :class:`~cartagent.assistant.conversation_store.
+ConversationStore` at the start of a turn, changed in memory by the specialist that handles the
+turn, and written back with the turn's two messages in ONE transaction at its end: a turn that
+fails midway leaves the stored conversation exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from .cards import ProductCard
+from .domains import Domain
+
+__all__ = [
+    "MAX_SEARCH_CONTEXT",
+    "CartLine",
+    "Conversation",
+    "PendingConfirmation",
+    "StoredMessage",
+]
+
+MAX_SEARCH_CONTEXT = 8
+"""Earlier search requests handed to query understanding for follow-ups ("in red")."""
+
+MessageRole = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class CartLine:
+    """One line of the session's cart: a variant of a product, its price and quantity."""
+
+    product_id: str
+    variant_id: str
+    title: str
+    unit_price: Decimal
+    currency: str
+    quantity: int
+    options: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.quantity < 1:
+            raise ValueError(f"a cart line needs a quantity of at least 1, not {self.quantity}")
+
+
+@dataclass(frozen=True)
+class PendingConfirmation:
+    """Something the assistant asked the user to confirm (``kind``) with what it needs."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """A message of the conversation as stored.
+
+    ``payload`` holds what the text alone does not (product cards, the search that ran);
+    ``timings`` the assistant's per-stage milliseconds for its turn.
+    """
+
+    role: MessageRole
+    text: str
+    domain: Domain | None = None
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    timings: Mapping[str, float] = field(default_factory=dict)
+    created_at: datetime | None = None
+
+
+@dataclass
+class Conversation:
+    """A session's state during a turn; specialists change it in place.
+
+    ``version`` is the stored version this state was read at: saving checks it, so two
+    turns racing on one session cannot both write (the second one fails and stores nothing).
+    ``messages`` are the most recent messages, oldest first.
+    """
+
+    session_id: str
+    owner: str | None
+    created_at: datetime
+    version: int = 0
+    messages: list[StoredMessage] = field(default_factory=list)
+    cart: list[CartLine] = field(default_factory=list)
+    results: list[ProductCard] = field(default_factory=list)
+    pending: PendingConfirmation | None = None
+    last_domain: Domain | None = None
+
+    def search_requests(self) -> list[str]:
+        """The requests of the latest searches, oldest first (context for follow-ups)."""
+        found = [
+            str(m.payload["search"]["request"])
+            for m in self.messages
+            if m.role == "assistant" and isinstance(m.payload.get("search"), Mapping)
+        ]
+        return found[-MAX_SEARCH_CONTEXT:]
+
+    def add_to_cart(self, card: ProductCard, quantity: int = 1) -> CartLine:
+        """Add ``quantity`` of the card's variant (to its line if the cart has one)."""
+        if card.variant_id is None or card.price is None or card.currency is None:
+            raise ValueError(f"{card.title} has no variant that can be bought")
+        for index, line in enumerate(self.cart):
+            if line.variant_id == card.variant_id:
+                grown = replace(line, quantity=line.quantity + quantity)
+                self.cart[index] = grown
+                return grown
+        line = CartLine(
+            product_id=card.id,
+            variant_id=card.variant_id,
+            title=card.title,
+            unit_price=card.price,
+            currency=card.currency,
+            quantity=quantity,
+            options=dict(card.options),
+        )
+        self.cart.append(line)
+        return line

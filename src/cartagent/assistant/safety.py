@@ -1,0 +1,53 @@
+"""Input screening before a turn is routed: empty, overlong and unreadable input.
+
+A refused input gets a clear answer and touches nothing: no routing, no search, no stored
+message.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_INPUT_CHARS", "screen"]
+
+MAX_INPUT_CHARS = 2000
+"""Longer messages are refused (cutting them could change what they ask)."""
+
+_LETTERS = re.compile(r"[^\W\d_]+")
+_LATIN = re.compile(r"[a-z]+")
+_VOWELS = re.compile(r"[aeiouyäöüéèêáàíóúñ]")
+_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xz]{5,}")
+_REPEATS = re.compile(r"(.)\1{3,}")
+
+
+def _wordlike(token: str) -> bool:
+    token = token.casefold()
+    if not _LATIN.fullmatch(token):
+        return True  # other scripts: no cheap test, give them the benefit of the doubt
+    if len(token) > 24 or _REPEATS.search(token):
+        return False
+    return len(token) <= 3 or (  # sizes and abbreviations: xxl, ssd, usb
+        _VOWELS.search(token) is not None and _CONSONANT_RUN.search(token) is None
+    )
+
+
+def screen(text: str) -> str | None:
+    """The answer for input that cannot be served, or ``None`` when it can be routed."""
+    stripped = text.strip()
+    if not stripped:
+        return "Please type a message: tell me what you are looking for."
+    if len(text) > MAX_INPUT_CHARS:
+        return (
+            f"That message is {len(text):,} characters long; I read at most "
+            f"{MAX_INPUT_CHARS:,}. Please send a shorter one, for example what you are "
+            "looking for and your budget."
+        )
+    tokens = _LETTERS.findall(stripped)
+    if not tokens:
+        if any(c.isdigit() for c in stripped):
+            return None  # "2" may pick the second result
+        return "I could not read that. Tell me what you are looking for, in words."
+    readable = sum(1 for t in tokens if _wordlike(t))
+    if readable * 2 < len(tokens):
+        return "I could not make sense of that. Tell me what you are looking for, in words."
+    return None

@@ -1,0 +1,235 @@
+"""Discovery: search the catalog, refine the results, pick one of them.
+
+* A search runs the configured understander with the session's earlier search requests as
+  ``context`` (so "in red", "under $40", "not polyester" refine the last search), then the
+  retriever. Each product found is shown as up to ``per_product`` cards, one per variant that
+  satisfies the request, so a store with one product per category still offers a choice.
+* "cheaper" / "more expensive" are relative to what was shown: every new card costs less than
+  the cheapest card shown (more than the dearest one).
+* "the second one", "show me #2", "add the first to my cart" resolve against the stored last
+  result list; adding puts the card's variant in the session's cart.
+
+Answers are rendered from results, never generated prose.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import replace
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from ...money import CURRENCY_DECIMALS
+from ...retrieval.filters import Plan, Words, analyzer, check
+from ...retrieval.query import PriceRange, SearchQuery
+from ..cards import ProductCard, card_from_hit
+from ..conversation import Conversation
+from ..domains import Domain
+from ..references import LAST, Reference, find_reference
+from ..reply import Reply
+from ..specialist import TurnContext
+
+if TYPE_CHECKING:
+    from ...retrieval.filters import Hit
+
+__all__ = ["DiscoverySpecialist"]
+
+_CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]priced|lower price)\b")
+_DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def _step(currency: str) -> Decimal:
+    return Decimal(1).scaleb(-CURRENCY_DECIMALS.get(currency, 2))
+
+
+def _money(amount: Decimal, currency: str | None) -> str:
+    return f"{amount:f} {currency}" if currency else f"{amount:f}"
+
+
+def _relative_price(
+    query: SearchQuery, text: str, shown: list[ProductCard]
+) -> tuple[SearchQuery, str | None, str | None]:
+    """``query`` bounded by the prices shown when ``text`` asks for cheaper or dearer.
+
+    Also returns the bound for the shopper ("cheaper than 50.88 USD") and for understanding
+    later follow-ups ("up to 50.87 USD", which every understander reads as inclusive).
+    """
+    cheaper, dearer = _CHEAPER.search(text.casefold()), _DEARER.search(text.casefold())
+    priced = [c for c in shown if c.price is not None and c.currency is not None]
+    if not (cheaper or dearer) or not priced:
+        return query, None, None
+    currency = str(priced[0].currency)
+    prices = [c.price for c in priced if c.price is not None and c.currency == currency]
+    old = query.price or PriceRange(currency=currency)
+    if cheaper:
+        cap = min(prices) - _step(currency)
+        high = cap if old.max is None else min(old.max, cap)
+        bound = PriceRange(min=old.min if old.min is None or old.min <= high else None, max=high)
+        phrase = f"cheaper than {_money(min(prices), currency)}"
+        remembered = f"up to {_money(high, currency)}"
+    else:
+        floor = max(prices) + _step(currency)
+        low = floor if old.min is None else max(old.min, floor)
+        bound = PriceRange(min=low, max=old.max if old.max is None or old.max >= low else None)
+        phrase = f"dearer than {_money(max(prices), currency)}"
+        remembered = f"from {_money(low, currency)}"
+    bound = bound.model_copy(update={"currency": currency})
+    return query.model_copy(update={"price": bound}), phrase, remembered
+
+
+def describe(query: SearchQuery) -> str:
+    """The query in words: "blue t-shirt, up to 60 USD, not polyester"."""
+    words = [v for values in (*query.attributes.values(), *query.options.values()) for v in values]
+    if query.brand:
+        words.append(query.brand)
+    words.extend(w for w in (query.category, query.text) if w)
+    parts = [" ".join(words) or "anything"]
+    price = query.price
+    if price is not None and price.min is not None and price.max is not None:
+        parts.append(f"{price.min:f} to {_money(price.max, price.currency)}")
+    elif price is not None and price.max is not None:
+        parts.append(f"up to {_money(price.max, price.currency)}")
+    elif price is not None and price.min is not None:
+        parts.append(f"from {_money(price.min, price.currency)}")
+    parts.extend(f"not {e.value}" for e in query.exclude)
+    if query.available_only:
+        parts.append("in stock")
+    return ", ".join(parts)
+
+
+class DiscoverySpecialist:
+    """Finds products with the searcher and keeps the shown list for references."""
+
+    name = "discovery"
+    domain = Domain.DISCOVERY
+    tools: tuple[str, ...] = ("search_products",)
+    prompt: str | None = "discovery.md"
+
+    def __init__(self, *, max_cards: int = 6, per_product: int = 3) -> None:
+        if max_cards < 1 or per_product < 1:
+            raise ValueError("max_cards and per_product must be at least 1")
+        self.max_cards = max_cards
+        self.per_product = per_product
+        self._words: Words | None = None
+
+    async def handle(self, turn: TurnContext) -> Reply:
+        reference = find_reference(turn.text)
+        if reference is not None:
+            return self._pick(turn.conversation, reference)
+        return await self._search(turn)
+
+    # ------------------------------------------------------------------ references
+
+    def _pick(self, conversation: Conversation, reference: Reference) -> Reply:
+        shown = conversation.results
+        if not shown:
+            return Reply(
+                "There is no list to pick from yet. Tell me what you are looking for.",
+                self.domain,
+            )
+        if reference.rank != LAST and not 1 <= reference.rank <= len(shown):
+            return Reply(
+                f"I showed {len(shown)} result{'s' if len(shown) > 1 else ''}: "
+                f"pick a number from 1 to {len(shown)}.",
+                self.domain,
+                tuple(shown),
+            )
+        card = shown[-1] if reference.rank == LAST else shown[reference.rank - 1]
+        if reference.action == "show":
+            return Reply(f"#{card.rank}: {card.describe()}.", self.domain, (card,))
+        if not card.available or card.variant_id is None:
+            return Reply(
+                f"#{card.rank} ({card.title}) is out of stock, so I did not add it to your cart.",
+                self.domain,
+                (card,),
+            )
+        line = conversation.add_to_cart(card, reference.quantity)
+        count = sum(item.quantity for item in conversation.cart)
+        totals: dict[str, Decimal] = {}
+        for item in conversation.cart:
+            totals[item.currency] = totals.get(item.currency, Decimal(0)) + (
+                item.unit_price * item.quantity
+            )
+        total = ", ".join(_money(amount, currency) for currency, amount in totals.items())
+        return Reply(
+            f"Added {reference.quantity} x {card.describe()} to your cart "
+            f"(now {line.quantity} of it). Your cart: {count} "
+            f"item{'s' if count != 1 else ''}, {total}.",
+            self.domain,
+            (card,),
+        )
+
+    # ---------------------------------------------------------------------- search
+
+    async def _search(self, turn: TurnContext) -> Reply:
+        searcher = turn.searcher
+        if searcher is None:
+            return Reply("Product search is not set up in this assistant.", self.domain)
+        conversation = turn.conversation
+        start = time.perf_counter()
+        query = await asyncio.to_thread(
+            searcher.understand, turn.text, context=conversation.search_requests()
+        )
+        turn.timings["understand"] = _ms(start)
+        if query.model_copy(update={"sort": "relevance"}).is_empty():
+            return Reply(
+                "What are you looking for? For example: a blue t-shirt under 60.", self.domain
+            )
+        query, relative, bound = _relative_price(query, turn.text, conversation.results)
+        start = time.perf_counter()
+        fetched = self.max_cards  # products; each gives up to per_product cards
+        result = await asyncio.to_thread(searcher.search_query, query, fetched)
+        cards = self._cards(result.hits, query)
+        turn.timings["retrieve"] = _ms(start)
+        wanted = describe(query)
+        if not cards:
+            if relative is not None:
+                unbounded = describe(query.model_copy(update={"price": None}))
+                text = f"Nothing {relative} matches {unbounded}; the results above still stand."
+            else:
+                text = f"No products match {wanted}. Try fewer or different words."
+            return Reply(text, self.domain)
+        conversation.results = cards
+        request = turn.text if bound is None else f"{turn.text} ({bound})"
+        search = {"request": request, "query": query.model_dump(mode="json", exclude_defaults=True)}
+        count = len(cards)
+        return Reply(
+            f"{count} match{'es' if count != 1 else ''} for {wanted}:",
+            self.domain,
+            tuple(cards),
+            data={"search": search},
+        )
+
+    def _cards(self, hits: list[Hit], query: SearchQuery) -> list[ProductCard]:
+        """Up to ``per_product`` cards per hit, one per matching variant, best first."""
+        if self._words is None:
+            self._words = Words(analyzer())
+        plan = Plan.of(query, self._words)
+        descending = query.sort == "price_desc"
+        chosen: list[ProductCard] = []
+        for hit in hits:
+            variants = []
+            for variant in hit.product.variants:
+                single = hit.product.model_copy(update={"variants": (variant,)})
+                if check(plan, single, hit.score, self._words) is not None:
+                    variants.append(variant)
+            variants.sort(key=lambda v: (not v.available, -v.price if descending else v.price))
+            if not variants:
+                chosen.append(card_from_hit(hit, 0))
+                continue
+            for variant in variants[: self.per_product]:
+                chosen.append(card_from_hit(hit.model_copy(update={"variant": variant}), 0))
+        if query.sort in ("price_asc", "price_desc"):
+            chosen.sort(
+                key=lambda c: (
+                    not c.available,
+                    (-1 if descending else 1) * (c.price if c.price is not None else 0),
+                )
+            )
+        return [replace(card, rank=rank) for rank, card in enumerate(chosen[: self.max_cards], 1)]

@@ -1,0 +1,27 @@
+"""Out of scope: a clear, polite answer saying what the assistant can do; nothing else."""
+
+from __future__ import annotations
+
+from ..domains import Domain
+from ..reply import Reply
+from ..specialist import TurnContext
+
+__all__ = ["OutOfScopeSpecialist"]
+
+ANSWER = (
+    "Sorry, I can't help with that: I am this store's shopping assistant. I can find products "
+    "and narrow them down (cheaper, another colour, a size), show you one of the results and "
+    "add it to your cart."
+)
+
+
+class OutOfScopeSpecialist:
+    """Declines politely; calls nothing and changes nothing."""
+
+    name = "out_of_scope"
+    domain = Domain.OUT_OF_SCOPE
+    tools: tuple[str, ...] = ()
+    prompt: str | None = "out_of_scope.md"
+
+    async def handle(self, turn: TurnContext) -> Reply:
+        return Reply(ANSWER, self.domain)

@@ -1,0 +1,157 @@
+"""Discovery: searches with context, relative prices, cards per variant, references."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+
+from cartagent.assistant import Conversation, Reply, StoredMessage, TurnContext
+from cartagent.assistant.specialists import DiscoverySpecialist
+from cartagent.retrieval.query import SearchQuery
+from cartagent.retrieval.search import Searcher
+
+pytestmark = pytest.mark.anyio
+
+
+def _conversation() -> Conversation:
+    return Conversation("s", None, datetime(2026, 1, 1, tzinfo=UTC))
+
+
+async def _say(
+    conversation: Conversation,
+    searcher: Searcher | None,
+    text: str,
+    specialist: DiscoverySpecialist | None = None,
+) -> tuple[TurnContext, Reply]:
+    turn = TurnContext(text, conversation, searcher=searcher)
+    reply = await (specialist or DiscoverySpecialist()).handle(turn)
+    for message in (StoredMessage("user", text), StoredMessage("assistant", reply.text)):
+        conversation.messages.append(message)
+    if reply.data:  # what the assistant stores with the reply
+        conversation.messages[-1] = StoredMessage("assistant", reply.text, payload=reply.data)
+    return turn, reply
+
+
+async def test_each_matching_variant_is_a_card_in_stock_first(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    turn, reply = await _say(conversation, shop_searcher, "blue t-shirt under 60")
+    cards = reply.cards
+    assert [(c.variant_id, c.rank) for c in cards] == [
+        ("tee-blue-m", 1),
+        ("tee-blue-s", 2),
+        ("tee-blue-poly", 3),
+    ]
+    assert cards[2].available is False
+    assert conversation.results == list(cards)
+    assert turn.timings["understand"] >= 0 and turn.timings["retrieve"] > 0
+
+
+async def test_a_follow_up_refines_the_earlier_search(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "t-shirt")
+    _, reply = await _say(conversation, shop_searcher, "not polyester")
+    cards = reply.cards
+    assert cards and all(c.id == "tee" and c.options["material"] == "cotton" for c in cards)
+
+
+async def test_cheaper_means_cheaper_than_every_card_shown(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    two = DiscoverySpecialist(max_cards=2, per_product=1)
+    await _say(conversation, shop_searcher, "most expensive clothing", two)
+    shown = [c.price for c in conversation.results if c.price is not None]
+    assert shown == [Decimal("79.00"), Decimal("53.43")]
+    _, reply = await _say(conversation, shop_searcher, "cheaper")
+    assert reply.cards and all(c.price is not None and c.price < min(shown) for c in reply.cards)
+    assert [c.price for c in reply.cards] == sorted(c.price for c in reply.cards)  # cheapest first
+
+
+async def test_nothing_cheaper_is_said_and_the_shown_list_kept(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt")
+    shown = list(conversation.results)
+    _, reply = await _say(conversation, shop_searcher, "cheaper")
+    assert reply.cards == ()
+    assert "Nothing cheaper than 50.88 USD" in reply.text
+    assert conversation.results == shown
+
+
+async def test_more_expensive_is_dearer_than_every_card_shown(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "mug")
+    _, reply = await _say(conversation, shop_searcher, "something more expensive")
+    cards = reply.cards
+    assert [c.variant_id for c in cards] == []
+    assert "Nothing dearer than 14.50 USD" in reply.text
+
+
+async def test_references_resolve_against_the_last_list(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt")
+    for text, variant in [("the second one", "tee-blue-s"), ("show me #3", "tee-blue-poly")]:
+        _, reply = await _say(conversation, shop_searcher, text)
+        assert [c.variant_id for c in reply.cards] == [variant]
+    _, last = await _say(conversation, shop_searcher, "the last one")
+    assert last.cards[0].variant_id == "tee-blue-poly"
+    _, missing = await _say(conversation, shop_searcher, "the fifth one")
+    assert "pick a number from 1 to 3" in missing.text
+    assert conversation.cart == []
+
+
+async def test_adding_a_reference_fills_the_cart_and_refuses_out_of_stock(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt")
+    await _say(conversation, shop_searcher, "add 2 of the first to my cart")
+    _, again = await _say(conversation, shop_searcher, "add the first to my cart")
+    assert "now 3 of it" in again.text and "152.64 USD" in again.text
+    _, refused = await _say(conversation, shop_searcher, "add the third one to my cart")
+    assert "out of stock" in refused.text
+    assert [(line.variant_id, line.quantity) for line in conversation.cart] == [("tee-blue-m", 3)]
+    assert conversation.cart[0].unit_price == Decimal("50.88")
+
+
+async def test_a_reference_with_nothing_shown_asks_for_a_search(shop_searcher: Searcher) -> None:
+    _, reply = await _say(_conversation(), shop_searcher, "the second one")
+    assert "no list to pick from" in reply.text
+
+
+async def test_a_request_with_nothing_to_search_for_asks_what_is_wanted(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    _, reply = await _say(conversation, shop_searcher, "cheaper")
+    assert "What are you looking for" in reply.text
+    assert conversation.results == []
+
+
+async def test_earlier_searches_reach_the_understander_as_context(shop_searcher: Searcher) -> None:
+    seen: list[tuple[str, tuple[str, ...]]] = []
+
+    def understand(request: str, *, context: tuple[str, ...] = ()) -> SearchQuery:
+        seen.append((request, tuple(context)))
+        return shop_searcher.understand(request, context=context)
+
+    searcher = Searcher(shop_searcher.index, understand=understand)
+    conversation = _conversation()
+    await _say(conversation, searcher, "t-shirt")
+    await _say(conversation, searcher, "in red")
+    await _say(conversation, searcher, "cheaper")
+    assert seen[1] == ("in red", ("t-shirt",))
+    assert seen[2] == ("cheaper", ("t-shirt", "in red"))
+    # the price the shown cards set is remembered with the request, for later follow-ups
+    assert conversation.search_requests()[-1] == "in red"  # nothing was cheaper: not kept
+    await _say(
+        conversation, searcher, "the most expensive hoodie", DiscoverySpecialist(per_product=1)
+    )
+    _, cheaper = await _say(conversation, searcher, "cheaper")
+    assert [c.variant_id for c in cheaper.cards] == ["hoodie-grey"]
+    # the bound the shown cards set is kept with the request, for later follow-ups
+    assert conversation.search_requests()[-1] == "cheaper (up to 78.99 USD)"
+
+
+async def test_without_a_searcher_it_says_search_is_not_set_up() -> None:
+    _, reply = await _say(_conversation(), None, "blue t-shirt")
+    assert "not set up" in reply.text

@@ -1,0 +1,171 @@
+"""The assistant's turn: screening, routing, the specialist, one stored transaction, timings."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cartagent.assistant import (
+    STAGES,
+    Assistant,
+    ConversationStore,
+    Domain,
+    EmbeddingRouter,
+    ProductCard,
+    Reply,
+    TurnContext,
+    UnknownSession,
+)
+from cartagent.assistant.router import Example
+from cartagent.assistant.specialists import SPECIALISTS
+from cartagent.retrieval.search import Searcher
+from cartagent.testing import HashingEmbedder, ScriptedModel
+
+pytest.importorskip("numpy")
+pytestmark = pytest.mark.anyio
+
+EXAMPLES = [
+    Example("show me t-shirts", Domain.DISCOVERY),
+    Example("find a coffee mug", Domain.DISCOVERY),
+    Example("where is my order", Domain.ORDERS),
+    Example("what's in my cart", Domain.CART_CHECKOUT),
+    Example("tell me a joke", Domain.OUT_OF_SCOPE),
+]
+
+
+def _assistant(store: ConversationStore, searcher: Searcher, **options: object) -> Assistant:
+    router = EmbeddingRouter(HashingEmbedder(256), EXAMPLES, k=1)
+    return Assistant(router, store, searcher=searcher, **options)  # type: ignore[arg-type]
+
+
+async def test_a_search_then_a_pick_then_adding_it_to_the_cart(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    found = await assistant.turn(sid, "show me t-shirts in blue")
+    assert found.domain is Domain.DISCOVERY
+    assert [c.variant_id for c in found.cards] == ["tee-blue-m", "tee-blue-s", "tee-blue-poly"]
+    picked = await assistant.turn(sid, "the second one")
+    assert [c.variant_id for c in picked.cards] == ["tee-blue-s"] and "53.43" in picked.text
+    added = await assistant.turn(sid, "add the first to my cart")
+    assert "Added 1 x T-Shirt" in added.text
+    state = memory_store.load(sid)
+    assert [(line.variant_id, line.quantity, line.unit_price) for line in state.cart] == [
+        ("tee-blue-m", 1, Decimal("50.88"))
+    ]
+    assert len(state.messages) == 6 and state.last_domain is Domain.DISCOVERY
+
+
+async def test_every_reply_has_the_latency_breakdown(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    reply = await assistant.turn(sid, "show me t-shirts")
+    assert set(reply.timings) == {*STAGES, "total"}
+    assert reply.timings["retrieve"] > 0 and reply.timings["route"] > 0
+    assert reply.timings["total"] >= sum(reply.timings[s] for s in STAGES) - 0.01
+    stored = memory_store.load(sid).messages[-1]
+    assert set(stored.timings) == {*STAGES, "total"} and stored.payload["cards"]
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("", "type a message"), ("   ", "type a message"), ("x" * 10_000, "10,000 characters")],
+)
+async def test_unusable_input_gets_a_clear_answer_and_stores_nothing(
+    memory_store: ConversationStore, shop_searcher: Searcher, text: str, says: str
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    reply = await assistant.turn(sid, text)
+    assert says in reply.text and reply.domain is None and not reply.cards
+    assert memory_store.load(sid).messages == []
+
+
+async def test_gibberish_gets_a_clear_answer_and_no_side_effect(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts")
+    before = memory_store.load(sid)
+    reply = await assistant.turn(sid, "asdfghjkl qwrtzpxcv")
+    assert "could not make sense" in reply.text and reply.domain is None
+    after = memory_store.load(sid)
+    assert after.version == before.version and after.results == before.results
+
+
+async def test_out_of_scope_and_unbuilt_domains_answer_honestly_without_side_effects(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts")
+    shown = memory_store.load(sid).results
+    joke = await assistant.turn(sid, "tell me a joke")
+    assert joke.domain is Domain.OUT_OF_SCOPE and "can't help with that" in joke.text
+    order = await assistant.turn(sid, "where is my order")
+    assert order.domain is Domain.ORDERS and "not available in this version" in order.text
+    state = memory_store.load(sid)
+    assert state.results == shown and state.cart == [] and state.pending is None
+
+
+class _Exploding:
+    """Changes the conversation, then fails: as a crash halfway through a turn would."""
+
+    name = "exploding"
+    domain = Domain.DISCOVERY
+    tools: tuple[str, ...] = ()
+    prompt: str | None = None
+
+    async def handle(self, turn: TurnContext) -> Reply:
+        turn.conversation.results = []
+        turn.conversation.add_to_cart(ProductCard("p", "P", "v", Decimal("1.00"), "USD", True, 1))
+        raise RuntimeError("crashed midway")
+
+
+async def test_a_turn_that_fails_midway_stores_nothing(
+    conversations: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(conversations, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts")
+    before = conversations.load(sid)
+    broken = [s for s in SPECIALISTS if s.domain is not Domain.DISCOVERY] + [_Exploding()]
+    crashing = _assistant(conversations, shop_searcher, specialists=broken)
+    with pytest.raises(RuntimeError, match="crashed midway"):
+        await crashing.turn(sid, "show me t-shirts in red")
+    after = conversations.load(sid)
+    assert after == before
+
+
+async def test_a_capable_model_reaches_the_specialist(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    seen: list[object] = []
+
+    class Recording(_Exploding):
+        async def handle(self, turn: TurnContext) -> Reply:
+            seen.append(turn.model)
+            return Reply("ok", self.domain)
+
+    model = ScriptedModel([])
+    specialists = [s for s in SPECIALISTS if s.domain is not Domain.DISCOVERY] + [Recording()]
+    assistant = _assistant(memory_store, shop_searcher, specialists=specialists, model=model)
+    await assistant.turn(assistant.open_session(), "show me t-shirts")
+    assert seen == [model]
+
+
+async def test_an_unknown_session_is_an_error_and_open_session_resumes_or_creates(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    with pytest.raises(UnknownSession):
+        await assistant.turn("nope", "show me t-shirts")
+    assert assistant.open_session("mine") == "mine"
+    await assistant.turn("mine", "show me t-shirts")
+    assert assistant.open_session("mine") == "mine"
+    assert len(memory_store.load("mine").messages) == 2

@@ -1,0 +1,130 @@
+"""The conversation store on SQLite and PostgreSQL: state round trips, one transaction a turn."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cartagent.assistant import (
+    CartLine,
+    ConversationConflict,
+    ConversationStore,
+    Domain,
+    PendingConfirmation,
+    ProductCard,
+    StoredMessage,
+    UnknownSession,
+)
+
+CARD = ProductCard(
+    id="tee",
+    title="T-Shirt",
+    variant_id="tee-blue-m",
+    options={"color": "blue", "size": "M"},
+    price=Decimal("50.88"),
+    currency="USD",
+    available=True,
+    rank=1,
+)
+
+
+def _turn(text: str) -> list[StoredMessage]:
+    return [
+        StoredMessage("user", text, Domain.DISCOVERY),
+        StoredMessage(
+            "assistant",
+            "1 match",
+            Domain.DISCOVERY,
+            payload={"cards": [CARD.to_json()], "search": {"request": text}},
+            timings={"route": 1.5, "retrieve": 2.25},
+        ),
+    ]
+
+
+def test_a_turn_round_trips_messages_cart_results_and_pending(
+    conversations: ConversationStore,
+) -> None:
+    sid = conversations.create_session(owner="shopper-1")
+    state = conversations.load(sid)
+    assert state.owner == "shopper-1" and state.version == 0 and not state.messages
+    state.add_to_cart(CARD, 2)
+    state.add_to_cart(
+        ProductCard("mug", "Mug", "m1", Decimal("0.10"), "JPY", True, 2), 1
+    )  # exact, in any currency
+    state.results = [CARD]
+    state.pending = PendingConfirmation("capture_order", {"order_id": "5O190127TN364715T"})
+    state.last_domain = Domain.DISCOVERY
+    assert conversations.save_turn(state, _turn("a blue t-shirt")) == 1
+
+    again = conversations.load(sid)
+    assert again.version == 1 and again.last_domain is Domain.DISCOVERY
+    assert again.cart == [
+        CartLine("tee", "tee-blue-m", "T-Shirt", Decimal("50.88"), "USD", 2, CARD.options),
+        CartLine("mug", "m1", "Mug", Decimal("0.10"), "JPY", 1, {}),
+    ]
+    assert again.results == [CARD]
+    assert again.pending == PendingConfirmation("capture_order", {"order_id": "5O190127TN364715T"})
+    assert [(m.role, m.text) for m in again.messages] == [
+        ("user", "a blue t-shirt"),
+        ("assistant", "1 match"),
+    ]
+    assert again.messages[1].timings == {"route": 1.5, "retrieve": 2.25}
+    assert again.search_requests() == ["a blue t-shirt"]
+
+
+def test_later_turns_replace_the_state_and_append_messages(
+    conversations: ConversationStore,
+) -> None:
+    sid = conversations.create_session()
+    state = conversations.load(sid)
+    state.results, state.pending = [CARD], PendingConfirmation("x")
+    conversations.save_turn(state, _turn("one"))
+    state = conversations.load(sid)
+    state.results, state.pending = [], None
+    conversations.save_turn(state, _turn("two"))
+    final = conversations.load(sid)
+    assert final.results == [] and final.pending is None
+    assert [m.text for m in conversations.history(sid)] == ["one", "1 match", "two", "1 match"]
+
+
+def test_a_failure_midway_through_saving_stores_nothing(conversations: ConversationStore) -> None:
+    sid = conversations.create_session()
+    state = conversations.load(sid)
+    state.add_to_cart(CARD)
+    state.results = [CARD]
+    broken = StoredMessage("assistant", "x", payload={"not json": object()})
+    # The session's version and the first message are written before the payload fails.
+    with pytest.raises(TypeError):
+        conversations.save_turn(state, [*_turn("first"), broken])
+    after = conversations.load(sid)
+    assert after.version == 0 and after.messages == [] and after.cart == [] and after.results == []
+
+
+def test_a_turn_racing_another_on_the_same_session_stores_nothing(
+    conversations: ConversationStore,
+) -> None:
+    sid = conversations.create_session()
+    first, second = conversations.load(sid), conversations.load(sid)
+    conversations.save_turn(first, _turn("first"))
+    second.add_to_cart(CARD)
+    with pytest.raises(ConversationConflict):
+        conversations.save_turn(second, _turn("second"))
+    stored = conversations.load(sid)
+    assert [m.text for m in stored.messages] == ["first", "1 match"] and stored.cart == []
+
+
+def test_an_unknown_session_is_reported(conversations: ConversationStore) -> None:
+    with pytest.raises(UnknownSession):
+        conversations.load("no-such-session")
+    assert not conversations.exists("no-such-session")
+
+
+def test_a_chosen_session_id_is_kept_and_bad_ones_refused(
+    conversations: ConversationStore, request: pytest.FixtureRequest
+) -> None:
+    wanted = f"chosen-{abs(hash(request.node.nodeid)) % 10**9}"
+    assert conversations.create_session(session_id=wanted) == wanted
+    assert conversations.exists(wanted)
+    with pytest.raises(ValueError):
+        conversations.create_session(session_id="x" * 65)

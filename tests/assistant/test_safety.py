@@ -1,0 +1,41 @@
+"""Input screening: empty, overlong and unreadable input is answered, anything else routed."""
+
+from __future__ import annotations
+
+import pytest
+
+from cartagent.assistant.safety import MAX_INPUT_CHARS, screen
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a blue t-shirt under 60",
+        "cheaper",
+        "2",
+        "XXL",
+        "1TB ssd laptop",
+        "quiero zapatillas rojas",
+        "ich suche Kopfhörer",
+        "青いTシャツ",
+        ("red shoes " * MAX_INPUT_CHARS)[:MAX_INPUT_CHARS],
+    ],
+)
+def test_readable_input_is_routed(text: str) -> None:
+    assert screen(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "type a message"),
+        (" \n\t", "type a message"),
+        ("x" * (MAX_INPUT_CHARS + 1), "characters long"),
+        ("asdfghjkl qwrtzpxcv", "could not make sense"),
+        ("zzzzzzzz", "could not make sense"),
+        ("?!?! ... ***", "could not read"),
+    ],
+)
+def test_unusable_input_gets_a_clear_answer(text: str, says: str) -> None:
+    answer = screen(text)
+    assert answer is not None and says in answer
