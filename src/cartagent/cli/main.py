@@ -12,6 +12,7 @@ from .evaluate import evaluate
 from .mcp import mcp
 from .sandbox import sandbox
 from .search import search, understand
+from .tune import tune
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,6 +29,7 @@ cli.add_command(search)
 cli.add_command(understand)
 cli.add_command(evaluate)
 cli.add_command(chat)
+cli.add_command(tune)
 
 
 def main() -> None:

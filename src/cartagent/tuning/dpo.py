@@ -1,0 +1,179 @@
+"""DPO after SFT: the SFT model's own wrong answers (rejected) against gold (chosen).
+
+``preference_pairs`` asks the SFT model (greedy, the runtime's short prompt) to understand train
+requests and keeps those it gets wrong. ``train_dpo`` continues training the SFT adapter on
+those pairs, with the frozen SFT model (base + adapter, merged) as the reference, so the result
+is still one LoRA adapter on the original base model.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..errors import ConfigurationError
+from ..retrieval.repair import UnrepairableOutput, repair
+from .base_model import load_base_model
+from .sft import ADAPTER, RECORD, last_checkpoint, training_arguments
+from .training_config import TrainingConfig
+from .training_data import Example, prompt_messages
+
+__all__ = ["DpoResult", "Pair", "generate_answer", "preference_pairs", "train_dpo"]
+
+MAX_NEW_TOKENS = 160
+
+
+@dataclass(frozen=True)
+class Pair:
+    example: Example
+    rejected: str
+
+    def row(self) -> dict[str, Any]:
+        """TRL's conversational preference form."""
+        return {
+            "prompt": prompt_messages(self.example.request, self.example.context),
+            "chosen": [{"role": "assistant", "content": self.example.completion}],
+            "rejected": [{"role": "assistant", "content": self.rejected}],
+        }
+
+
+@dataclass(frozen=True)
+class DpoResult:
+    adapter: Path
+    pairs: int
+    steps: int
+    losses: list[tuple[int, float]]
+    seconds: float
+
+
+def generate_answer(model: Any, tokenizer: Any, example: Example) -> str:
+    """The model's greedy answer to ``example``'s prompt (the completion text only)."""
+    import torch
+
+    ids = tokenizer.apply_chat_template(
+        prompt_messages(example.request, example.context),
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )
+    with torch.no_grad():
+        out = model.generate(
+            **ids,
+            max_new_tokens=MAX_NEW_TOKENS,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+    text: str = tokenizer.decode(out[0][ids["input_ids"].shape[1] :], skip_special_tokens=True)
+    return text.strip()
+
+
+def _is_right(answer: str, example: Example) -> bool:
+    try:
+        query, _ = repair(answer, example.request)
+    except UnrepairableOutput:
+        return False
+    return query == example.gold
+
+
+def preference_pairs(
+    model: Any, tokenizer: Any, examples: Iterable[Example], *, progress: bool = True
+) -> list[Pair]:
+    """A pair for every example the model answers wrongly (unparseable or not the gold)."""
+    model.eval()
+    pairs = []
+    for example in tqdm(list(examples), desc="asking the SFT model", disable=not progress):
+        answer = generate_answer(model, tokenizer, example)
+        if not _is_right(answer, example) and answer != example.completion:
+            pairs.append(Pair(example, answer or "{}"))
+    return pairs
+
+
+def train_dpo(
+    config: TrainingConfig,
+    sft_adapter: str | Path,
+    examples: Iterable[Example],
+    out: str | Path,
+    *,
+    progress: bool = True,
+) -> DpoResult:
+    """Collect pairs with the SFT adapter, then DPO-train it; write ``out/adapter``."""
+    from datasets import Dataset
+    from peft import PeftModel
+    from transformers import TrainerCallback
+    from trl import DPOConfig, DPOTrainer
+
+    adapter_in = Path(sft_adapter)
+    if not (adapter_in / "adapter_config.json").is_file():
+        raise ConfigurationError(
+            f"{adapter_in}: not a LoRA adapter folder (no adapter_config.json)"
+        )
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    base = load_base_model(config.model.base)
+    reference = PeftModel.from_pretrained(copy.deepcopy(base.model), str(adapter_in))
+    reference = reference.merge_and_unload()
+    policy = PeftModel.from_pretrained(base.model, str(adapter_in), is_trainable=True)
+    pairs = preference_pairs(policy, base.tokenizer, examples, progress=progress)
+    if not pairs:
+        raise ConfigurationError("the SFT model answered every request right: no DPO pairs")
+    losses: list[tuple[int, float]] = []
+
+    class _Listen(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            if logs and isinstance(logs.get("loss"), int | float):
+                losses.append((state.global_step, float(logs["loss"])))
+
+    settings = config.dpo
+    arguments = training_arguments(settings, config, folder, len(pairs), evaluate=False)
+    optimizers: tuple[Any, Any] = (None, None)
+    if settings.optimizer == "adam":
+        import torch
+
+        trainable = [p for p in policy.parameters() if p.requires_grad]
+        adam = torch.optim.Adam(
+            trainable, lr=settings.learning_rate, weight_decay=settings.weight_decay
+        )
+        optimizers = (adam, None)
+    trainer = DPOTrainer(
+        model=policy,
+        ref_model=reference,
+        args=DPOConfig(
+            **arguments,
+            beta=settings.beta,
+            max_length=config.model.max_length,
+            disable_tqdm=not progress,
+        ),
+        train_dataset=Dataset.from_list([p.row() for p in pairs]),
+        processing_class=base.tokenizer,
+        optimizers=optimizers,
+        callbacks=[_Listen()],
+    )
+    started = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last_checkpoint(folder))
+    seconds = time.perf_counter() - started
+    adapter = folder / ADAPTER
+    trained: Any = trainer.model
+    trained.save_pretrained(str(adapter))
+    base.tokenizer.save_pretrained(str(adapter))
+    result = DpoResult(adapter, len(pairs), trainer.state.global_step, losses, seconds)
+    record = {
+        "method": "dpo",
+        "base_model": config.model.base,
+        "sft_adapter": str(adapter_in),
+        "config": config.model_dump(mode="json"),
+        "pairs": len(pairs),
+        "steps": result.steps,
+        "final_loss": losses[-1][1] if losses else None,
+        "seconds": round(seconds, 1),
+    }
+    (adapter / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return result

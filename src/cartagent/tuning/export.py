@@ -1,0 +1,102 @@
+"""A trained PEFT LoRA adapter as a GGUF LoRA that llama.cpp loads beside the base GGUF.
+
+llama.cpp names a Llama's tensors ``blk.N.attn_q`` (not ``model.layers.N.self_attn.q_proj``)
+and stores the query and key projections with their rows permuted for its rotary embedding,
+so the adapter's ``lora_b`` of those two is permuted the same way; ``lora_a`` acts on the input
+and is unchanged. llama.cpp scales the adapter by ``adapter.lora.alpha / rank`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+
+__all__ = ["export_gguf_lora", "gguf_tensor_name"]
+
+_MODULES = {
+    "self_attn.q_proj": "attn_q",
+    "self_attn.k_proj": "attn_k",
+    "self_attn.v_proj": "attn_v",
+    "self_attn.o_proj": "attn_output",
+    "mlp.gate_proj": "ffn_gate",
+    "mlp.up_proj": "ffn_up",
+    "mlp.down_proj": "ffn_down",
+}
+_PEFT_KEY = re.compile(
+    r"^base_model\.model\.model\.layers\.(\d+)\.(\w+\.\w+)\.lora_([AB])\.weight$"
+)
+
+
+def gguf_tensor_name(peft_key: str) -> tuple[str, str]:
+    """``(llama.cpp base tensor name, "a" or "b")`` for a PEFT adapter key."""
+    match = _PEFT_KEY.match(peft_key)
+    if match is None or match.group(2) not in _MODULES:
+        raise ConfigurationError(f"adapter tensor {peft_key!r} has no llama.cpp counterpart")
+    layer, module, which = match.groups()
+    return f"blk.{layer}.{_MODULES[module]}.weight", which.lower()
+
+
+def _permute_rows(weight: Any, heads: int) -> Any:
+    """llama.cpp's row order for a rotary projection with ``heads`` heads."""
+    rows = weight.shape[0]
+    return (
+        weight.reshape(heads, 2, rows // heads // 2, *weight.shape[1:])
+        .swapaxes(1, 2)
+        .reshape(weight.shape)
+    )
+
+
+def _read(adapter: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    config_file = adapter / "adapter_config.json"
+    weights_file = adapter / "adapter_model.safetensors"
+    if not config_file.is_file() or not weights_file.is_file():
+        raise ConfigurationError(f"{adapter}: not a PEFT LoRA adapter folder")
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        tensors = load_file(str(weights_file))
+    except (ValueError, OSError, SafetensorError) as error:
+        raise ConfigurationError(f"{adapter}: unreadable adapter: {error}") from None
+    if config.get("use_rslora") or config.get("use_dora"):
+        raise ConfigurationError(f"{adapter}: rsLoRA and DoRA adapters are not exported")
+    return config, tensors
+
+
+def export_gguf_lora(adapter: str | Path, base_config: dict[str, Any], out: str | Path) -> Path:
+    """Write ``adapter`` (a PEFT folder) as a GGUF LoRA file at ``out``, in float16.
+
+    ``base_config`` is the base model's Hugging Face config (``num_attention_heads``,
+    ``num_key_value_heads``), needed for the rotary row order.
+    """
+    import gguf
+    import numpy as np
+
+    folder = Path(adapter)
+    config, tensors = _read(folder)
+    heads = int(base_config["num_attention_heads"])
+    kv_heads = int(base_config.get("num_key_value_heads") or heads)
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    writer = gguf.GGUFWriter(str(target), "llama")
+    writer.add_string(gguf.Keys.General.TYPE, gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(config["lora_alpha"]))
+    for key in sorted(tensors):
+        name, which = gguf_tensor_name(key)
+        weight = tensors[key].astype(np.float32)
+        if which == "b" and name.endswith(".attn_q.weight"):
+            weight = _permute_rows(weight, heads)
+        elif which == "b" and name.endswith(".attn_k.weight"):
+            weight = _permute_rows(weight, kv_heads)
+        writer.add_tensor(f"{name}.lora_{which}", weight.astype(np.float16))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return target

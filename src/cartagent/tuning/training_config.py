@@ -1,0 +1,132 @@
+"""The one file that says how a model is tuned: base model, LoRA, SFT and DPO settings.
+
+A TOML file with the sections ``[model]``, ``[lora]``, ``[sft]`` and ``[dpo]``; every key has a
+default, unknown keys and values out of range are a :class:`ConfigurationError` naming them.
+
+::
+
+    [model]
+    base = "smollm2"          # a packaged GGUF name, a local Hugging Face folder, or a model name
+    [lora]
+    rank = 16
+    [sft]
+    learning_rate = 2e-4
+    optimizer = "adamw"       # adam | adamw
+    schedule = "cosine"       # cosine | linear | constant (each after warmup_ratio of the steps)
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import ConfigurationError
+
+__all__ = [
+    "DpoSettings",
+    "LoraSettings",
+    "ModelSettings",
+    "Optimisation",
+    "SftSettings",
+    "TrainingConfig",
+    "load_training_config",
+]
+
+Optimizer = Literal["adam", "adamw"]
+Schedule = Literal["cosine", "linear", "constant"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSettings(_Section):
+    base: str = Field(default="smollm2", min_length=1)
+    max_length: int = Field(default=512, ge=32, le=8192)
+
+
+class LoraSettings(_Section):
+    rank: int = Field(default=16, ge=1, le=512)
+    alpha: int = Field(default=32, ge=1, le=1024)
+    dropout: float = Field(default=0.05, ge=0, lt=1)
+    targets: str | list[str] = "all-linear"
+
+
+class Optimisation(_Section):
+    """What SFT and DPO share: the optimizer, its schedule and the batch."""
+
+    learning_rate: float = Field(gt=0, le=1)
+    optimizer: Optimizer = "adamw"
+    schedule: Schedule = "cosine"
+    warmup_ratio: float = Field(default=0.1, ge=0, lt=1)
+    weight_decay: float = Field(default=0.0, ge=0, le=1)
+    epochs: float = Field(default=1.0, gt=0, le=100)
+    max_steps: int = Field(default=0, ge=0, description="Stop after this many steps; 0: epochs.")
+    batch_size: int = Field(default=8, ge=1, le=1024)
+    gradient_accumulation: int = Field(default=1, ge=1, le=1024)
+    save_steps: int = Field(default=50, ge=1)
+    logging_steps: int = Field(default=5, ge=1)
+
+
+class SftSettings(Optimisation):
+    learning_rate: float = Field(default=2e-4, gt=0, le=1)
+
+
+class DpoSettings(Optimisation):
+    learning_rate: float = Field(default=5e-5, gt=0, le=1)
+    beta: float = Field(default=0.1, gt=0, le=10)
+    requests: int = Field(
+        default=300, ge=1, le=100_000, description="Train requests the SFT model answers for pairs."
+    )
+    batch_size: int = Field(default=4, ge=1, le=1024)
+
+
+class TrainingConfig(_Section):
+    model: ModelSettings = ModelSettings()
+    lora: LoraSettings = LoraSettings()
+    sft: SftSettings = SftSettings()
+    dpo: DpoSettings = DpoSettings()
+    seed: int = Field(default=0, ge=0)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> TrainingConfig:
+        """A copy with dotted keys replaced, e.g. ``{"sft.learning_rate": 1e-4}``."""
+        data = self.model_dump()
+        for dotted, value in overrides.items():
+            *path, key = dotted.split(".")
+            node = data
+            for part in path:
+                if not isinstance(node.get(part), dict):
+                    raise ConfigurationError(f"unknown setting {dotted!r}")
+                node = node[part]
+            if key not in node:
+                raise ConfigurationError(f"unknown setting {dotted!r}")
+            node[key] = value
+        return _validated(data, "overrides")
+
+
+def _validated(data: Any, source: str) -> TrainingConfig:
+    try:
+        return TrainingConfig.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}"
+            for e in error.errors(include_url=False)
+        )
+        raise ConfigurationError(f"{source}: {problems}") from None
+
+
+def load_training_config(path: str | Path | None) -> TrainingConfig:
+    """The config in the TOML file at ``path`` (defaults for ``None``)."""
+    if path is None:
+        return TrainingConfig()
+    file = Path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigurationError(f"{file}: no such training config") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigurationError(f"{file}: not valid TOML: {error}") from None
+    return _validated(data, str(file))

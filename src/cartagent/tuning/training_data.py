@@ -1,0 +1,99 @@
+"""Training rows from the JSONL splits ``cartagent tune data`` writes.
+
+Each row needs ``request``, ``context`` (earlier requests) and ``completion`` (the gold
+SearchQuery JSON). The prompt is rebuilt here with the runtime's own
+:func:`~cartagent.retrieval.prompt.understanding_messages` (short style), so a model is always
+trained on exactly what it will be asked. A malformed row is reported by line and skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import ConfigurationError
+from ..retrieval.prompt import query_json, understanding_messages
+from ..retrieval.query import SearchQuery
+
+__all__ = ["Example", "Split", "chat", "load_split", "prompt_messages"]
+
+
+@dataclass(frozen=True)
+class Example:
+    request: str
+    context: tuple[str, ...]
+    gold: SearchQuery
+
+    @property
+    def completion(self) -> str:
+        return query_json(self.gold)
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split's usable examples, what was skipped (``path:line: reason``) and its hash."""
+
+    path: Path
+    examples: tuple[Example, ...]
+    skipped: tuple[str, ...]
+    sha256: str
+
+
+def prompt_messages(request: str, context: Sequence[str]) -> list[dict[str, str]]:
+    """The chat messages the understanding step sends for ``request``, as role/content dicts."""
+    messages = understanding_messages(request, context, style="short")
+    return [{"role": m.role, "content": m.content or ""} for m in messages]
+
+
+def chat(example: Example) -> dict[str, Any]:
+    """``example`` in TRL's conversational prompt-completion form."""
+    return {
+        "prompt": prompt_messages(example.request, example.context),
+        "completion": [{"role": "assistant", "content": example.completion}],
+    }
+
+
+def _example(row: Any) -> Example:
+    if not isinstance(row, dict):
+        raise ValueError("a row must be a JSON object")
+    request = row.get("request")
+    if not isinstance(request, str) or not request.strip():
+        raise ValueError("'request' must be a non-empty string")
+    context = row.get("context") or []
+    if not isinstance(context, list) or not all(isinstance(t, str) for t in context):
+        raise ValueError("'context' must be a list of strings")
+    completion = row.get("completion")
+    if not isinstance(completion, str):
+        raise ValueError("'completion' must be the gold SearchQuery as a JSON string")
+    try:
+        gold = SearchQuery.model_validate_json(completion)
+    except ValidationError as error:
+        reason = error.errors()[0]["msg"]
+        raise ValueError(f"'completion' is not a valid SearchQuery: {reason}") from None
+    return Example(request, tuple(context), gold)
+
+
+def load_split(path: str | Path) -> Split:
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise ConfigurationError(f"{file}: no such data file (run `cartagent tune data`)") from None
+    examples: list[Example] = []
+    skipped: list[str] = []
+    for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            examples.append(_example(json.loads(line)))
+        except ValueError as error:  # JSONDecodeError included
+            skipped.append(f"{file}:{number}: skipped: {error}")
+    if not examples:
+        raise ConfigurationError(f"{file}: no usable examples ({len(skipped)} malformed rows)")
+    return Split(file, tuple(examples), tuple(skipped), hashlib.sha256(raw).hexdigest())

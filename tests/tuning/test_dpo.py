@@ -1,0 +1,45 @@
+"""DPO after SFT: pairs from the SFT model's own wrong answers, one adapter out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cartagent.errors import ConfigurationError
+from cartagent.tuning.dpo import train_dpo
+from cartagent.tuning.sft import train_sft
+from cartagent.tuning.training_data import load_split
+
+from .test_sft import config_for
+from .tiny_model import tiny_base, write_split
+
+__all__ = ["tiny_base"]
+
+
+def test_dpo_continues_the_sft_adapter_on_its_own_wrong_answers(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
+    config = config_for(tiny_base, **{"dpo.max_steps": 2, "dpo.batch_size": 2})
+    sft = train_sft(config, train, tmp_path / "sft", progress=False)
+
+    result = train_dpo(config, sft.adapter, train.examples, tmp_path / "dpo", progress=False)
+
+    # A random tiny model answers nothing right: every request is a pair.
+    assert result.pairs == len(train.examples)
+    assert result.steps == 2
+    assert result.losses and result.losses[0][1] == pytest.approx(0.693, abs=0.01)
+    record = json.loads((result.adapter / "training.json").read_text())
+    assert record["method"] == "dpo" and record["sft_adapter"] == str(sft.adapter)
+    saved = json.loads((result.adapter / "adapter_config.json").read_text())
+    assert saved["r"] == 4
+
+
+def test_a_folder_without_an_adapter_is_a_clear_error(tiny_base: str, tmp_path: Path) -> None:
+    (tmp_path / "sft").mkdir()
+    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
+
+    with pytest.raises(ConfigurationError, match="not a LoRA adapter folder"):
+        train_dpo(config_for(tiny_base), tmp_path / "sft", train.examples, tmp_path / "dpo")

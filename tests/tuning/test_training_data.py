@@ -1,0 +1,65 @@
+"""Training rows: the runtime's own prompt, malformed rows reported by line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cartagent.errors import ConfigurationError
+from cartagent.retrieval.prompt import understanding_messages
+from cartagent.tuning.training_data import chat, load_split
+
+from .tiny_model import write_split
+
+
+def test_rows_become_the_short_prompt_the_understanding_step_sends(tmp_path: Path) -> None:
+    file = tmp_path / "train.jsonl"
+    row = {"request": "in red", "context": ["running shoes"], "completion": '{"text": "shoes"}'}
+    file.write_text(json.dumps(row) + "\n")
+
+    [example] = load_split(file).examples
+    pair = chat(example)
+
+    runtime = understanding_messages("in red", ["running shoes"], style="short")
+    assert pair["prompt"] == [{"role": m.role, "content": m.content} for m in runtime]
+    assert pair["completion"] == [{"role": "assistant", "content": '{"text": "shoes"}'}]
+
+
+def test_malformed_rows_are_skipped_and_reported_by_line(tmp_path: Path) -> None:
+    file = write_split(tmp_path / "train.jsonl", copies=1)
+    good = file.read_text()
+    file.write_text(
+        good
+        + "not json\n"
+        + json.dumps({"request": "", "completion": "{}"})
+        + "\n"
+        + json.dumps({"request": "shoes", "completion": '{"sort": "loudest"}'})
+        + "\n"
+        + json.dumps({"request": "shoes", "context": "x", "completion": "{}"})
+        + "\n"
+    )
+
+    split = load_split(file)
+
+    assert len(split.examples) == 6
+    assert [s.split(": ", 2)[0].rsplit(":", 1)[1] for s in split.skipped] == ["7", "8", "9", "10"]
+    assert "not a valid SearchQuery" in split.skipped[2]
+
+
+def test_a_file_with_nothing_usable_or_no_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="tune data"):
+        load_split(tmp_path / "train.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("[]\n")
+    with pytest.raises(ConfigurationError, match="no usable examples"):
+        load_split(bad)
+
+
+def test_the_split_hash_is_of_the_file_bytes(tmp_path: Path) -> None:
+    first = load_split(write_split(tmp_path / "a.jsonl", copies=1))
+    again = load_split(write_split(tmp_path / "b.jsonl", copies=1))
+    more = load_split(write_split(tmp_path / "c.jsonl", copies=2))
+
+    assert first.sha256 == again.sha256 != more.sha256
