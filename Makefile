@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test check lint typecheck format bench clean
+.PHONY: install run test check lint typecheck format bench adapter clean
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
 # llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards.
@@ -44,6 +44,15 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/cartagent bench sandbox
+
+## Rebuild the shipped query-understanding adapter (src/cartagent/llm/adapters/): data, SFT + DPO, export
+ADAPTERS := src/cartagent/llm/adapters
+adapter: $(STAMP)
+	$(BIN)/cartagent tune data --out build/tune-data --quiet
+	$(BIN)/cartagent tune train --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
+		--out build/tune-runs/search-smollm2
+	$(BIN)/cartagent tune export build/tune-runs/search-smollm2/dpo/adapter \
+		--out $(ADAPTERS)/search-smollm2.gguf --card $(ADAPTERS)/search-smollm2.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -50,3 +50,21 @@ class LLMEndpointSettings:
             api_key=env.get("CARTAGENT_LLM_API_KEY") or None,
             schema_style=env.get("CARTAGENT_LLM_SCHEMA_STYLE", "json_schema"),
         )
+
+
+@dataclass(frozen=True)
+class AdapterSettings:
+    """``CARTAGENT_SEARCH_ADAPTER``: a GGUF LoRA file for ``--model tuned`` (default: the shipped
+    one); ``CARTAGENT_REGISTRY``: the model registry folder (default: in the data folder)."""
+
+    search_adapter: Path | None
+    registry: Path
+
+    @classmethod
+    def from_env(cls) -> AdapterSettings:
+        value = os.environ.get("CARTAGENT_SEARCH_ADAPTER") or None
+        registry = os.environ.get("CARTAGENT_REGISTRY") or str(_data_dir() / "registry")
+        return cls(
+            search_adapter=Path(value).expanduser() if value else None,
+            registry=Path(registry).expanduser(),
+        )

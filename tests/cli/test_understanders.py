@@ -12,7 +12,7 @@ from cartagent.retrieval.understanding import ModelUnderstander
 
 
 def test_every_model_name_is_offered() -> None:
-    assert set(UNDERSTANDERS) == {"rules", "smollm2", "gemma3-270m", "openai"}
+    assert set(UNDERSTANDERS) == {"rules", "smollm2", "gemma3-270m", "openai", "tuned"}
 
 
 def test_rules_need_no_model() -> None:

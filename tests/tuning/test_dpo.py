@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from cartagent.errors import ConfigurationError
-from cartagent.tuning.dpo import train_dpo
+from cartagent.retrieval.prompt import query_json
+from cartagent.tuning.dpo import preference_pairs, train_dpo
 from cartagent.tuning.sft import train_sft
-from cartagent.tuning.training_data import load_split
+from cartagent.tuning.training_data import Example, load_split
 
 from .test_sft import config_for
 from .tiny_model import tiny_base, write_split
@@ -43,3 +44,24 @@ def test_a_folder_without_an_adapter_is_a_clear_error(tiny_base: str, tmp_path: 
 
     with pytest.raises(ConfigurationError, match="not a LoRA adapter folder"):
         train_dpo(config_for(tiny_base), tmp_path / "sft", train.examples, tmp_path / "dpo")
+
+
+def test_pairs_keep_only_the_wrong_answers_with_the_answer_as_rejected(tmp_path: Path) -> None:
+    examples = load_split(write_split(tmp_path / "train.jsonl", copies=1)).examples
+    right, wrong, garbled = examples[0], examples[1], examples[2]
+    answers = {
+        right.request: query_json(right.gold),
+        wrong.request: '{"category": "socks"}',
+        garbled.request: "",
+    }
+
+    def answerer(example: Example) -> str:
+        return answers[example.request]
+
+    pairs = preference_pairs(answerer, [right, wrong, garbled], progress=False)
+
+    assert [p.example for p in pairs] == [wrong, garbled]
+    assert [p.rejected for p in pairs] == ['{"category": "socks"}', "{}"]
+    row = pairs[0].row()
+    assert row["chosen"] == [{"role": "assistant", "content": wrong.completion}]
+    assert row["rejected"][0]["content"] == '{"category": "socks"}'

@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 
 from cartagent.errors import ConfigurationError
+from cartagent.retrieval.query import SearchQuery
 from cartagent.tuning import export
+from cartagent.tuning.dpo import gguf_answerer
 from cartagent.tuning.export import export_gguf_lora, gguf_tensor_name
+from cartagent.tuning.training_data import Example
 
 PROMPT = "<|im_start|>user\nName three colours.<|im_end|>\n<|im_start|>assistant\n"
 
@@ -92,3 +95,9 @@ def test_llama_cpp_with_the_exported_adapter_agrees_with_peft(
     assert int(np.argmax(with_adapter)) == int(np.argmax(peft_logits))
     adapter_config = json.loads((tmp_path / "adapter" / "adapter_config.json").read_text())
     assert adapter_config["r"] == 8
+
+    # DPO asks the SFT model this way: llama.cpp, the GGUF LoRA, grammar-constrained JSON (a
+    # random adapter may ramble to the token limit, so only the start is certain).
+    monkeypatch.undo()
+    answer = gguf_answerer(tmp_path / "adapter", "smollm2")(Example("red shoes", (), SearchQuery()))
+    assert answer.startswith("{")

@@ -10,6 +10,7 @@ import click
 
 from .bench_mcp import mcp_bench
 from .bench_search import search_bench
+from .bench_slm import slm_bench
 
 
 @click.group()
@@ -67,3 +68,4 @@ def sandbox_bench(
 
 bench.add_command(mcp_bench)
 bench.add_command(search_bench)
+bench.add_command(slm_bench)

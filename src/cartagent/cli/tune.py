@@ -9,7 +9,10 @@ card's summary.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,6 +20,8 @@ from .evaluate import _locate_webshop
 from .search import locate_catalog
 
 __all__ = ["tune"]
+
+DEV_LOSS_ROWS = 100
 
 
 @click.group("tune")
@@ -104,28 +109,39 @@ def _overrides(pairs: tuple[str, ...]) -> dict[str, object]:
     return values
 
 
-@tune.command("train")
-@click.option(
+config_option = click.option(
     "--config",
     "config_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="A TOML training config; defaults for anything it leaves out.",
 )
-@click.option(
+data_option = click.option(
     "--data",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("tune-data"),
     show_default=True,
     help="The folder `tune data` wrote.",
 )
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("tune-runs/run"),
-    show_default=True,
-    help="The run folder; running again into it resumes from its last checkpoint.",
+sets_option = click.option(
+    "--set", "sets", multiple=True, metavar="KEY=VALUE", help="e.g. sft.max_steps=50"
 )
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="e.g. sft.max_steps=50")
+
+
+def out_option(default: str, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path(default),
+        show_default=True,
+        help=help,
+    )
+
+
+@tune.command("train")
+@config_option
+@data_option
+@out_option("tune-runs/run", "The run folder; running again into it resumes from its checkpoint.")
+@sets_option
 @click.option("--dpo/--no-dpo", default=True, show_default=True, help="DPO after SFT.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def train(
@@ -154,8 +170,15 @@ def train(
             f"{sft.eval_loss if sft.eval_loss is not None else float('nan'):.4f} -> {sft.adapter}"
         )
         if dpo:
+            from ..llm.packaged import PACKAGED_MODELS
+            from ..tuning.dpo import gguf_answerer
+
             requests = train_split.examples[: config.dpo.requests]
-            result = train_dpo(config, sft.adapter, requests, out / "dpo", progress=not quiet)
+            base = config.model.base
+            answerer = gguf_answerer(sft.adapter, base) if base in PACKAGED_MODELS else None
+            result = train_dpo(
+                config, sft.adapter, requests, out / "dpo", answerer=answerer, progress=not quiet
+            )
             click.echo(
                 f"DPO: {result.pairs} pairs from {len(requests)} requests, {result.steps} steps "
                 f"in {result.seconds:.0f} s -> {result.adapter}"
@@ -171,13 +194,20 @@ def train(
     type=click.Path(dir_okay=False, path_type=Path),
     help="The GGUF LoRA file to write (default: ADAPTER/adapter.gguf).",
 )
-def export(adapter: Path, out: Path | None) -> None:
+@click.option(
+    "--card",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the adapter's card (its training record, file hash, git commit) here.",
+)
+def export(adapter: Path, out: Path | None, card: Path | None) -> None:
     """Write a trained adapter as a GGUF LoRA for llama.cpp (PEFT's folder serves vLLM as is)."""
+    import hashlib
     import json
 
     from ..errors import ConfigurationError
     from ..tuning.base_model import load_base_config
     from ..tuning.export import export_gguf_lora
+    from ..tuning.registry import git_commit
 
     target = out or adapter / "adapter.gguf"
     try:
@@ -188,3 +218,215 @@ def export(adapter: Path, out: Path | None) -> None:
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)")
+    if card is not None:
+        digest = hashlib.sha256(written.read_bytes()).hexdigest()
+        content = {
+            **record,
+            "gguf": written.name,
+            "gguf_sha256": digest,
+            "git_commit": git_commit(),
+        }
+        card.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {card}")
+
+
+def _registry(folder: Path | None) -> Any:
+    from ..settings import AdapterSettings
+    from ..tuning.registry import Registry
+
+    return Registry(folder or AdapterSettings.from_env().registry)
+
+
+registry_option = click.option(
+    "--registry",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The registry folder (default: CARTAGENT_REGISTRY, or 'registry' in the data folder).",
+)
+
+
+@tune.command("register")
+@click.argument("adapter", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--name", default="search", show_default=True, help="The registered model's name.")
+@click.option(
+    "--metrics",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A JSON file of metrics to record with it (e.g. from `eval retrieval --json`).",
+)
+@click.option("--promote", is_flag=True, help="Point the 'production' alias at the new version.")
+@registry_option
+def register(
+    adapter: Path, name: str, metrics: Path | None, promote: bool, registry: Path | None
+) -> None:
+    """Register a trained adapter as a new version, with its GGUF LoRA and its lineage."""
+    import json
+
+    from ..errors import ConfigurationError
+    from ..tuning.base_model import load_base_config
+    from ..tuning.export import export_gguf_lora
+
+    store = _registry(registry)
+    try:
+        measured = json.loads(metrics.read_text(encoding="utf-8")) if metrics else None
+        record = json.loads((adapter / "training.json").read_text(encoding="utf-8"))
+        base_config = load_base_config(record["base_model"])
+
+        def export(peft: Path, gguf: Path) -> Path:
+            return export_gguf_lora(peft, base_config, gguf)
+
+        version = store.register(adapter, name, export=export, metrics=measured)
+        if promote:
+            store.set_alias(name, "production", version.number)
+    except FileNotFoundError as error:
+        raise click.ClickException(f"{error.filename}: no such file") from None
+    except (ConfigurationError, ValueError) as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"registered {name} v{version.number} in {store.root}")
+    click.echo(
+        f"use it: CARTAGENT_SEARCH_ADAPTER={version.gguf} cartagent search --model tuned ..."
+    )
+
+
+@tune.command("models")
+@registry_option
+def models(registry: Path | None) -> None:
+    """List the registered models: versions, aliases, base model, data hash, metrics."""
+    store = _registry(registry)
+    names = store.names()
+    if not names:
+        click.echo(f"no models registered in {store.root}")
+    for name in names:
+        aliases = store.aliases(name)
+        for version in store.versions(name):
+            tags = [a for a, n in aliases.items() if n == version.number]
+            lineage = version.lineage
+            data = str(((lineage.get("data") or {}).get("train") or {}).get("sha256"))[:12]
+            commit = str(lineage.get("git_commit"))[:12]
+            click.echo(
+                f"{name} v{version.number}{' [' + ', '.join(tags) + ']' if tags else ''}  "
+                f"{lineage.get('method')} on {lineage.get('base_model')}  "
+                f"data {data}  commit {commit}  "
+                f"{version.gguf}"
+            )
+
+
+@tune.command("promote")
+@click.argument("name")
+@click.argument("version", type=int)
+@click.option("--alias", default="production", show_default=True)
+@registry_option
+def promote(name: str, version: int, alias: str, registry: Path | None) -> None:
+    """Point an alias (default: production) at a registered version."""
+    from ..errors import ConfigurationError
+
+    try:
+        _registry(registry).set_alias(name, alias, version)
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"{name}: {alias} -> v{version}")
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected numbers separated by commas") from None
+
+
+def _words(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+@tune.command("sweep")
+@config_option
+@data_option
+@out_option("tune-runs/sweep", "The sweep folder; running again into it continues the sweep.")
+@sets_option
+@click.option("--method", type=click.Choice(["grid", "optuna"]), default="grid", show_default=True)
+@click.option("--trials", type=int, help="Trials to run (default: the whole grid).")
+@click.option("--lr", "learning_rates", default="1e-4,3e-4", show_default=True)
+@click.option("--optimizers", default="adam,adamw", show_default=True)
+@click.option("--schedules", default="cosine", show_default=True)
+@click.option("--ranks", default="8,16", show_default=True)
+@click.option("--steps", type=int, default=40, show_default=True, help="Training steps per trial.")
+@click.option(
+    "--dev-requests",
+    type=int,
+    default=60,
+    show_default=True,
+    help="Dev requests each finished trial is scored on through llama.cpp (0: dev loss only).",
+)
+@click.option("--no-prune", is_flag=True, help="Never stop a bad trial early.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def sweep(
+    config_file: Path | None,
+    data: Path,
+    out: Path,
+    sets: tuple[str, ...],
+    method: str,
+    trials: int | None,
+    learning_rates: str,
+    optimizers: str,
+    schedules: str,
+    ranks: str,
+    steps: int,
+    dev_requests: int,
+    no_prune: bool,
+    quiet: bool,
+) -> None:
+    """Sweep learning rate x optimizer x schedule x rank; track in MLflow; write a report."""
+    import os
+
+    from ..errors import ConfigurationError
+    from ..llm.packaged import PACKAGED_MODELS
+    from ..tuning.dev_eval import cases_from, llama_cpp_evaluator
+    from ..tuning.sweep import SweepSpace, TrialResult, run_sweep
+    from ..tuning.sweep_report import write_report
+    from ..tuning.training_config import load_training_config
+    from ..tuning.training_data import load_split
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    def report(trial: TrialResult) -> None:
+        shown = ", ".join(f"{k} {v:.3f}" for k, v in trial.metrics.items())
+        click.echo(f"trial {trial.number} {trial.params} {trial.state}: {shown}")
+
+    try:
+        space = SweepSpace(
+            _floats(learning_rates),
+            _words(optimizers),
+            _words(schedules),
+            [int(r) for r in _floats(ranks)],
+        )
+        overrides: dict[str, object] = {"sft.max_steps": steps, **_overrides(sets)}
+        config = load_training_config(config_file).with_overrides(overrides)
+        train_split = load_split(data / "train.jsonl")
+        dev_split = load_split(data / "dev.jsonl")
+        # Dev loss on a slice: on a CPU, scoring all of dev would cost as much as training.
+        loss_split = replace(dev_split, examples=dev_split.examples[:DEV_LOSS_ROWS])
+        evaluate = None
+        if dev_requests > 0 and config.model.base in PACKAGED_MODELS:
+            evaluate = llama_cpp_evaluator(
+                cases_from(dev_split.examples[:dev_requests]), config.model.base
+            )
+        result = run_sweep(
+            config,
+            space,
+            train_split,
+            loss_split,
+            out,
+            method=method,
+            trials=trials,
+            evaluate=evaluate,
+            prune=not no_prune,
+            progress=not quiet,
+            on_trial=report,
+        )
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from error
+    written = write_report(result)
+    if result.best is not None:
+        click.echo(
+            f"best: trial {result.best.number} {result.best.params} -> {result.best.adapter}"
+        )
+    click.echo(f"report: {written}")
+    click.echo(f"tracking: mlflow ui --backend-store-uri {result.tracking_uri}")

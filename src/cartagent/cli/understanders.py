@@ -6,7 +6,9 @@ model, as plain completion), with the few-shot prompt, JSON-schema-constrained d
 repair, grounding and the rule parser as fallback. ``openai`` sends the same prompt to any
 OpenAI-compatible server named by ``CARTAGENT_LLM_BASE_URL`` (and ``CARTAGENT_LLM_MODEL``,
 ``CARTAGENT_LLM_API_KEY``, ``CARTAGENT_LLM_SCHEMA_STYLE``: ``json_schema`` for OpenAI and vLLM,
-``json_object`` for llama.cpp's server).
+``json_object`` for llama.cpp's server). ``tuned`` is SmolLM2-135M with the LoRA adapter
+``cartagent tune`` made for this step (the shipped one, or the GGUF LoRA file named by
+``CARTAGENT_SEARCH_ADAPTER``), asked with the short prompt the adapter was trained on.
 """
 
 from __future__ import annotations
@@ -39,6 +41,19 @@ def _packaged(name: str, *, chat: bool) -> Callable[[], Understander]:
         return model_understander(LlamaCppModel(packaged_model_path(name), chat=chat))
 
     return make
+
+
+def _tuned() -> Understander:
+    from ..llm.adapters import shipped_adapter
+    from ..llm.llama_cpp import LlamaCppModel
+    from ..llm.packaged import packaged_model_path
+    from ..retrieval.understanding import ModelUnderstander
+    from ..settings import AdapterSettings
+
+    chosen = AdapterSettings.from_env().search_adapter
+    adapter = chosen if chosen is not None else shipped_adapter("search-smollm2").path
+    model = LlamaCppModel(packaged_model_path("smollm2"), chat=True, lora_path=adapter)
+    return ModelUnderstander(model, style="short")
 
 
 def _openai() -> Understander:
@@ -76,6 +91,7 @@ UNDERSTANDERS: dict[str, Callable[[], Understander]] = {
     "smollm2": _packaged("smollm2", chat=True),
     "gemma3-270m": _packaged("gemma3-270m", chat=False),
     "openai": _openai,
+    "tuned": _tuned,
 }
 """Query-understanding models by ``--model`` name; each entry builds one when called."""
 
@@ -94,6 +110,7 @@ model_option = click.option(
     default="rules",
     show_default=True,
     help="How requests are understood: rules, or a small language model (smollm2, "
-    "gemma3-270m in-process; openai: the server in CARTAGENT_LLM_BASE_URL).",
+    "gemma3-270m in-process; tuned: SmolLM2 with cartagent's LoRA adapter; openai: the server "
+    "in CARTAGENT_LLM_BASE_URL).",
 )
 """The ``--model`` option every command that understands requests takes."""

@@ -59,6 +59,7 @@ class LlamaCppModel:
         if temperature < 0:
             raise ConfigurationError(f"temperature must be >= 0, not {temperature}")
         self.chat = chat
+        self.lora_path = None if lora_path is None else Path(lora_path)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self._seed = seed

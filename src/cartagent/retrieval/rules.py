@@ -30,21 +30,21 @@ from decimal import Decimal, InvalidOperation
 
 from .query import Exclusion, PriceRange, SearchQuery
 from .vocabulary import (
-    ATTRIBUTE_WORDS,
+    ATTRIBUTE_OF,
     AVAILABILITY_CUES,
-    BRANDS,
-    CATEGORIES,
-    COLORS,
+    BRAND_OF,
+    CATEGORY_OF,
+    COLOR_OF,
     CURRENCY_WORDS,
     FOLLOW_UP_MARKERS,
     FOLLOW_UP_OPENERS,
-    GENDERS,
-    MATERIALS,
+    GENDER_OF,
+    MATERIAL_OF,
     NEGATION_CUES,
     PRICE_MAX_CUES,
     PRICE_MIN_CUES,
     PROTECTED_WORDS,
-    SIZE_WORDS,
+    SIZE_OF,
     SIZED_CATEGORIES,
     SORT_CUES,
     STOPWORDS,
@@ -72,45 +72,29 @@ def _word_re(forms: Iterable[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w'&-])(?:{_alternation(forms)})(?![\w&-]|'\w)")
 
 
-def _lookup(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    return {form: canonical for canonical, forms in table.items() for form in forms}
-
-
-_COLOR_OF = _lookup(COLORS)
-_MATERIAL_OF = _lookup(MATERIALS)
-_GENDER_OF = _lookup(GENDERS)
-_CATEGORY_OF = _lookup(CATEGORIES)
-_BRAND_OF = _lookup(BRANDS)
-_SIZE_OF = _lookup(SIZE_WORDS)
-_ATTRIBUTE_OF = {
-    form: (key, canonical)
-    for key, table in ATTRIBUTE_WORDS.items()
-    for canonical, forms in table.items()
-    for form in forms
-}
 # Every vocabulary phrase -> (kind, key, canonical); used by negation and follow-ups.
 _VOCAB: dict[str, tuple[str, str, str]] = {}
-for _form, _canon in _CATEGORY_OF.items():
+for _form, _canon in CATEGORY_OF.items():
     _VOCAB[_form] = ("category", "category", _canon)
-for _form, (_key, _canon) in _ATTRIBUTE_OF.items():
+for _form, (_key, _canon) in ATTRIBUTE_OF.items():
     _VOCAB[_form] = ("attribute", _key, _canon)
-for _form, _canon in _GENDER_OF.items():
+for _form, _canon in GENDER_OF.items():
     _VOCAB[_form] = ("attribute", "gender", _canon)
-for _form, _canon in _BRAND_OF.items():
+for _form, _canon in BRAND_OF.items():
     _VOCAB[_form] = ("brand", "brand", _canon)
-for _form, _canon in _MATERIAL_OF.items():
+for _form, _canon in MATERIAL_OF.items():
     _VOCAB[_form] = ("attribute", "material", _canon)
-for _form, _canon in _COLOR_OF.items():
+for _form, _canon in COLOR_OF.items():
     _VOCAB[_form] = ("option", "color", _canon)
 for _form in ("xs", "xxs", "xl", "xxl", "2xl", "3xl", "xxxl", "4xl"):
-    _VOCAB[_form] = ("option", "size", _SIZE_OF[_form])
+    _VOCAB[_form] = ("option", "size", SIZE_OF[_form])
 
-_COLOR_RE = _word_re(_COLOR_OF)
-_MATERIAL_RE = _word_re(_MATERIAL_OF)
-_GENDER_RE = _word_re(_GENDER_OF)
-_CATEGORY_RE = _word_re(_CATEGORY_OF)
-_BRAND_RE = _word_re(_BRAND_OF)
-_ATTRIBUTE_RE = _word_re(_ATTRIBUTE_OF)
+_COLOR_RE = _word_re(COLOR_OF)
+_MATERIAL_RE = _word_re(MATERIAL_OF)
+_GENDER_RE = _word_re(GENDER_OF)
+_CATEGORY_RE = _word_re(CATEGORY_OF)
+_BRAND_RE = _word_re(BRAND_OF)
+_ATTRIBUTE_RE = _word_re(ATTRIBUTE_OF)
 _VOCAB_AT_RE = re.compile(rf"(?:{_alternation(_VOCAB)})(?![\w&-]|'\w)")
 _AVAILABLE_RE = _word_re(AVAILABILITY_CUES)
 _CHEAPER_RE = _word_re(
@@ -165,7 +149,7 @@ _UNIT_RE = re.compile(
 )
 _RAM_AFTER_RE = re.compile(r"\s(?:of\s)?(?:ram|memory)(?![\w])")
 _NAMED_SIZES = "|".join(
-    re.escape(f) for f in sorted(_SIZE_OF, key=len, reverse=True) if f not in {"xs", "xxs"}
+    re.escape(f) for f in sorted(SIZE_OF, key=len, reverse=True) if f not in {"xs", "xxs"}
 )
 _SIZE_RE = re.compile(
     r"(?<![\w])(?:(?:in\s)?(?:a\s)?(?:us\s|eu\s|uk\s)?(?:sizes?|taille|talla|größe|groesse|taglia"
@@ -199,10 +183,10 @@ _FILLER_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\ufef
 _CUES_BY_WORD = {
     w for cue in (*PRICE_MAX_CUES, *PRICE_MIN_CUES, *NEGATION_CUES) for w in cue.split()
 }
-_KNOWN_WORDS = {w for phrase in (*_VOCAB, *_SIZE_OF) for w in phrase.split()}
+_KNOWN_WORDS = {w for phrase in (*_VOCAB, *SIZE_OF) for w in phrase.split()}
 # Brands are never a correction target: a brand is a proper noun that rarely carries a typo, and
 # ordinary words one edit away ("basics" -> Asics) are far more common than misspelt brands.
-_BRAND_WORDS = {w for form in _BRAND_OF for w in form.split()}
+_BRAND_WORDS = {w for form in BRAND_OF for w in form.split()}
 _CORRECTABLE = {w for w in _KNOWN_WORDS if len(w) >= 5 and w.isalpha() and w not in _BRAND_WORDS}
 _NEVER_CORRECT = set(STOPWORDS) | _CUES_BY_WORD | set(PROTECTED_WORDS)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -553,7 +537,7 @@ def _pass_sizes(work: _Work, draft: _Draft) -> None:
             draft.add("option", "size", raw)
             continue
         raw = raw.strip()
-        value = _SIZE_OF.get(raw)
+        value = SIZE_OF.get(raw)
         if value is None:
             value = raw.upper() if raw[:1].isalpha() or raw[-1:] in "sml" else raw
             value = re.sub(r"\s?([x/])\s?", lambda g: g.group(1), value)
@@ -561,12 +545,12 @@ def _pass_sizes(work: _Work, draft: _Draft) -> None:
                 value = value[:-1] + " wide"
         draft.add("option", "size", value)
     for m in work.take(_SIZE_ABBR_RE):
-        draft.add("option", "size", _SIZE_OF.get(m.group("v"), m.group("v").upper()))
+        draft.add("option", "size", SIZE_OF.get(m.group("v"), m.group("v").upper()))
 
 
 def _pass_vocabulary(work: _Work, draft: _Draft) -> None:
     for m in work.take(_BRAND_RE):
-        draft.brand = _BRAND_OF[m.group(0)]
+        draft.brand = BRAND_OF[m.group(0)]
     if draft.brand is None:
         for m in work.matches(_BRAND_CUE_RE):
             name = m.group("a") or m.group("b") or m.group("c") or ""
@@ -580,17 +564,17 @@ def _pass_vocabulary(work: _Work, draft: _Draft) -> None:
     categories = list(_CATEGORY_RE.finditer(work.s))
     chosen = _head_category(work.s, categories)
     if chosen is not None:
-        draft.category = _CATEGORY_OF[chosen.group(0)]
+        draft.category = CATEGORY_OF[chosen.group(0)]
         work.claim(chosen.start(), chosen.end())
     for pattern, kind, key, table in (
-        (_COLOR_RE, "option", "color", _COLOR_OF),
-        (_MATERIAL_RE, "attribute", "material", _MATERIAL_OF),
-        (_GENDER_RE, "attribute", "gender", _GENDER_OF),
+        (_COLOR_RE, "option", "color", COLOR_OF),
+        (_MATERIAL_RE, "attribute", "material", MATERIAL_OF),
+        (_GENDER_RE, "attribute", "gender", GENDER_OF),
     ):
         for m in work.take(pattern):
             draft.add(kind, key, table[m.group(0)])
     for m in work.take(_ATTRIBUTE_RE):
-        key, canonical = _ATTRIBUTE_OF[m.group(0)]
+        key, canonical = ATTRIBUTE_OF[m.group(0)]
         draft.add("attribute", key, canonical)
 
 

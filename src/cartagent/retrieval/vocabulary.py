@@ -511,3 +511,24 @@ PROTECTED_WORDS: Final[frozenset[str]] = frozenset(
     plastics metals woods goods hoods hooded hooks books boots roots tablets tables cables
     """.split()  # noqa: SIM905
 )
+
+
+def _lookup(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    return {form: canonical for canonical, forms in table.items() for form in forms}
+
+
+# Every written form -> its canonical value, per kind (the rule parser and the training data
+# builder read words with these).
+COLOR_OF = _lookup(COLORS)
+MATERIAL_OF = _lookup(MATERIALS)
+GENDER_OF = _lookup(GENDERS)
+CATEGORY_OF = _lookup(CATEGORIES)
+BRAND_OF = _lookup(BRANDS)
+SIZE_OF = _lookup(SIZE_WORDS)
+ATTRIBUTE_OF = {
+    form: (key, canonical)
+    for key, table in ATTRIBUTE_WORDS.items()
+    for canonical, forms in table.items()
+    for form in forms
+}
+UNIT_KEY = {unit: key for key, unit in UNITS.values()}

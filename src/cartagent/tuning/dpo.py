@@ -1,9 +1,11 @@
 """DPO after SFT: the SFT model's own wrong answers (rejected) against gold (chosen).
 
 ``preference_pairs`` asks the SFT model (greedy, the runtime's short prompt) to understand train
-requests and keeps those it gets wrong. ``train_dpo`` continues training the SFT adapter on
-those pairs, with the frozen SFT model (base + adapter, merged) as the reference, so the result
-is still one LoRA adapter on the original base model.
+requests and keeps those it gets wrong: through llama.cpp with the GGUF LoRA and the JSON
+grammar when the base is a packaged GGUF (:func:`gguf_answerer`: the answers it will really
+give, at a fraction of the cost), else through transformers. ``train_dpo`` continues training
+the SFT adapter on those pairs, with the frozen SFT model (base + adapter, merged) as the
+reference, so the result is still one LoRA adapter on the original base model.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import copy
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,18 @@ from .sft import ADAPTER, RECORD, last_checkpoint, training_arguments
 from .training_config import TrainingConfig
 from .training_data import Example, prompt_messages
 
-__all__ = ["DpoResult", "Pair", "generate_answer", "preference_pairs", "train_dpo"]
+__all__ = [
+    "Answerer",
+    "DpoResult",
+    "Pair",
+    "generate_answer",
+    "gguf_answerer",
+    "preference_pairs",
+    "train_dpo",
+]
+
+Answerer = Callable[[Example], str]
+"""Gives the SFT model's answer (completion text) to an example's request."""
 
 MAX_NEW_TOKENS = 160
 
@@ -75,6 +88,27 @@ def generate_answer(model: Any, tokenizer: Any, example: Example) -> str:
     return text.strip()
 
 
+def gguf_answerer(sft_adapter: Path, base: str) -> Answerer:
+    """The SFT adapter served as it will be: llama.cpp, GGUF LoRA, grammar-constrained JSON."""
+    import asyncio
+
+    from ..llm.llama_cpp import LlamaCppModel
+    from ..llm.packaged import packaged_model_path
+    from ..retrieval.prompt import RESPONSE_FORMAT, understanding_messages
+    from .base_model import load_base_config
+    from .export import export_gguf_lora
+
+    gguf = export_gguf_lora(sft_adapter, load_base_config(base), sft_adapter / "adapter.gguf")
+    model = LlamaCppModel(packaged_model_path(base), chat=True, lora_path=gguf)
+
+    def answer(example: Example) -> str:
+        messages = understanding_messages(example.request, example.context, style="short")
+        completion = asyncio.run(model.complete(messages, response_format=RESPONSE_FORMAT))
+        return (completion.message.content or "").strip()
+
+    return answer
+
+
 def _is_right(answer: str, example: Example) -> bool:
     try:
         query, _ = repair(answer, example.request)
@@ -84,13 +118,12 @@ def _is_right(answer: str, example: Example) -> bool:
 
 
 def preference_pairs(
-    model: Any, tokenizer: Any, examples: Iterable[Example], *, progress: bool = True
+    answerer: Answerer, examples: Iterable[Example], *, progress: bool = True
 ) -> list[Pair]:
     """A pair for every example the model answers wrongly (unparseable or not the gold)."""
-    model.eval()
     pairs = []
     for example in tqdm(list(examples), desc="asking the SFT model", disable=not progress):
-        answer = generate_answer(model, tokenizer, example)
+        answer = answerer(example)
         if not _is_right(answer, example) and answer != example.completion:
             pairs.append(Pair(example, answer or "{}"))
     return pairs
@@ -102,9 +135,13 @@ def train_dpo(
     examples: Iterable[Example],
     out: str | Path,
     *,
+    answerer: Answerer | None = None,
     progress: bool = True,
 ) -> DpoResult:
-    """Collect pairs with the SFT adapter, then DPO-train it; write ``out/adapter``."""
+    """Collect pairs with the SFT adapter, then DPO-train it; write ``out/adapter``.
+
+    ``answerer`` gives the SFT model's answers (default: transformers' greedy generation).
+    """
     from datasets import Dataset
     from peft import PeftModel
     from transformers import TrainerCallback
@@ -122,7 +159,13 @@ def train_dpo(
     reference = PeftModel.from_pretrained(copy.deepcopy(base.model), str(adapter_in))
     reference = reference.merge_and_unload()
     policy = PeftModel.from_pretrained(base.model, str(adapter_in), is_trainable=True)
-    pairs = preference_pairs(policy, base.tokenizer, examples, progress=progress)
+    if answerer is None:
+        policy.eval()
+
+        def answerer(example: Example) -> str:
+            return generate_answer(policy, base.tokenizer, example)
+
+    pairs = preference_pairs(answerer, examples, progress=progress)
     if not pairs:
         raise ConfigurationError("the SFT model answered every request right: no DPO pairs")
     losses: list[tuple[int, float]] = []
@@ -133,7 +176,7 @@ def train_dpo(
                 losses.append((state.global_step, float(logs["loss"])))
 
     settings = config.dpo
-    arguments = training_arguments(settings, config, folder, len(pairs), evaluate=False)
+    arguments = training_arguments(settings, config, folder, len(pairs))
     optimizers: tuple[Any, Any] = (None, None)
     if settings.optimizer == "adam":
         import torch

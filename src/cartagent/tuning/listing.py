@@ -30,14 +30,17 @@ from ..catalog.product import Product
 from ..catalog.synthetic import KINDS
 from ..retrieval.rules import canonical_quantity
 from ..retrieval.vocabulary import (
-    ATTRIBUTE_WORDS,
-    BRANDS,
+    ATTRIBUTE_OF,
+    BRAND_OF,
     CATEGORIES,
-    COLORS,
-    GENDERS,
-    MATERIALS,
+    CATEGORY_OF,
+    COLOR_OF,
+    GENDER_OF,
+    MATERIAL_OF,
+    SIZE_OF,
     SIZE_WORDS,
     STOPWORDS,
+    UNIT_KEY,
     UNITS,
 )
 
@@ -110,24 +113,7 @@ class Listing:
         return list(found.values())
 
 
-def _lookup(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
-    return {form: canonical for canonical, forms in table.items() for form in forms}
-
-
-_COLOR_OF = _lookup(COLORS)
-_MATERIAL_OF = _lookup(MATERIALS)
-_GENDER_OF = _lookup(GENDERS)
-_CATEGORY_OF = _lookup(CATEGORIES)
-_BRAND_OF = _lookup(BRANDS)
-_SIZE_OF = _lookup(SIZE_WORDS)
-_ATTRIBUTE_OF = {
-    form: (key, canonical)
-    for key, table in ATTRIBUTE_WORDS.items()
-    for canonical, forms in table.items()
-    for form in forms
-}
-_UNIT_KEY = {unit: key for key, unit in UNITS.values()}
-_QUANTITY_KEYS = frozenset(_UNIT_KEY.values()) | {"ram"}
+_QUANTITY_KEYS = frozenset(UNIT_KEY.values()) | {"ram"}
 _KIND_NOUNS = {kind.noun.lower() for kind in KINDS}
 _KIND_BRANDS = {kind.noun.lower(): kind.brands for kind in KINDS}
 _BED_SIZES = frozenset({"twin", "twin xl", "full", "queen", "king", "california king"})
@@ -140,7 +126,7 @@ _ADJECTIVE_ENDS = ("compatible", "resistant", "safe", "proof", "free", "wicking"
 _PERSON_GENDERS = frozenset({"women", "men", "unisex", "girls", "boys", "kids", "baby"})
 _TOKEN = re.compile(r"[\w][\w'&.+/-]*")
 # Words that would name a category or a brand inside a descriptor ("laptop" compartment).
-_AMBIGUOUS = frozenset(_CATEGORY_OF) | frozenset(_BRAND_OF)
+_AMBIGUOUS = frozenset(CATEGORY_OF) | frozenset(BRAND_OF)
 
 
 def is_quantity(facet: Facet) -> bool:
@@ -165,7 +151,7 @@ def _plural(noun: str) -> str:
 def _category(product: Product) -> tuple[str, str, str] | None:
     """(canonical, singular noun, plural noun) from the title's last words, else the path."""
     title = " ".join(product.title.lower().split())
-    known = set(_CATEGORY_OF) | _KIND_NOUNS
+    known = set(CATEGORY_OF) | _KIND_NOUNS
     best = ""
     for form in known:
         if (title == form or title.endswith(" " + form)) and len(form) > len(best):
@@ -175,7 +161,7 @@ def _category(product: Product) -> tuple[str, str, str] | None:
         best = leaf if leaf in known else ""
     if not best:
         return None
-    canonical = _CATEGORY_OF.get(best, best)
+    canonical = CATEGORY_OF.get(best, best)
     forms = CATEGORIES.get(canonical, ())
     # "running shoes" is both singular and plural in a request; "t-shirt" has "t-shirts".
     plural = _plural(best)
@@ -203,13 +189,13 @@ def _quantity(key: str, value: str) -> Facet | None:
         return None
     if key == "ram":
         return Facet("option", "ram", canonical, f"{text.lower()} ram")
-    return Facet("option", _UNIT_KEY[unit], canonical, text.lower())
+    return Facet("option", UNIT_KEY[unit], canonical, text.lower())
 
 
 def _size(key: str, value: str) -> Facet | None:
     low = value.lower()
-    if low in _SIZE_OF:
-        return Facet("option", "size", _SIZE_OF[low], f"size {low}")
+    if low in SIZE_OF:
+        return Facet("option", "size", SIZE_OF[low], f"size {low}")
     if value.upper() in SIZE_WORDS:
         return Facet("option", "size", value.upper(), f"size {value.upper()}")
     if low in _BED_SIZES:
@@ -229,14 +215,14 @@ def facet_for(name: str, raw: str) -> Facet | None:
     if low == "yes":  # "waterproof: yes" asks for the option's own name
         value = low = key
     if key in ("color", "colour"):
-        return Facet("option", "color", _COLOR_OF.get(low, low), low)
+        return Facet("option", "color", COLOR_OF.get(low, low), low)
     if key.endswith((" color", " colour")):
         part = key.rsplit(" ", 1)[0]
-        return Facet("option", key, _COLOR_OF.get(low, low), f"{low} {part}")
+        return Facet("option", key, COLOR_OF.get(low, low), f"{low} {part}")
     if key == "brand":
-        return Facet("brand", "brand", _BRAND_OF.get(low, value), value)
+        return Facet("brand", "brand", BRAND_OF.get(low, value), value)
     if key == "gender":
-        gender = _GENDER_OF.get(low)
+        gender = GENDER_OF.get(low)
         return None if gender is None else Facet("attribute", "gender", gender, low)
     quantity = _quantity(key, value)
     if quantity is not None:
@@ -246,10 +232,10 @@ def facet_for(name: str, raw: str) -> Facet | None:
         if size is not None:
             return size
     for phrase in (low, f"{low} {key}"):
-        if phrase in _MATERIAL_OF:
-            return Facet("attribute", "material", _MATERIAL_OF[phrase], phrase)
-        if phrase in _ATTRIBUTE_OF:
-            attribute, canonical = _ATTRIBUTE_OF[phrase]
+        if phrase in MATERIAL_OF:
+            return Facet("attribute", "material", MATERIAL_OF[phrase], phrase)
+        if phrase in ATTRIBUTE_OF:
+            attribute, canonical = ATTRIBUTE_OF[phrase]
             return Facet("attribute", attribute, canonical, phrase)
     if any(ch.isdigit() for ch in low) or _words_in(low, _AMBIGUOUS):
         return None
@@ -266,7 +252,7 @@ def _gender(product: Product) -> Facet | None:
     words = [*product.title.lower().split(), *(level.lower() for level in product.category)]
     for word in words:
         for token in (word, word.split("'")[0]):
-            gender = _GENDER_OF.get(token)
+            gender = GENDER_OF.get(token)
             if gender in _PERSON_GENDERS:
                 return Facet("attribute", "gender", gender, _GENDER_WORDS[gender])
     return None
@@ -287,7 +273,7 @@ def _overlaps(facet: Facet, noun: str) -> bool:
     """Whether saying ``facet`` before ``noun`` would change the noun ("hiking" + "boots")."""
     if facet.kind in ("brand", "option") and facet.key in ("brand", "size", "color"):
         return False
-    return _words_in(noun, facet.words.split()) or f"{facet.words} {noun}" in _CATEGORY_OF
+    return _words_in(noun, facet.words.split()) or f"{facet.words} {noun}" in CATEGORY_OF
 
 
 def listing_for(product: Product) -> Listing | None:
@@ -314,7 +300,7 @@ def listing_for(product: Product) -> Listing | None:
         offers.append(Offer("", kept, None, True))
     brand = None
     if product.brand:
-        brand = Facet("brand", "brand", _BRAND_OF.get(product.brand.lower(), product.brand),
+        brand = Facet("brand", "brand", BRAND_OF.get(product.brand.lower(), product.brand),
                       product.brand)  # fmt: skip
     rivals = tuple(b for b in _KIND_BRANDS.get(noun, ()) if b != product.brand)
     return Listing(

@@ -72,7 +72,7 @@ def _scheduler(schedule: str) -> str:
 
 
 def training_arguments(
-    settings: Optimisation, config: TrainingConfig, out: Path, examples: int, *, evaluate: bool
+    settings: Optimisation, config: TrainingConfig, out: Path, examples: int
 ) -> dict[str, Any]:
     """The keyword arguments of TRL's ``SFTConfig`` (also the shape DPO's config takes)."""
     import torch
@@ -93,12 +93,12 @@ def training_arguments(
         "save_steps": settings.save_steps,
         "save_total_limit": 2,
         "logging_steps": settings.logging_steps,
-        "eval_strategy": "epoch" if evaluate else "no",
+        # The dev split is scored once, after training (a sweep compares trials at their end).
+        "eval_strategy": "no",
         "seed": config.seed,
         "data_seed": config.seed,
         "bf16": gpu,
         "use_cpu": not gpu,
-        "gradient_checkpointing": False,
         "report_to": [],
         "dataloader_num_workers": 0,
     }
@@ -133,9 +133,13 @@ def train_sft(
     *,
     dev: Split | None = None,
     progress: bool = True,
-    on_log: Callable[[int, dict[str, float]], None] | None = None,
+    on_log: Callable[[int, dict[str, float]], bool | None] | None = None,
 ) -> SftResult:
-    """Train a LoRA adapter on ``train``; write it to ``out/adapter`` with its record."""
+    """Train a LoRA adapter on ``train``; write it to ``out/adapter`` with its record.
+
+    ``on_log(step, logs)`` sees every log line (``loss`` among them); returning True stops the
+    training there (a sweep pruning a bad trial); the adapter is still written.
+    """
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
@@ -152,12 +156,10 @@ def train_sft(
             logs = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
             if "loss" in logs:
                 losses.append((state.global_step, logs["loss"]))
-            if on_log is not None:
-                on_log(state.global_step, logs)
+            if on_log is not None and on_log(state.global_step, logs) is True:
+                control.should_training_stop = True
 
-    arguments = training_arguments(
-        settings, config, folder, len(train.examples), evaluate=bool(dev)
-    )
+    arguments = training_arguments(settings, config, folder, len(train.examples))
     sft_config = SFTConfig(
         **arguments,
         max_length=config.model.max_length,

@@ -1,0 +1,43 @@
+"""LoRA adapters that ship inside cartagent, for the packaged base models.
+
+``search-smollm2`` is SmolLM2-135M-Instruct tuned for query understanding by ``cartagent tune``
+(``make adapter`` rebuilds it); its card (``search-smollm2.json``) records how it was made.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ...errors import ConfigurationError
+
+__all__ = ["SHIPPED_ADAPTERS", "ShippedAdapter", "shipped_adapter"]
+
+SHIPPED_ADAPTERS = {"search-smollm2": "smollm2"}
+"""Adapter name -> the packaged base model it was trained on."""
+
+
+@dataclass(frozen=True)
+class ShippedAdapter:
+    name: str
+    base: str
+    path: Path
+    card: dict[str, Any]
+
+
+def shipped_adapter(name: str = "search-smollm2") -> ShippedAdapter:
+    """The GGUF LoRA file and card of the shipped adapter ``name``."""
+    if name not in SHIPPED_ADAPTERS:
+        raise ConfigurationError(f"no shipped adapter {name!r}; known: {sorted(SHIPPED_ADAPTERS)}")
+    folder = Path(str(resources.files(__package__)))
+    path, card = folder / f"{name}.gguf", folder / f"{name}.json"
+    if not path.is_file() or not card.is_file():
+        raise ConfigurationError(f"the {name} adapter is missing from {folder}: run `make adapter`")
+    try:
+        data = json.loads(card.read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise ConfigurationError(f"{card}: unreadable adapter card: {error}") from None
+    return ShippedAdapter(name, SHIPPED_ADAPTERS[name], path, data)

@@ -1,0 +1,267 @@
+"""Hyper-parameter sweeps over LoRA SFT: learning rate, optimizer, schedule and rank.
+
+Trials are proposed by optuna (its grid sampler for ``method="grid"``, TPE for ``"optuna"``)
+from a SQLite study, so an interrupted sweep continues where it stopped. Every trial is an MLflow
+run in a SQLite tracking store (``mlflow ui --backend-store-uri sqlite:///OUT/mlflow.db`` shows
+them): its parameters, training loss per step, dev metrics, latency and the adapter. A trial
+whose training loss is worse than the median of earlier trials at the same step is stopped early
+(pruned). The objective is dev field F1 when an evaluator gives one, else minus the dev loss.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from .sft import train_sft
+from .training_config import TrainingConfig
+from .training_data import Split
+
+__all__ = ["SweepResult", "SweepSpace", "TrialResult", "run_sweep"]
+
+Evaluator = Callable[[Path], dict[str, float]]
+"""Given a trained adapter folder, its dev metrics (``f1``, ``exact``, ``p50_ms``, ...)."""
+
+
+@dataclass(frozen=True)
+class SweepSpace:
+    learning_rates: Sequence[float] = (1e-4, 3e-4)
+    optimizers: Sequence[str] = ("adam", "adamw")
+    schedules: Sequence[str] = ("cosine",)
+    ranks: Sequence[int] = (8, 16)
+
+    def grid(self) -> dict[str, list[Any]]:
+        space: dict[str, list[Any]] = {
+            "learning_rate": list(self.learning_rates),
+            "optimizer": list(self.optimizers),
+            "schedule": list(self.schedules),
+            "rank": list(self.ranks),
+        }
+        empty = [name for name, values in space.items() if not values]
+        if empty:
+            raise ConfigurationError(f"the sweep has no values for: {', '.join(empty)}")
+        return space
+
+    @property
+    def size(self) -> int:
+        return math.prod(len(v) for v in self.grid().values())
+
+
+@dataclass
+class TrialResult:
+    number: int
+    params: dict[str, Any]
+    state: str  # "complete" or "pruned"
+    losses: list[tuple[int, float]]
+    metrics: dict[str, float] = field(default_factory=dict)
+    objective: float | None = None
+    adapter: Path | None = None
+    seconds: float = 0.0
+
+
+@dataclass
+class SweepResult:
+    trials: list[TrialResult]
+    best: TrialResult | None
+    folder: Path
+    tracking_uri: str
+
+
+def _overrides(params: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "sft.learning_rate": params["learning_rate"],
+        "sft.optimizer": params["optimizer"],
+        "sft.schedule": params["schedule"],
+        "lora.rank": params["rank"],
+        "lora.alpha": 2 * params["rank"],
+    }
+
+
+def _objective(metrics: dict[str, float]) -> float | None:
+    if "f1" in metrics:
+        return metrics["f1"]
+    if "eval_loss" in metrics:
+        return -metrics["eval_loss"]
+    return None
+
+
+class _Pruner:
+    """Stop a trial whose mean loss over the last few logs is worse than the earlier trials'
+    median at the same step, once past the warm-up steps."""
+
+    def __init__(self, trial: Any, warmup_steps: int) -> None:
+        self.trial = trial
+        self.warmup = warmup_steps
+        self.recent: list[float] = []
+        self.stopped = False
+
+    def __call__(self, step: int, logs: dict[str, float]) -> bool:
+        if "loss" not in logs:
+            return False
+        self.recent = [*self.recent[-2:], logs["loss"]]
+        # optuna maximizes the objective, so report a loss negated.
+        self.trial.report(-sum(self.recent) / len(self.recent), step)
+        self.stopped = step >= self.warmup and bool(self.trial.should_prune())
+        return self.stopped
+
+
+def run_sweep(
+    config: TrainingConfig,
+    space: SweepSpace,
+    train: Split,
+    dev: Split,
+    out: str | Path,
+    *,
+    method: str = "grid",
+    trials: int | None = None,
+    evaluate: Evaluator | None = None,
+    prune: bool = True,
+    progress: bool = True,
+    on_trial: Callable[[TrialResult], None] | None = None,
+) -> SweepResult:
+    """Run the sweep into ``out``: trials, the MLflow store, the optuna study, the report."""
+    import mlflow
+    import optuna
+
+    if method not in ("grid", "optuna"):
+        raise ConfigurationError(f"unknown sweep method {method!r}; use 'grid' or 'optuna'")
+    folder = Path(out).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    grid = space.grid()
+    count = trials or space.size
+    sampler: Any = (
+        optuna.samplers.GridSampler(grid, seed=config.seed)
+        if method == "grid"
+        else optuna.samplers.TPESampler(seed=config.seed)
+    )
+    pruner = (
+        optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=0)
+        if prune
+        else optuna.pruners.NopPruner()
+    )
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        study_name="sft",
+        storage=f"sqlite:///{folder / 'optuna.db'}",
+        load_if_exists=True,
+        direction="maximize",
+        sampler=sampler,
+        pruner=pruner,
+    )
+    tracking_uri = f"sqlite:///{folder / 'mlflow.db'}"
+    mlflow.set_tracking_uri(tracking_uri)
+    experiment = mlflow.get_experiment_by_name("cartagent-sweep")
+    experiment_id = (
+        experiment.experiment_id
+        if experiment is not None
+        else mlflow.create_experiment(
+            "cartagent-sweep", artifact_location=(folder / "mlartifacts").as_uri()
+        )
+    )
+    steps = config.sft.max_steps or 0
+    results = _earlier_trials(folder)
+
+    def objective(trial: Any) -> float:
+        params = {name: trial.suggest_categorical(name, values) for name, values in grid.items()}
+        trial_config = config.with_overrides(_overrides(params))
+        run_folder = folder / "trials" / f"{trial.number:03d}"
+        listen = _Pruner(trial, warmup_steps=max(1, steps // 3)) if prune else None
+        with mlflow.start_run(experiment_id=experiment_id, run_name=f"trial-{trial.number:03d}"):
+            mlflow.log_params({**params, "max_steps": steps, "batch_size": config.sft.batch_size})
+
+            def on_log(step: int, logs: dict[str, float]) -> bool:
+                if "loss" in logs:
+                    mlflow.log_metric("train_loss", logs["loss"], step=step)
+                if "learning_rate" in logs:
+                    mlflow.log_metric("learning_rate", logs["learning_rate"], step=step)
+                return listen(step, logs) if listen is not None else False
+
+            started = time.perf_counter()
+            sft = train_sft(
+                trial_config, train, run_folder, dev=dev, progress=progress, on_log=on_log
+            )
+            pruned = listen is not None and listen.stopped
+            metrics: dict[str, float] = {"train_seconds": sft.seconds}
+            if sft.eval_loss is not None:
+                metrics["eval_loss"] = sft.eval_loss
+            if not pruned and evaluate is not None:
+                metrics.update(evaluate(sft.adapter))
+            mlflow.log_metrics(metrics)
+            mlflow.set_tag("state", "pruned" if pruned else "complete")
+            mlflow.log_artifacts(str(sft.adapter), artifact_path="adapter")
+            result = TrialResult(
+                trial.number,
+                params,
+                "pruned" if pruned else "complete",
+                sft.losses,
+                metrics,
+                None if pruned else _objective(metrics),
+                sft.adapter,
+                time.perf_counter() - started,
+            )
+            results.append(result)
+            _write(folder, tracking_uri, results)
+            if on_trial is not None:
+                on_trial(result)
+        if pruned:
+            raise optuna.TrialPruned()
+        return result.objective if result.objective is not None else float("-inf")
+
+    remaining = count - len([t for t in study.trials if t.state.is_finished()])
+    if remaining > 0:
+        study.optimize(objective, n_trials=remaining, catch=())
+    return _write(folder, tracking_uri, results)
+
+
+def _write(folder: Path, tracking_uri: str, results: list[TrialResult]) -> SweepResult:
+    complete = [t for t in results if t.state == "complete" and t.objective is not None]
+    best = max(complete, key=lambda t: t.objective or float("-inf")) if complete else None
+    sweep = SweepResult(list(results), best, folder, tracking_uri)
+    (folder / "sweep.json").write_text(json.dumps(_summary(sweep), indent=2) + "\n", "utf-8")
+    return sweep
+
+
+def _earlier_trials(folder: Path) -> list[TrialResult]:
+    """The trials a previous run of this sweep finished (it is being resumed)."""
+    file = folder / "sweep.json"
+    if not file.is_file():
+        return []
+    return [
+        TrialResult(
+            t["number"],
+            t["params"],
+            t["state"],
+            [(int(step), float(loss)) for step, loss in t["losses"]],
+            t["metrics"],
+            t["objective"],
+            Path(t["adapter"]) if t["adapter"] else None,
+            t["seconds"],
+        )
+        for t in json.loads(file.read_text(encoding="utf-8"))["trials"]
+    ]
+
+
+def _summary(sweep: SweepResult) -> dict[str, Any]:
+    return {
+        "tracking_uri": sweep.tracking_uri,
+        "best": None if sweep.best is None else sweep.best.number,
+        "trials": [
+            {
+                "number": t.number,
+                "params": t.params,
+                "state": t.state,
+                "metrics": t.metrics,
+                "objective": t.objective,
+                "adapter": str(t.adapter) if t.adapter else None,
+                "seconds": round(t.seconds, 1),
+                "losses": t.losses,
+            }
+            for t in sweep.trials
+        ],
+    }

@@ -1,0 +1,97 @@
+"""bench retrieval-slm: every figure of a model, measured on the real store, and the tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cartagent.bench.retrieval_slm import SlmResult, measure_slm, render_slm
+from cartagent.catalog.tau import tau_catalog
+from cartagent.cli.main import cli
+from cartagent.evals.retrieval import load_retrieval_cases
+from cartagent.evals.understanding import load_cases, score_set
+from cartagent.retrieval.embeddings import MiniLMEmbedder
+from cartagent.retrieval.rules import parse
+from tests.conftest import SHARED
+
+TAU = SHARED / "data" / "tau-bench-retail"
+SHOES = {"category": "shoes", "options": {"color": ["red"]}, "price": {"max": 40}}
+SHIRT = {"category": "t-shirt", "options": {"color": ["blue"]}}
+TEST_CASES = [
+    {"request": "red shoes under 40", "context": [], "expected": SHOES},
+    {"request": "in blue", "context": ["a t-shirt"], "expected": SHIRT},
+]
+
+
+def test_a_model_is_measured_for_quality_latency_and_cost() -> None:
+    from cartagent.assistant import EmbeddingRouter
+
+    labelled = load_cases(None)[:12]
+    result = measure_slm(
+        "rules",
+        parse,
+        products=tau_catalog(TAU),
+        embedder=MiniLMEmbedder(),
+        retrieval_cases=load_retrieval_cases(None)[:8],
+        test_cases=TEST_CASES,
+        labelled_cases=labelled,
+        router=EmbeddingRouter(MiniLMEmbedder()),
+    )
+
+    assert result.labelled_f1 == pytest.approx(score_set(parse, labelled).f1)
+    assert result.test_valid == 1.0
+    assert 0 < result.ndcg <= 1 and 0 < result.mrr <= 1
+    assert 0 < result.step_p50_ms <= result.step_p95_ms
+    assert result.turn_p50_ms is not None and result.turn_p95_ms is not None
+    assert result.turn_p50_ms >= result.step_p50_ms * 0.5
+    assert result.cpu_s_per_1000 > 0
+    assert result.output_tokens_per_request == 0.0  # the rules write no tokens
+    assert result.webshop_f1 is None
+
+
+def row(model: str, p50: float, cpu: float) -> SlmResult:
+    return SlmResult(
+        model, 0.9, 0.8, 0.95, 1.0, 0.96, 0.85, 0.9, 0.7, 0.9, 0.95,
+        p50, p50 * 2, p50 + 10, p50 * 2 + 10, cpu, 20.0,
+    )  # fmt: skip
+
+
+def test_the_tables_show_each_model_against_the_reference() -> None:
+    text = render_slm([row("smollm2", 400.0, 900.0), row("tuned", 100.0, 300.0)], "smollm2")
+
+    assert "| tuned " in text and "step -75%, CPU -67%" in text
+    assert text.count("| smollm2 ") == 2
+
+
+def test_the_command_refuses_an_unknown_model_or_a_missing_test_split(tmp_path: Path) -> None:
+    runner = CliRunner()
+    unknown = runner.invoke(cli, ["bench", "retrieval-slm", "--models", "rules,gpt9"])
+    missing = runner.invoke(
+        cli, ["bench", "retrieval-slm", "--test", str(tmp_path / "none.jsonl"), "--no-turns"]
+    )
+
+    assert unknown.exit_code != 0 and "unknown gpt9" in unknown.output
+    assert missing.exit_code != 0 and "tune data" in missing.output
+
+
+def test_the_command_prints_both_tables_and_writes_json(tmp_path: Path) -> None:
+    split = tmp_path / "test.jsonl"
+    rows = [{**c, "completion": json.dumps(c["expected"])} for c in TEST_CASES]
+    split.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "figures.json"
+
+    result = CliRunner().invoke(
+        cli,
+        [
+            "bench", "retrieval-slm", "--models", "rules", "--test", str(split), "--no-turns",
+            "--webshop-limit", "5", "--json", str(out),
+        ],
+    )  # fmt: skip
+
+    assert result.exit_code == 0, result.output
+    assert "labelled F1" in result.output and "step p50 ms" in result.output
+    [figures] = json.loads(out.read_text())
+    assert figures["model"] == "rules" and figures["turn_p50_ms"] is None
