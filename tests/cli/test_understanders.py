@@ -136,3 +136,19 @@ def test_understand_reuses_cached_answers_and_reports_the_hit_rate(
     assert [SearchQuery.model_validate_json(line).category for line in lines] == ["mug"] * 3
     assert len(asked) == 1  # the repeats came from the cache
     assert "cache 2/3 hits (67%)" in result.stderr
+
+
+@pytest.mark.llm
+def test_tuned_is_smollm2_with_the_shipped_adapter_and_the_short_prompt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cartagent.llm.adapters import shipped_adapter
+
+    monkeypatch.delenv("CARTAGENT_SEARCH_ADAPTER", raising=False)
+    tuned = UNDERSTANDERS["tuned"]()
+    assert isinstance(tuned, ModelUnderstander)
+    with tuned:
+        outcome = tuned.understand_sync("red running shoes under 40 dollars")
+        assert tuned.model.lora_path == shipped_adapter().path  # type: ignore[attr-defined]
+    assert outcome.source in ("model", "repaired")
+    assert outcome.query.price is not None and outcome.query.price.max == 40

@@ -12,7 +12,7 @@ import pytest
 
 from cartagent.errors import ConfigurationError
 from cartagent.llm import Message, Model, ToolCall, ToolSpec
-from cartagent.llm.llama_cpp import LlamaCppModel, _transcript
+from cartagent.llm.llama_cpp import LlamaCppModel, _schema_text, _transcript
 from cartagent.llm.packaged import packaged_model_path
 from cartagent.retrieval.query import search_query_json_schema
 
@@ -33,6 +33,16 @@ def model_file(tmp_path: Path) -> Path:
     path = tmp_path / "not-a-model.gguf"
     path.write_bytes(b"nope")
     return path
+
+
+def test_the_grammar_keeps_the_schemas_property_order() -> None:
+    # llama.cpp writes properties in schema order; sorting them would force an order that no
+    # prompt or training example shows.
+    text = _schema_text(SEARCH_QUERY)
+
+    assert text is not None
+    assert list(json.loads(text)["properties"]) == list(SCHEMA["properties"])
+    assert list(SCHEMA["properties"])[:2] == ["text", "category"]
 
 
 def test_a_missing_model_file_is_a_configuration_error(tmp_path: Path) -> None:
@@ -178,7 +188,9 @@ def gemma() -> Iterator[LlamaCppModel]:
 async def test_gemma_as_a_base_model_answers_schema_valid_json_through_the_grammar(
     gemma: LlamaCppModel,
 ) -> None:
-    completion = await gemma.complete([INSTRUCTION, REQUEST], response_format=SEARCH_QUERY)
+    # A base model continues a pattern: one worked example, as the few-shot prompt gives it.
+    shown = [Message("user", "red mug"), Message("assistant", '{"category": "mug"}')]
+    completion = await gemma.complete([INSTRUCTION, *shown, REQUEST], response_format=SEARCH_QUERY)
 
     jsonschema.validate(json.loads(completion.message.content or ""), SCHEMA)
     assert completion.usage is not None

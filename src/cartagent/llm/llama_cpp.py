@@ -187,7 +187,9 @@ def _schema_text(response_format: dict[str, Any] | None) -> str | None:
         schema = (response_format.get("json_schema") or {}).get("schema")
     else:
         raise ConfigurationError(f"unsupported response_format type {kind!r}")
-    return json.dumps(schema if schema is not None else {"type": "object"}, sort_keys=True)
+    # Not sort_keys: llama.cpp's grammar writes properties in the schema's order, and models
+    # are shown (and tuned on) SearchQuery's own order; alphabetical would force another one.
+    return json.dumps(schema if schema is not None else {"type": "object"})
 
 
 @functools.lru_cache(maxsize=32)
