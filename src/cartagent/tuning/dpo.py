@@ -24,7 +24,7 @@ from tqdm import tqdm
 from ..errors import ConfigurationError
 from ..retrieval.repair import UnrepairableOutput, repair
 from .base_model import load_base_model
-from .sft import ADAPTER, RECORD, last_checkpoint, training_arguments
+from .sft import ADAPTER, RECORD, last_checkpoint, loss_listener, training_arguments
 from .training_config import TrainingConfig
 from .training_data import Example, prompt_messages
 
@@ -144,7 +144,6 @@ def train_dpo(
     """
     from datasets import Dataset
     from peft import PeftModel
-    from transformers import TrainerCallback
     from trl import DPOConfig, DPOTrainer
 
     adapter_in = Path(sft_adapter)
@@ -170,11 +169,6 @@ def train_dpo(
         raise ConfigurationError("the SFT model answered every request right: no DPO pairs")
     losses: list[tuple[int, float]] = []
 
-    class _Listen(TrainerCallback):
-        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
-            if logs and isinstance(logs.get("loss"), int | float):
-                losses.append((state.global_step, float(logs["loss"])))
-
     settings = config.dpo
     arguments = training_arguments(settings, config, folder, len(pairs))
     optimizers: tuple[Any, Any] = (None, None)
@@ -198,7 +192,7 @@ def train_dpo(
         train_dataset=Dataset.from_list([p.row() for p in pairs]),
         processing_class=base.tokenizer,
         optimizers=optimizers,
-        callbacks=[_Listen()],
+        callbacks=[loss_listener(losses)],
     )
     started = time.perf_counter()
     trainer.train(resume_from_checkpoint=last_checkpoint(folder))

@@ -27,6 +27,7 @@ __all__ = [
     "SftResult",
     "last_checkpoint",
     "lora_config",
+    "loss_listener",
     "optimizer_choice",
     "train_sft",
     "training_arguments",
@@ -115,6 +116,25 @@ def optimizer_choice(settings: Optimisation) -> tuple[type[Any], dict[str, Any]]
     raise ConfigurationError(f"unknown optimizer {settings.optimizer!r}; use 'adam' or 'adamw'")
 
 
+def loss_listener(
+    losses: list[tuple[int, float]],
+    on_log: Callable[[int, dict[str, float]], bool | None] | None = None,
+) -> Any:
+    """A trainer callback that appends ``(step, loss)`` to ``losses`` and passes every log line
+    to ``on_log``, stopping the training when it returns True."""
+    from transformers import TrainerCallback
+
+    class Listen(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            logs = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
+            if "loss" in logs:
+                losses.append((state.global_step, logs["loss"]))
+            if on_log is not None and on_log(state.global_step, logs) is True:
+                control.should_training_stop = True
+
+    return Listen()
+
+
 def last_checkpoint(out: Path) -> str | None:
     """The newest ``checkpoint-N`` folder of a run in ``out``, if it has one."""
     folder = out / CHECKPOINTS
@@ -141,7 +161,6 @@ def train_sft(
     training there (a sweep pruning a bad trial); the adapter is still written.
     """
     from datasets import Dataset
-    from transformers import TrainerCallback
     from trl import SFTConfig, SFTTrainer
 
     folder = Path(out)
@@ -150,14 +169,6 @@ def train_sft(
     settings = config.sft
     base = load_base_model(config.model.base)
     losses: list[tuple[int, float]] = []
-
-    class _Listen(TrainerCallback):
-        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
-            logs = {k: float(v) for k, v in (logs or {}).items() if isinstance(v, int | float)}
-            if "loss" in logs:
-                losses.append((state.global_step, logs["loss"]))
-            if on_log is not None and on_log(state.global_step, logs) is True:
-                control.should_training_stop = True
 
     arguments = training_arguments(settings, config, folder, len(train.examples))
     sft_config = SFTConfig(
@@ -175,7 +186,7 @@ def train_sft(
         processing_class=base.tokenizer,
         peft_config=lora_config(config.lora),
         optimizer_cls_and_kwargs=optimizer_choice(settings),
-        callbacks=[_Listen()],
+        callbacks=[loss_listener(losses, on_log)],
     )
     resume = last_checkpoint(folder)
     started = time.perf_counter()
