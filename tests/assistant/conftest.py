@@ -1,4 +1,5 @@
-"""Assistant fixtures: a conversation store per backend, small and real catalogs, embedders."""
+"""Assistant fixtures: a conversation store per backend, small and real catalogs, embedders,
+and the assistant's toolkit on the in-process sandbox."""
 
 from __future__ import annotations
 
@@ -6,12 +7,18 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
+import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from cartagent.assistant import ConversationStore, EmbeddingRouter
+from cartagent.assistant.toolkit import assistant_toolkit
 from cartagent.catalog import Product, Variant
+from cartagent.paypal import AsyncPayPalClient
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.search import Searcher
+from cartagent.tools import Toolkit
+from tests.conftest import START
 
 TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench-retail"
 
@@ -112,3 +119,16 @@ def minilm_router() -> EmbeddingRouter:
     router = EmbeddingRouter(MiniLMEmbedder(threads=1))
     router.warm_up()
     return router
+
+
+@pytest.fixture
+def shop_toolkit(paypal_client: AsyncPayPalClient) -> Toolkit:
+    """Every tool, approved only under a grant (the assistant's policy), today pinned."""
+    return assistant_toolkit(paypal_client, today=lambda: START.date())
+
+
+def approve_on_paypal(http: TestClient, order_id: str) -> httpx.Response:
+    """The shopper presses "Pay Now" on the sandbox's buyer page."""
+    response = http.post(f"/checkoutnow?token={order_id}", data={}, follow_redirects=False)
+    assert response.status_code == 200, response.text
+    return response

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from cartagent.assistant import (
     CartLine,
@@ -12,6 +15,7 @@ from cartagent.assistant import (
     ConversationStore,
     Domain,
     PendingConfirmation,
+    PlacedOrder,
     ProductCard,
     StoredMessage,
     UnknownSession,
@@ -128,3 +132,52 @@ def test_a_chosen_session_id_is_kept_and_bad_ones_refused(
     assert conversations.exists(wanted)
     with pytest.raises(ValueError):
         conversations.create_session(session_id="x" * 65)
+
+
+def test_placed_orders_and_the_pending_domain_round_trip(conversations: ConversationStore) -> None:
+    sid = conversations.create_session()
+    state = conversations.load(sid)
+    line = CartLine("tee", "tee-blue-m", "T-Shirt", Decimal("50.88"), "USD", 2, CARD.options)
+    paid = datetime(2026, 11, 21, 12, 30, tzinfo=UTC)
+    first = PlacedOrder(
+        "5O190127TN364715T",
+        "COMPLETED",
+        Decimal("109.90"),
+        "USD",
+        (line,),
+        datetime(2026, 11, 21, 12, tzinfo=UTC),
+        approve_url="http://127.0.0.1:8765/checkoutnow?token=5O190127TN364715T",
+        capture_id="2GG279541U471931P",
+        paid_at=paid,
+        refunded=Decimal("54.95"),
+    )
+    second = PlacedOrder("8AB12345CD678901E", "CREATED", Decimal("5.99"), "USD", (), paid)
+    state.orders = [first, second]
+    state.pending = PendingConfirmation(
+        "pay_order", {"order_id": second.order_id}, Domain.CART_CHECKOUT
+    )
+    conversations.save_turn(state, _turn("checkout"))
+    again = conversations.load(sid)
+    assert again.orders == [first, second]
+    assert again.pending is not None and again.pending.domain is Domain.CART_CHECKOUT
+    assert again.order("8AB12345CD678901E") == second and again.order("nope") is None
+
+
+def test_a_database_from_before_the_pending_domain_gets_the_column(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # chat_pending as it first shipped, without "domain"
+        conn.exec_driver_sql(
+            "CREATE TABLE chat_pending (session_id VARCHAR(64) PRIMARY KEY, "
+            "kind VARCHAR(64) NOT NULL, data TEXT NOT NULL, created_at DATETIME NOT NULL)"
+        )
+    engine.dispose()
+    store = ConversationStore.open(url)
+    try:
+        sid = store.create_session()
+        state = store.load(sid)
+        state.pending = PendingConfirmation("refund", {}, Domain.RETURNS_REFUNDS)
+        store.save_turn(state, _turn("return it"))
+        assert store.load(sid).pending == PendingConfirmation("refund", {}, Domain.RETURNS_REFUNDS)
+    finally:
+        store.close()

@@ -10,15 +10,23 @@ from __future__ import annotations
 from ..errors import StepLimitExceeded
 from .assistant import Assistant
 from .cards import ProductCard
-from .conversation import CartLine, Conversation, PendingConfirmation, StoredMessage
+from .conversation import (
+    CartLine,
+    Conversation,
+    PendingConfirmation,
+    PlacedOrder,
+    StoredMessage,
+)
 from .conversation_store import ConversationConflict, ConversationStore, UnknownSession
 from .domains import Domain
 from .reply import STAGES, Reply
 from .router import EmbeddingRouter, ModelRouter, Route, RouteContext, Router
 from .runner import run_turn, tool_specs
 from .specialist import Specialist, TurnContext
+from .store_terms import DEMO_STORE, Quote, StoreTerms
 
 __all__ = [
+    "DEMO_STORE",
     "STAGES",
     "Assistant",
     "CartLine",
@@ -29,13 +37,16 @@ __all__ = [
     "EmbeddingRouter",
     "ModelRouter",
     "PendingConfirmation",
+    "PlacedOrder",
     "ProductCard",
+    "Quote",
     "Reply",
     "Route",
     "RouteContext",
     "Router",
     "Specialist",
     "StepLimitExceeded",
+    "StoreTerms",
     "StoredMessage",
     "TurnContext",
     "UnknownSession",

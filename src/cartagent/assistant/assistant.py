@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .confirmation import answers_confirmation
 from .conversation import StoredMessage
 from .conversation_store import ConversationStore
 from .reply import STAGES, Reply
@@ -24,6 +25,7 @@ from .specialist import Specialist, TurnContext, check_specialists
 if TYPE_CHECKING:
     from ..llm import Model
     from ..retrieval.search import Searcher
+    from ..tools import Toolkit
 
 __all__ = ["Assistant"]
 
@@ -37,7 +39,9 @@ class Assistant:
 
     ``specialists`` defaults to :data:`~cartagent.assistant.specialists.SPECIALISTS`; every
     domain needs exactly one. ``model`` is the capable model (``--model openai``), handed to
-    the specialists; on embedded defaults it is ``None``.
+    the specialists; on embedded defaults it is ``None``. ``toolkit`` reaches PayPal; build it
+    with :func:`~cartagent.assistant.toolkit.assistant_toolkit` so that only what the shopper
+    confirmed is approved.
     """
 
     def __init__(
@@ -48,6 +52,7 @@ class Assistant:
         searcher: Searcher | None = None,
         specialists: Iterable[Specialist] | None = None,
         model: Model | None = None,
+        toolkit: Toolkit | None = None,
     ) -> None:
         if specialists is None:
             from .specialists import SPECIALISTS
@@ -57,6 +62,7 @@ class Assistant:
         self.store = store
         self.searcher = searcher
         self.model = model
+        self.toolkit = toolkit
         self.specialists = check_specialists(specialists)
 
     def open_session(self, session_id: str | None = None, *, owner: str | None = None) -> str:
@@ -65,8 +71,12 @@ class Assistant:
             return session_id
         return self.store.create_session(owner=owner, session_id=session_id)
 
-    async def turn(self, session_id: str, text: str) -> Reply:
+    async def turn(self, session_id: str, text: str, *, merchant: bool = False) -> Reply:
         """Answer ``text`` in the conversation ``session_id`` and store the turn.
+
+        ``merchant`` says the speaker is the store's merchant (back office work is theirs
+        only). A turn that answers a pending confirmation ("yes", "no") goes to the
+        specialist that asked, without routing.
 
         Input that cannot be served (empty, too long, unreadable) gets a clear answer and
         stores nothing. Otherwise the user's message, the reply and every change the
@@ -82,28 +92,37 @@ class Assistant:
             timings["respond"] = timings["total"] = _ms(start)
             return Reply(refusal, None, timings=timings)
         routed = time.perf_counter()
-        route = await self.router.route(
-            text,
-            RouteContext(conversation.last_domain, has_results=bool(conversation.results)),
-        )
+        waiting = conversation.pending
+        if waiting is not None and waiting.domain is not None and answers_confirmation(text):
+            domain = waiting.domain
+        else:
+            context_of_route = RouteContext(
+                conversation.last_domain, has_results=bool(conversation.results)
+            )
+            domain = (await self.router.route(text, context_of_route)).domain
         route_ms = _ms(routed)
         context = TurnContext(
-            text=text, conversation=conversation, searcher=self.searcher, model=self.model
+            text=text,
+            conversation=conversation,
+            searcher=self.searcher,
+            model=self.model,
+            toolkit=self.toolkit,
+            merchant=merchant,
         )
-        reply = await self.specialists[route.domain].handle(context)
-        conversation.last_domain = route.domain
+        reply = await self.specialists[domain].handle(context)
+        conversation.last_domain = domain
         timings = dict.fromkeys(STAGES, 0.0)
         timings.update(context.timings)
         timings["route"] = route_ms
         spent_elsewhere = sum(timings[s] for s in STAGES if s != "respond")
-        asked = StoredMessage("user", text, route.domain)
+        asked = StoredMessage("user", text, domain)
         # The stored reply's timings cannot include the save itself; the returned one does.
         timings["respond"] = max(_ms(start) - spent_elsewhere, 0.0)
         timings["total"] = _ms(start)
         answered = StoredMessage(
-            "assistant", reply.text, route.domain, payload=reply.payload(), timings=dict(timings)
+            "assistant", reply.text, domain, payload=reply.payload(), timings=dict(timings)
         )
         await asyncio.to_thread(self.store.save_turn, conversation, [asked, answered])
         timings["total"] = _ms(start)
         timings["respond"] = max(timings["total"] - spent_elsewhere, 0.0)
-        return replace(reply, domain=route.domain, timings=timings)
+        return replace(reply, domain=domain, timings=timings)

@@ -22,6 +22,7 @@ __all__ = [
     "CartLine",
     "Conversation",
     "PendingConfirmation",
+    "PlacedOrder",
     "StoredMessage",
 ]
 
@@ -50,10 +51,37 @@ class CartLine:
 
 @dataclass(frozen=True)
 class PendingConfirmation:
-    """Something the assistant asked the user to confirm (``kind``) with what it needs."""
+    """Something the assistant asked the user to confirm (``kind``) with what it needs.
+
+    ``domain`` is the specialist waiting for the answer: a "yes" or "no" goes straight to it.
+    """
 
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+    domain: Domain | None = None
+
+
+OrderStatus = Literal["CREATED", "APPROVED", "COMPLETED", "VOIDED"]
+
+
+@dataclass(frozen=True)
+class PlacedOrder:
+    """A PayPal order this conversation created: what was bought, what was paid and refunded.
+
+    ``status`` mirrors PayPal's order status as last seen; ``capture_id`` is set once paid;
+    ``refunded`` is the total refunded so far, in ``currency``.
+    """
+
+    order_id: str
+    status: OrderStatus
+    total: Decimal
+    currency: str
+    lines: tuple[CartLine, ...]
+    created_at: datetime
+    approve_url: str | None = None
+    capture_id: str | None = None
+    paid_at: datetime | None = None
+    refunded: Decimal = Decimal(0)
 
 
 @dataclass(frozen=True)
@@ -90,6 +118,18 @@ class Conversation:
     results: list[ProductCard] = field(default_factory=list)
     pending: PendingConfirmation | None = None
     last_domain: Domain | None = None
+    orders: list[PlacedOrder] = field(default_factory=list)
+
+    def order(self, order_id: str) -> PlacedOrder | None:
+        return next((o for o in self.orders if o.order_id == order_id), None)
+
+    def update_order(self, order: PlacedOrder) -> None:
+        """Replace the stored order with the same id (or add it)."""
+        for index, known in enumerate(self.orders):
+            if known.order_id == order.order_id:
+                self.orders[index] = order
+                return
+        self.orders.append(order)
 
     def search_requests(self) -> list[str]:
         """The requests of the latest searches, oldest first (context for follow-ups)."""

@@ -2,7 +2,8 @@
 
 Tables: ``chat_sessions`` (id, owner, created, version), ``chat_messages`` (role, text, JSON
 payload, per-turn timings), ``chat_cart_lines``, ``chat_results`` (the last result list, so
-"the second one" resolves) and ``chat_pending`` (a confirmation the assistant is waiting for).
+"the second one" resolves), ``chat_pending`` (a confirmation the assistant is waiting for) and
+``chat_orders`` (the PayPal orders the conversation placed).
 
 A turn is read with :meth:`ConversationStore.load` and written with
 :meth:`ConversationStore.save_turn`, which stores the turn's messages and the whole new state in
@@ -26,7 +27,13 @@ from sqlalchemy.engine import Connection, Engine
 
 from ..errors import CartagentError
 from .cards import ProductCard
-from .conversation import CartLine, Conversation, PendingConfirmation, StoredMessage
+from .conversation import (
+    CartLine,
+    Conversation,
+    PendingConfirmation,
+    PlacedOrder,
+    StoredMessage,
+)
 from .domains import Domain
 
 __all__ = [
@@ -100,7 +107,28 @@ pending = sa.Table(
     sa.Column("kind", sa.String(64), nullable=False),
     sa.Column("data", sa.Text, nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("domain", sa.String(32), nullable=True),
 )
+
+orders = sa.Table(
+    "chat_orders",
+    metadata,
+    sa.Column("session_id", sa.ForeignKey("chat_sessions.id"), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("order_id", sa.String(36), nullable=False, index=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("total", sa.String(40), nullable=False),
+    sa.Column("currency", sa.String(3), nullable=False),
+    sa.Column("lines", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("approve_url", sa.Text, nullable=True),
+    sa.Column("capture_id", sa.String(36), nullable=True),
+    sa.Column("paid_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("refunded", sa.String(40), nullable=False),
+)
+
+ADDED_COLUMNS = {"chat_pending": ("domain",)}
+"""Nullable columns added after a table first shipped: added in place to older databases."""
 
 
 class UnknownSession(CartagentError, LookupError):
@@ -169,6 +197,7 @@ class ConversationStore:
         self.engine = engine
         self._clock = clock
         metadata.create_all(engine)
+        _add_missing_columns(engine)
 
     @classmethod
     def open(cls, url: str, *, clock: Callable[[], datetime] = _now) -> ConversationStore:
@@ -222,6 +251,11 @@ class ConversationStore:
             waiting = conn.execute(
                 sa.select(pending).where(pending.c.session_id == session_id)
             ).first()
+            placed = conn.execute(
+                sa.select(orders)
+                .where(orders.c.session_id == session_id)
+                .order_by(orders.c.position)
+            ).all()
         return Conversation(
             session_id=row.id,
             owner=row.owner,
@@ -230,10 +264,9 @@ class ConversationStore:
             messages=[_message(m) for m in reversed(latest)],
             cart=[_cart_line(line) for line in lines],
             results=[ProductCard.from_json(orjson.loads(r.card)) for r in shown],
-            pending=None
-            if waiting is None
-            else PendingConfirmation(waiting.kind, orjson.loads(waiting.data)),
+            pending=None if waiting is None else _pending(waiting),
             last_domain=None if row.last_domain is None else Domain(row.last_domain),
+            orders=[_order(o) for o in placed],
         )
 
     def history(self, session_id: str) -> list[StoredMessage]:
@@ -292,24 +325,35 @@ class ConversationStore:
 
     def _replace_state(self, conn: Connection, state: Conversation, now: datetime) -> None:
         sid = state.session_id
-        for table in (cart_lines, results, pending):
+        for table in (cart_lines, results, pending, orders):
             conn.execute(table.delete().where(table.c.session_id == sid))
         if state.cart:
             conn.execute(
                 cart_lines.insert(),
                 [
+                    {"session_id": sid, "line": number, **_cart_row(line)}
+                    for number, line in enumerate(state.cart, 1)
+                ],
+            )
+        if state.orders:
+            conn.execute(
+                orders.insert(),
+                [
                     {
                         "session_id": sid,
-                        "line": number,
-                        "product_id": line.product_id,
-                        "variant_id": line.variant_id,
-                        "title": line.title,
-                        "options": _dumps(line.options),
-                        "unit_price": str(line.unit_price),
-                        "currency": line.currency,
-                        "quantity": line.quantity,
+                        "position": position,
+                        "order_id": order.order_id,
+                        "status": order.status,
+                        "total": str(order.total),
+                        "currency": order.currency,
+                        "lines": _dumps([_cart_row(line) for line in order.lines]),
+                        "created_at": order.created_at,
+                        "approve_url": order.approve_url,
+                        "capture_id": order.capture_id,
+                        "paid_at": order.paid_at,
+                        "refunded": str(order.refunded),
                     }
-                    for number, line in enumerate(state.cart, 1)
+                    for position, order in enumerate(state.orders, 1)
                 ],
             )
         if state.results:
@@ -333,8 +377,22 @@ class ConversationStore:
                     kind=state.pending.kind,
                     data=_dumps(state.pending.data),
                     created_at=now,
+                    domain=None if state.pending.domain is None else str(state.pending.domain),
                 )
             )
+
+    def owned_sessions(
+        self, owner: str, *, limit: int = 100
+    ) -> list[tuple[str, datetime, datetime]]:
+        """``owner``'s sessions as ``(id, created_at, updated_at)``, latest activity first."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(sessions.c.id, sessions.c.created_at, sessions.c.updated_at)
+                .where(sessions.c.owner == owner)
+                .order_by(sessions.c.updated_at.desc(), sessions.c.id)
+                .limit(limit)
+            ).all()
+        return [(r.id, _aware(r.created_at), _aware(r.updated_at)) for r in rows]
 
 
 def _message(row: Any) -> StoredMessage:
@@ -348,13 +406,58 @@ def _message(row: Any) -> StoredMessage:
     )
 
 
+def _add_missing_columns(engine: Engine) -> None:
+    inspector = sa.inspect(engine)
+    for name, columns in ADDED_COLUMNS.items():
+        present = {c["name"] for c in inspector.get_columns(name)}
+        for column in columns:
+            if column in present:
+                continue
+            kind = metadata.tables[name].c[column].type.compile(dialect=engine.dialect)
+            with engine.begin() as conn:
+                conn.exec_driver_sql(f"ALTER TABLE {name} ADD COLUMN {column} {kind}")
+
+
+def _cart_row(line: CartLine) -> dict[str, Any]:
+    return {
+        "product_id": line.product_id,
+        "variant_id": line.variant_id,
+        "title": line.title,
+        "options": _dumps(line.options),
+        "unit_price": str(line.unit_price),
+        "currency": line.currency,
+        "quantity": line.quantity,
+    }
+
+
 def _cart_line(row: Any) -> CartLine:
+    fields = row if isinstance(row, dict) else row._mapping
     return CartLine(
-        product_id=row.product_id,
-        variant_id=row.variant_id,
-        title=row.title,
-        options=orjson.loads(row.options),
-        unit_price=Decimal(row.unit_price),
+        product_id=fields["product_id"],
+        variant_id=fields["variant_id"],
+        title=fields["title"],
+        options=orjson.loads(fields["options"]),
+        unit_price=Decimal(fields["unit_price"]),
+        currency=fields["currency"],
+        quantity=fields["quantity"],
+    )
+
+
+def _pending(row: Any) -> PendingConfirmation:
+    domain = None if row.domain is None else Domain(row.domain)
+    return PendingConfirmation(row.kind, orjson.loads(row.data), domain)
+
+
+def _order(row: Any) -> PlacedOrder:
+    return PlacedOrder(
+        order_id=row.order_id,
+        status=row.status,
+        total=Decimal(row.total),
         currency=row.currency,
-        quantity=row.quantity,
+        lines=tuple(_cart_line(line) for line in orjson.loads(row.lines)),
+        created_at=_aware(row.created_at),
+        approve_url=row.approve_url,
+        capture_id=row.capture_id,
+        paid_at=None if row.paid_at is None else _aware(row.paid_at),
+        refunded=Decimal(row.refunded),
     )

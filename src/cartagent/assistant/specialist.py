@@ -8,10 +8,11 @@ and one line in that tuple.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigurationError
 from .conversation import Conversation
@@ -21,6 +22,7 @@ from .reply import Reply
 if TYPE_CHECKING:
     from ..llm import Model
     from ..retrieval.search import Searcher
+    from ..tools import Toolkit, ToolResult
 
 __all__ = ["Specialist", "TurnContext", "check_specialists", "load_prompt"]
 
@@ -33,14 +35,30 @@ class TurnContext:
 
     ``timings`` collects milliseconds for the stages the specialist runs (``understand``,
     ``retrieve``, ``tools``); the assistant adds ``route`` and ``respond``. ``model`` is the
-    capable model when one is configured (``None`` on embedded defaults).
+    capable model when one is configured (``None`` on embedded defaults). ``toolkit`` reaches
+    PayPal (``None`` when no payment backend is configured); its approval callback is
+    :func:`~cartagent.assistant.consent.approve_granted`. ``merchant`` is true when the
+    speaker is the store's merchant (back office), false for a shopper.
     """
 
     text: str
     conversation: Conversation
     searcher: Searcher | None = None
     model: Model | None = None
+    toolkit: Toolkit | None = None
+    merchant: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call a tool through the toolkit, adding its time to the ``tools`` stage."""
+        if self.toolkit is None:
+            raise ConfigurationError("no payment backend is configured for the assistant")
+        start = time.perf_counter()
+        try:
+            return await self.toolkit.call(tool, arguments)
+        finally:
+            spent = (time.perf_counter() - start) * 1000
+            self.timings["tools"] = self.timings.get("tools", 0.0) + spent
 
 
 class Specialist(Protocol):

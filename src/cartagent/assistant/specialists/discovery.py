@@ -25,11 +25,13 @@ from ...money import CURRENCY_DECIMALS
 from ...retrieval.filters import Plan, Words, analyzer, check
 from ...retrieval.query import PriceRange, SearchQuery
 from ..cards import ProductCard, card_from_hit
+from ..cart import add_card
 from ..conversation import Conversation
 from ..domains import Domain
 from ..references import LAST, Reference, find_reference
 from ..reply import Reply
 from ..specialist import TurnContext
+from ..store_terms import DEMO_STORE, StoreTerms
 
 if TYPE_CHECKING:
     from ...retrieval.filters import Hit
@@ -111,9 +113,12 @@ class DiscoverySpecialist:
     tools: tuple[str, ...] = ("search_products",)
     prompt: str | None = "discovery.md"
 
-    def __init__(self, *, max_cards: int = 6, per_product: int = 3) -> None:
+    def __init__(
+        self, *, max_cards: int = 6, per_product: int = 3, terms: StoreTerms = DEMO_STORE
+    ) -> None:
         if max_cards < 1 or per_product < 1:
             raise ValueError("max_cards and per_product must be at least 1")
+        self.terms = terms
         self.max_cards = max_cards
         self.per_product = per_product
         self._words: Words | None = None
@@ -143,26 +148,8 @@ class DiscoverySpecialist:
         card = shown[-1] if reference.rank == LAST else shown[reference.rank - 1]
         if reference.action == "show":
             return Reply(f"#{card.rank}: {card.describe()}.", self.domain, (card,))
-        if not card.available or card.variant_id is None:
-            return Reply(
-                f"#{card.rank} ({card.title}) is out of stock, so I did not add it to your cart.",
-                self.domain,
-                (card,),
-            )
-        line = conversation.add_to_cart(card, reference.quantity)
-        count = sum(item.quantity for item in conversation.cart)
-        totals: dict[str, Decimal] = {}
-        for item in conversation.cart:
-            totals[item.currency] = totals.get(item.currency, Decimal(0)) + (
-                item.unit_price * item.quantity
-            )
-        total = ", ".join(_money(amount, currency) for currency, amount in totals.items())
         return Reply(
-            f"Added {reference.quantity} x {card.describe()} to your cart "
-            f"(now {line.quantity} of it). Your cart: {count} "
-            f"item{'s' if count != 1 else ''}, {total}.",
-            self.domain,
-            (card,),
+            add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
         )
 
     # ---------------------------------------------------------------------- search

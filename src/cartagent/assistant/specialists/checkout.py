@@ -1,0 +1,287 @@
+"""Cart and checkout, as an explicit flow against PayPal.
+
+1. The cart: show it, add a shown product ("add the second one"), remove a line, empty it.
+2. "checkout": the cart becomes a PayPal order (``create_order``: items with per-unit tax,
+   shipping under the store's terms); the shopper gets the order's approve link and is asked
+   to say "yes" here once they have approved the payment on PayPal's page.
+3. "yes": the order is read back; only if PayPal says it is APPROVED, and for no more than
+   the total the shopper was shown, is it captured (``capture_order`` under a
+   :class:`~cartagent.assistant.consent.Grant`). Then the receipt; the cart is emptied.
+   "done" reads the order's status and asks for the yes; "no" takes no payment.
+
+Nothing here is decided by a model: the approval gate refuses a capture without the grant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from ...money import Money
+from ...tools import ToolResult
+from ..cart import add_card, describe_cart, describe_line, lines_named
+from ..confirmation import read_answer
+from ..consent import Grant, granting
+from ..conversation import Conversation, PendingConfirmation, PlacedOrder
+from ..domains import Domain
+from ..references import LAST, find_reference
+from ..reply import Reply
+from ..specialist import TurnContext
+from ..store_terms import DEMO_STORE, Quote, StoreTerms
+
+__all__ = ["PAY_ORDER", "CheckoutSpecialist"]
+
+PAY_ORDER = "pay_order"
+"""The pending confirmation's kind while an order waits for the shopper's yes."""
+
+_CHECKOUT = re.compile(
+    r"\b(check ?out|pay|place (?:the |my |an )?order|buy (?:it|them|this|these|now)|"
+    r"purchase|complete (?:the |my )?(?:order|purchase))\b"
+)
+_EMPTY = re.compile(r"\b(empty|clear)\b.*\bcart\b|\bremove (?:everything|all)\b")
+_REMOVE = re.compile(r"\b(remove|delete|take out|drop)\b")
+_NUMBER = re.compile(r"#?\b(\d{1,3})\b")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _error(result: ToolResult) -> str:
+    return str(result.content.get("message") or result.content.get("error") or "unknown error")
+
+
+class CheckoutSpecialist:
+    """The cart and the pay flow; every step is a rendered answer, never generated prose."""
+
+    name = "checkout"
+    domain = Domain.CART_CHECKOUT
+    tools: tuple[str, ...] = ("create_order", "get_order", "capture_order")
+    prompt: str | None = None
+
+    def __init__(self, *, terms: StoreTerms = DEMO_STORE, clock: Any = _now) -> None:
+        self.terms = terms
+        self._clock = clock
+
+    async def handle(self, turn: TurnContext) -> Reply:
+        conversation = turn.conversation
+        text = turn.text.casefold()
+        pending = conversation.pending
+        if pending is not None and pending.kind == PAY_ORDER:
+            answer = read_answer(turn.text)
+            if answer == "yes":
+                return await self._pay(turn, pending)
+            if answer == "no":
+                conversation.pending = None
+                return self._reply(
+                    "OK, I did not take any payment. Your cart is unchanged; say 'checkout' "
+                    "when you want to pay."
+                )
+            if answer == "done":
+                return await self._status(turn, pending)
+        reference = find_reference(turn.text)
+        if reference is not None and reference.action != "show" and not _REMOVE.search(text):
+            return self._add(conversation, reference.rank, reference.quantity)
+        if _EMPTY.search(text):
+            conversation.cart.clear()
+            return self._reply("Your cart is now empty.")
+        if _REMOVE.search(text):
+            return self._remove(conversation, text)
+        if _CHECKOUT.search(text):
+            return await self._checkout(turn)
+        return self._reply(describe_cart(conversation.cart, self.terms))
+
+    def _reply(self, text: str, data: Mapping[str, Any] | None = None) -> Reply:
+        return Reply(text, self.domain, data=dict(data or {}))
+
+    # ------------------------------------------------------------------------ cart
+
+    def _add(self, conversation: Conversation, rank: int, quantity: int) -> Reply:
+        shown = conversation.results
+        if not shown:
+            return self._reply("There is nothing to add yet: search for a product first.")
+        if rank != LAST and not 1 <= rank <= len(shown):
+            return self._reply(f"Pick a number from 1 to {len(shown)} of the results shown.")
+        card = shown[-1] if rank == LAST else shown[rank - 1]
+        return Reply(add_card(conversation, card, quantity, self.terms), self.domain, (card,))
+
+    def _remove(self, conversation: Conversation, text: str) -> Reply:
+        cart = conversation.cart
+        if not cart:
+            return self._reply("Your cart is already empty.")
+        index: int | None = None
+        number = _NUMBER.search(text)
+        reference = find_reference(_REMOVE.sub(" ", text))
+        if number is not None:
+            index = int(number.group(1)) - 1
+        elif reference is not None:
+            index = len(cart) - 1 if reference.rank == LAST else reference.rank - 1
+        else:
+            named = lines_named(text, cart)
+            index = named[0] if len(named) == 1 else None
+        if index is None or not 0 <= index < len(cart):
+            listing = "\n".join(describe_line(n, line) for n, line in enumerate(cart, 1))
+            return self._reply(f"Which line should I remove? Say its number:\n{listing}")
+        removed = cart.pop(index)
+        return self._reply(
+            f"Removed {removed.title}. {describe_cart(cart, self.terms)}",
+        )
+
+    # -------------------------------------------------------------------- checkout
+
+    async def _checkout(self, turn: TurnContext) -> Reply:
+        conversation = turn.conversation
+        if not conversation.cart:
+            return self._reply("Your cart is empty: find something first, then say 'checkout'.")
+        if turn.toolkit is None:
+            return self._reply("Payments are not set up in this assistant, so I cannot check out.")
+        try:
+            quote = self.terms.quote(conversation.cart)
+        except ValueError as error:
+            return self._reply(f"I cannot check out this cart: {error}.")
+        items = [
+            {
+                "name": line.title[:127],
+                "quantity": line.quantity,
+                "unit_price": str(line.unit_price),
+                "tax_percent": str(self.terms.tax_percent),
+                "sku": line.variant_id[:127],
+            }
+            for line in conversation.cart
+        ]
+        arguments: dict[str, Any] = {"currency": self.terms.currency, "items": items}
+        if quote.shipping.amount:
+            arguments["shipping"] = str(quote.shipping.amount)
+        result = await turn.call("create_order", arguments)
+        if result.is_error:
+            return self._reply(f"I could not create the PayPal order: {_error(result)}")
+        created = result.content
+        total = Decimal(str(created.get("amount")))
+        if total != quote.total.amount:
+            # The order is left unpaid (PayPal orders expire); the shopper is told why.
+            return self._reply(
+                f"PayPal priced the order at {total} {created.get('currency')}, not the "
+                f"{quote.total} I computed, so I stopped. Nothing was charged."
+            )
+        order = PlacedOrder(
+            order_id=str(created["id"]),
+            status=created.get("status", "CREATED"),
+            total=total,
+            currency=quote.total.currency,
+            lines=tuple(conversation.cart),
+            created_at=self._clock(),
+            approve_url=created.get("approve_url"),
+        )
+        conversation.update_order(order)
+        conversation.pending = PendingConfirmation(
+            PAY_ORDER, {"order_id": order.order_id}, domain=self.domain
+        )
+        lines = "\n".join(describe_line(n, line) for n, line in enumerate(order.lines, 1))
+        return self._reply(
+            f"Order {order.order_id}:\n{lines}\n{'; '.join(quote.lines())}.\n"
+            f"Approve the payment on PayPal: {order.approve_url}\n"
+            f"Then say 'yes' here to pay {quote.total}, or 'no' to stop.",
+            {"order": _order_json(order, quote)},
+        )
+
+    async def _read(self, turn: TurnContext, order: PlacedOrder) -> tuple[PlacedOrder, str | None]:
+        """The order with PayPal's current status, or the reason it could not be read."""
+        result = await turn.call("get_order", {"order_id": order.order_id})
+        if result.is_error:
+            return order, _error(result)
+        seen = result.content
+        return replace(
+            order,
+            status=seen.get("status", order.status),
+            capture_id=seen.get("capture_id") or order.capture_id,
+        ), None
+
+    async def _status(self, turn: TurnContext, pending: PendingConfirmation) -> Reply:
+        order = turn.conversation.order(str(pending.data.get("order_id")))
+        if order is None or turn.toolkit is None:
+            turn.conversation.pending = None
+            return self._reply("I lost track of that order; say 'checkout' to start again.")
+        order, problem = await self._read(turn, order)
+        turn.conversation.update_order(order)
+        if problem is not None:
+            return self._reply(f"I could not reach PayPal to check the order: {problem}")
+        if order.status == "APPROVED":
+            return self._reply(
+                f"PayPal shows order {order.order_id} approved. Say 'yes' to pay "
+                f"{order.total} {order.currency} now, or 'no' to stop."
+            )
+        return self._not_approved(order)
+
+    def _not_approved(self, order: PlacedOrder) -> Reply:
+        return self._reply(
+            f"Order {order.order_id} is not approved yet (PayPal says {order.status}). "
+            f"Approve it here first: {order.approve_url}\nThen say 'yes' to pay "
+            f"{order.total} {order.currency}."
+        )
+
+    async def _pay(self, turn: TurnContext, pending: PendingConfirmation) -> Reply:
+        conversation = turn.conversation
+        order = conversation.order(str(pending.data.get("order_id")))
+        if order is None or turn.toolkit is None:
+            conversation.pending = None
+            return self._reply("I lost track of that order; say 'checkout' to start again.")
+        order, problem = await self._read(turn, order)
+        if problem is not None:
+            return self._reply(f"I could not reach PayPal to check the order: {problem}")
+        if order.status == "APPROVED":
+            grant = Grant(
+                "capture_order", "order_id", order.order_id, Money(order.total, order.currency)
+            )
+            with granting(grant):
+                result = await turn.call("capture_order", {"order_id": order.order_id})
+            if result.is_error:
+                # A capture that went through before a crash is read back, not repeated.
+                order, problem = await self._read(turn, order)
+                if order.status != "COMPLETED":
+                    conversation.update_order(order)
+                    return self._reply(f"The payment did not go through: {_error(result)}")
+            else:
+                order = replace(
+                    order,
+                    status="COMPLETED"
+                    if result.content.get("status") == "COMPLETED"
+                    else order.status,
+                    capture_id=result.content.get("capture_id"),
+                )
+        if order.status != "COMPLETED":
+            conversation.update_order(order)
+            return self._not_approved(order)
+        order = replace(order, paid_at=order.paid_at or self._clock())
+        conversation.update_order(order)
+        conversation.pending = None
+        paid = {line.variant_id for line in order.lines}
+        conversation.cart[:] = [line for line in conversation.cart if line.variant_id not in paid]
+        return self._receipt(order)
+
+    def _receipt(self, order: PlacedOrder) -> Reply:
+        quote = self.terms.quote(order.lines)
+        lines = "\n".join(describe_line(n, line) for n, line in enumerate(order.lines, 1))
+        return self._reply(
+            f"Paid. Receipt for order {order.order_id} (payment {order.capture_id}):\n"
+            f"{lines}\n{'; '.join(quote.lines())}.\nThank you! Ask 'where is my order' "
+            "any time.",
+            {"order": _order_json(order, quote)},
+        )
+
+
+def _order_json(order: PlacedOrder, quote: Quote) -> dict[str, Any]:
+    return {
+        "id": order.order_id,
+        "status": order.status,
+        "approve_url": order.approve_url,
+        "capture_id": order.capture_id,
+        "items": str(quote.items.amount),
+        "tax": str(quote.tax.amount),
+        "shipping": str(quote.shipping.amount),
+        "total": str(order.total),
+        "currency": order.currency,
+    }

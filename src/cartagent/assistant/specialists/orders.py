@@ -1,0 +1,125 @@
+"""Orders: "where is my order", its status, its shipment and tracking number.
+
+Only the orders this conversation placed are shown: an order id typed by the shopper that
+is not one of them is answered as unknown, so nobody reads another shopper's order by
+guessing its id. Each order's status is read from PayPal; a paid one's shipment trackers
+(added by the merchant) are read with ``get_shipment_tracking``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from ..cart import describe_line
+from ..conversation import PlacedOrder
+from ..domains import Domain
+from ..reply import Reply
+from ..specialist import TurnContext
+
+__all__ = ["OrdersSpecialist"]
+
+_ORDER_ID = re.compile(r"\b([A-Z0-9]{17})\b")
+MAX_SHOWN = 5
+
+_STATUS_WORDS = {
+    "CREATED": "waiting for your approval on PayPal",
+    "APPROVED": "approved on PayPal, waiting for your 'yes' to pay",
+    "COMPLETED": "paid",
+    "VOIDED": "cancelled",
+}
+
+
+class OrdersSpecialist:
+    """Status and tracking of the conversation's own orders."""
+
+    name = "orders"
+    domain = Domain.ORDERS
+    tools: tuple[str, ...] = ("get_order", "get_shipment_tracking")
+    prompt: str | None = None
+
+    async def handle(self, turn: TurnContext) -> Reply:
+        conversation = turn.conversation
+        if not conversation.orders:
+            return Reply(
+                "I don't see any order placed in this conversation yet. Orders you place here "
+                "show up with their status and tracking.",
+                self.domain,
+            )
+        named = set(_ORDER_ID.findall(turn.text.upper()))
+        chosen = [o for o in conversation.orders if o.order_id in named]
+        if named and not chosen:
+            return Reply(
+                "I can only look up orders placed in this conversation, and that is not one "
+                "of them. Your orders here: "
+                + ", ".join(o.order_id for o in conversation.orders)
+                + ".",
+                self.domain,
+            )
+        if not chosen:
+            chosen = list(reversed(conversation.orders))[:MAX_SHOWN]
+        if turn.toolkit is None:
+            return Reply("\n\n".join(self._describe(o, None) for o in chosen), self.domain)
+        blocks = []
+        shown: list[dict[str, Any]] = []
+        for order in chosen:
+            order = await self._refresh(turn, order)
+            trackers = await self._trackers(turn, order)
+            blocks.append(self._describe(order, trackers))
+            shown.append({"id": order.order_id, "status": order.status, "trackers": trackers})
+        return Reply("\n\n".join(blocks), self.domain, data={"orders": shown})
+
+    async def _refresh(self, turn: TurnContext, order: PlacedOrder) -> PlacedOrder:
+        if order.status == "COMPLETED":
+            return order
+        result = await turn.call("get_order", {"order_id": order.order_id})
+        if result.is_error:
+            return order
+        fresh = replace(
+            order,
+            status=result.content.get("status", order.status),
+            capture_id=result.content.get("capture_id") or order.capture_id,
+        )
+        turn.conversation.update_order(fresh)
+        return fresh
+
+    async def _trackers(self, turn: TurnContext, order: PlacedOrder) -> list[dict[str, Any]] | None:
+        """The shipment trackers of a paid order; ``None`` when unknown (not paid, or PayPal
+        could not be read)."""
+        if order.capture_id is None:
+            return None
+        result = await turn.call("get_shipment_tracking", {"transaction_id": order.capture_id})
+        if result.is_error:
+            return None
+        found = result.content.get("trackers") or []
+        return [t for t in found if isinstance(t, dict)]
+
+    def _describe(self, order: PlacedOrder, trackers: list[dict[str, Any]] | None) -> str:
+        lines = "\n".join(describe_line(n, line) for n, line in enumerate(order.lines, 1))
+        status = _STATUS_WORDS.get(order.status, order.status.lower())
+        head = f"Order {order.order_id} ({order.total} {order.currency}): {status}"
+        if order.paid_at is not None:
+            head += f" on {order.paid_at:%Y-%m-%d}"
+        if order.refunded:
+            head += f"; refunded {order.refunded} {order.currency}"
+        text = f"{head}.\n{lines}"
+        if order.status == "CREATED" and order.approve_url:
+            text += f"\nApprove it here: {order.approve_url}"
+        if order.status == "COMPLETED":
+            text += "\n" + _shipping(trackers)
+        return text
+
+
+def _shipping(trackers: list[dict[str, Any]] | None) -> str:
+    if trackers is None:
+        return "Shipping: I could not read the shipment status right now."
+    if not trackers:
+        return "Shipping: not shipped yet; it usually leaves within one business day."
+    rows = []
+    for tracker in trackers:
+        carrier = tracker.get("carrier_name_other") or tracker.get("carrier") or "the carrier"
+        number = tracker.get("tracking_number") or "no tracking number"
+        status = str(tracker.get("status") or "unknown").replace("_", " ").lower()
+        rows.append(f"Shipping: {status} with {carrier}, tracking number {number}.")
+    return "\n".join(rows)

@@ -1,0 +1,139 @@
+"""The options `cartagent chat` and `cartagent serve` share, and the assistant they build.
+
+Payments go to the PayPal endpoint named by ``--paypal`` (``CARTAGENT_PAYPAL_BASE_URL``):
+``sandbox``, ``live`` or any URL; by default the local cartagent sandbox
+(``CARTAGENT_SANDBOX_HOST``/``PORT``, started by ``cartagent sandbox`` or ``cartagent serve``)
+with its demo merchant's credentials.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from .search import load_catalog, locate_catalog
+from .understanders import model_option, understander_for
+
+if TYPE_CHECKING:
+    from ..assistant import Assistant
+    from ..paypal import AsyncPayPalClient
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["AssistantOptions", "assistant_options", "build_assistant", "default_db"]
+
+
+def default_db() -> str:
+    from ..settings import _data_dir
+
+    return f"sqlite:///{_data_dir() / 'chat.db'}"
+
+
+@dataclass(frozen=True)
+class AssistantOptions:
+    model: str
+    db_url: str | None
+    catalog_path: str | None
+    paypal_url: str | None
+    client_id: str | None
+    client_secret: str | None
+
+
+def assistant_options(command: F) -> F:
+    """Add the assistant's options; the command receives them as ``options``."""
+    decorators = [
+        model_option,
+        click.option(
+            "--db",
+            "db_url",
+            default=None,
+            help="SQLAlchemy URL of the conversation store: sqlite:///path.db or "
+            "postgresql://user@host/db; default: chat.db in cartagent's data folder.",
+        ),
+        click.option(
+            "--catalog",
+            "catalog_path",
+            default=None,
+            help="A products file or a tau-bench retail folder; default: the tau-bench store.",
+        ),
+        click.option(
+            "--paypal",
+            "paypal_url",
+            envvar="CARTAGENT_PAYPAL_BASE_URL",
+            show_envvar=True,
+            default=None,
+            help="PayPal for payments: live, sandbox or a URL; default: the local sandbox.",
+        ),
+        click.option(
+            "--client-id",
+            envvar="CARTAGENT_PAYPAL_CLIENT_ID",
+            show_envvar=True,
+            default=None,
+            help="PayPal client id; default: the local sandbox's demo merchant.",
+        ),
+        click.option("--client-secret", envvar="CARTAGENT_PAYPAL_CLIENT_SECRET", show_envvar=True),
+    ]
+
+    @functools.wraps(command)  # keeps the command's own options (``__click_params__``)
+    def wrapped(**kwargs: Any) -> Any:
+        names = AssistantOptions.__dataclass_fields__
+        options = AssistantOptions(**{n: kwargs.pop(n) for n in names})
+        return command(options=options, **kwargs)
+
+    for decorate in reversed(decorators):
+        wrapped = decorate(wrapped)
+    return wrapped  # type: ignore[return-value]
+
+
+def paypal_client(options: AssistantOptions) -> AsyncPayPalClient:
+    from ..paypal import AsyncPayPalClient
+    from ..settings import SandboxSettings
+    from .mcp import resolve_base_url
+
+    local = SandboxSettings.from_env()
+    if options.paypal_url is None:
+        url = f"http://{local.host}:{local.port}"
+        client_id = options.client_id or local.client_id
+        secret = options.client_secret or local.client_secret
+    else:
+        url = resolve_base_url(options.paypal_url)
+        if not options.client_id or not options.client_secret:
+            raise click.UsageError(
+                "--paypal needs --client-id and --client-secret "
+                "(or CARTAGENT_PAYPAL_CLIENT_ID and CARTAGENT_PAYPAL_CLIENT_SECRET)"
+            )
+        client_id, secret = options.client_id, options.client_secret
+    return AsyncPayPalClient(client_id, secret, base_url=url)
+
+
+def build_assistant(options: AssistantOptions, client: AsyncPayPalClient | None) -> Assistant:
+    """The assistant on the options' model, catalog and conversation store, paying through
+    ``client`` (no payments when ``None``)."""
+    from ..assistant import Assistant, ConversationStore, EmbeddingRouter, ModelRouter, Router
+    from ..assistant.toolkit import assistant_toolkit
+    from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
+    from ..retrieval.lexical import LexicalIndex
+    from ..retrieval.search import Searcher
+    from ..retrieval.understanding import ModelUnderstander
+
+    try:
+        minilm_model_dir()
+    except FileNotFoundError as error:
+        raise click.UsageError(f"the router needs the MiniLM embedder: {error}") from None
+    understand = understander_for(options.model)
+    products = load_catalog(locate_catalog(options.catalog_path))
+    searcher = Searcher(LexicalIndex.build(products), understand=understand)
+    embedded = EmbeddingRouter(MiniLMEmbedder())
+    embedded.warm_up()
+    router: Router = embedded
+    capable = None
+    if options.model == "openai" and isinstance(understand, ModelUnderstander):
+        capable = understand.model
+        router = ModelRouter(capable, fallback=embedded)
+    store = ConversationStore.open(options.db_url or default_db())
+    toolkit = None if client is None else assistant_toolkit(client)
+    return Assistant(router, store, searcher=searcher, model=capable, toolkit=toolkit)

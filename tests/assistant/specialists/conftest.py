@@ -1,0 +1,48 @@
+"""Fixtures for the specialists: a conversation with products shown, one turn at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from cartagent.assistant import Conversation, ProductCard, Reply, StoredMessage, TurnContext
+from cartagent.assistant.specialist import Specialist
+from cartagent.tools import Toolkit
+from tests.assistant.conftest import approve_on_paypal
+from tests.conftest import START
+
+__all__ = ["approve_on_paypal", "days_after", "say"]
+
+TEE = ProductCard("tee", "T-Shirt", "tee-red-l", Decimal("46.66"), "USD", True, 1, {"color": "red"})
+MUG = ProductCard(
+    "mug", "Coffee Mug", "mug-white", Decimal("12.00"), "USD", True, 2, {"color": "white"}
+)
+GONE = ProductCard("tee", "T-Shirt", "tee-blue-poly", Decimal("54.84"), "USD", False, 3, {})
+
+
+@pytest.fixture
+def shown() -> Conversation:
+    """A conversation that has just shown the T-shirt, the mug and a sold-out T-shirt."""
+    conversation = Conversation("s", "shopper", START)
+    conversation.results = [TEE, MUG, GONE]
+    return conversation
+
+
+async def say(
+    specialist: Specialist, conversation: Conversation, text: str, toolkit: Toolkit | None
+) -> tuple[TurnContext, Reply]:
+    """One turn straight to ``specialist``, its messages appended as the assistant would."""
+    turn = TurnContext(text, conversation, toolkit=toolkit)
+    reply = await specialist.handle(turn)
+    conversation.messages.append(StoredMessage("user", text))
+    conversation.messages.append(StoredMessage("assistant", reply.text, payload=reply.payload()))
+    return turn, reply
+
+
+def days_after(moment: datetime | None, days: int) -> Callable[[], datetime]:
+    assert moment is not None
+    later = moment + timedelta(days=days)
+    return lambda: later.astimezone(UTC)

@@ -1,0 +1,140 @@
+"""Cart and checkout against the sandbox: order, approval on PayPal's page, yes, capture."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cartagent.assistant import Conversation
+from cartagent.assistant.specialists import CheckoutSpecialist
+from cartagent.assistant.specialists.checkout import PAY_ORDER
+from cartagent.tools import Toolkit
+
+from .conftest import approve_on_paypal, say
+
+pytestmark = pytest.mark.anyio
+
+
+async def _checked_out(shown: Conversation, toolkit: Toolkit) -> str:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add the first one to my cart", toolkit)
+    _, reply = await say(checkout, shown, "checkout please", toolkit)
+    return str(reply.data["order"]["id"])
+
+
+async def test_the_cart_shows_lines_tax_shipping_and_total(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    _, added = await say(checkout, shown, "add 2 of the second one to my cart", None)
+    assert "Added 2 x Coffee Mug (white) - 12.00 USD" in added.text
+    _, cart = await say(checkout, shown, "what's in my cart?", None)
+    # 24.00 of items: 8% tax per unit (0.96 x 2), shipping 5.99 below the 50.00 threshold.
+    assert "1. 2 x Coffee Mug (white) - 12.00 USD" in cart.text
+    assert "Items 24.00 USD; Tax 1.92 USD; Shipping 5.99 USD; Total 31.91 USD." in cart.text
+
+
+async def test_free_shipping_from_fifty_and_a_sold_out_card_is_not_added(
+    shown: Conversation,
+) -> None:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add the first one to my cart", None)
+    await say(checkout, shown, "add the second to the cart", None)
+    _, cart = await say(checkout, shown, "show my cart", None)
+    assert "Items 58.66 USD; Tax 4.69 USD; Shipping free; Total 63.35 USD." in cart.text
+    _, refused = await say(checkout, shown, "add the third one to my cart", None)
+    assert "out of stock" in refused.text and len(shown.cart) == 2
+
+
+async def test_lines_are_removed_by_number_by_name_and_all_at_once(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add the first one to my cart", None)
+    await say(checkout, shown, "add the second one to my cart", None)
+    _, removed = await say(checkout, shown, "remove the mug", None)
+    assert "Removed Coffee Mug" in removed.text
+    assert [line.variant_id for line in shown.cart] == ["tee-red-l"]
+    await say(checkout, shown, "add the second one to my cart", None)
+    await say(checkout, shown, "remove #1", None)
+    assert [line.variant_id for line in shown.cart] == ["mug-white"]
+    _, emptied = await say(checkout, shown, "empty my cart", None)
+    assert emptied.text == "Your cart is now empty." and shown.cart == []
+
+
+async def test_an_empty_cart_or_no_payment_backend_creates_nothing(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    _, empty = await say(checkout, shown, "checkout", None)
+    assert "Your cart is empty" in empty.text
+    await say(checkout, shown, "add the first one to my cart", None)
+    _, unset = await say(checkout, shown, "checkout", None)
+    assert "Payments are not set up" in unset.text
+    assert shown.orders == [] and shown.pending is None
+
+
+async def test_checkout_pays_only_after_approval_on_paypal_and_a_yes(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add the first one to my cart", shop_toolkit)
+    _, ordered = await say(checkout, shown, "I want to check out", shop_toolkit)
+    order = ordered.data["order"]
+    # 46.66 + 3.73 tax + 5.99 shipping, priced by PayPal exactly as quoted.
+    assert (order["total"], order["tax"], order["shipping"]) == ("56.38", "3.73", "5.99")
+    assert order["approve_url"].endswith(f"/checkoutnow?token={order['id']}")
+    assert shown.pending is not None and shown.pending.kind == PAY_ORDER
+
+    # "yes" before the shopper approved on PayPal: nothing is captured.
+    _, early = await say(checkout, shown, "yes", shop_toolkit)
+    assert "not approved yet" in early.text
+    status = await shop_toolkit.call("get_order", {"order_id": order["id"]})
+    assert status.content["status"] == "CREATED"
+
+    approve_on_paypal(http, order["id"])
+    _, asked = await say(checkout, shown, "done", shop_toolkit)
+    assert "approved" in asked.text and "Say 'yes' to pay 56.38 USD" in asked.text
+    status = await shop_toolkit.call("get_order", {"order_id": order["id"]})
+    assert status.content["status"] == "APPROVED"  # "done" alone takes no money
+
+    turn, paid = await say(checkout, shown, "yes please", shop_toolkit)
+    assert paid.text.startswith(f"Paid. Receipt for order {order['id']}")
+    assert "Total 56.38 USD" in paid.text
+    assert shown.cart == [] and shown.pending is None
+    placed = shown.order(order["id"])
+    assert placed is not None and placed.status == "COMPLETED" and placed.capture_id
+    assert placed.paid_at is not None and placed.total == Decimal("56.38")
+    after = await shop_toolkit.call("get_order", {"order_id": order["id"]})
+    assert (after.content["status"], after.content["capture_status"]) == (
+        "COMPLETED",
+        "COMPLETED",
+    )
+    assert turn.timings["tools"] > 0
+
+
+async def test_no_takes_no_payment_and_keeps_the_cart(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _checked_out(shown, shop_toolkit)
+    approve_on_paypal(http, order_id)
+    _, stopped = await say(CheckoutSpecialist(), shown, "no", shop_toolkit)
+    assert "did not take any payment" in stopped.text
+    assert shown.pending is None and len(shown.cart) == 1
+    status = await shop_toolkit.call("get_order", {"order_id": order_id})
+    assert status.content["status"] == "APPROVED"
+
+
+async def test_a_capture_done_before_a_lost_turn_is_read_back_not_repeated(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _checked_out(shown, shop_toolkit)
+    approve_on_paypal(http, order_id)
+    # The capture went through but the turn that made it was never stored (a crash): the
+    # conversation still waits for the yes, and PayPal already says COMPLETED.
+    from cartagent.assistant.consent import Grant, granting
+    from cartagent.money import Money
+
+    with granting(Grant("capture_order", "order_id", order_id, Money.of("56.38", "USD"))):
+        first = await shop_toolkit.call("capture_order", {"order_id": order_id})
+    assert not first.is_error, first.content
+    _, paid = await say(CheckoutSpecialist(), shown, "yes", shop_toolkit)
+    assert paid.text.startswith("Paid.")
+    placed = shown.order(order_id)
+    assert placed is not None and placed.capture_id == first.content["capture_id"]

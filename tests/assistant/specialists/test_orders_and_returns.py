@@ -1,0 +1,127 @@
+"""After paying: where the order is (status, tracking), and returning it for a refund."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cartagent.assistant import Conversation, PendingConfirmation
+from cartagent.assistant.consent import Grant, granting
+from cartagent.assistant.specialists import CheckoutSpecialist, OrdersSpecialist, ReturnsSpecialist
+from cartagent.assistant.specialists.returns import REFUND
+from cartagent.money import Money
+from cartagent.tools import Toolkit
+
+from .conftest import approve_on_paypal, days_after, say
+
+pytestmark = pytest.mark.anyio
+
+
+async def _paid(shown: Conversation, toolkit: Toolkit, http: TestClient, *ranks: str) -> str:
+    checkout = CheckoutSpecialist(clock=lambda: datetime(2026, 11, 21, 12, tzinfo=UTC))
+    for rank in ranks:
+        await say(checkout, shown, f"add the {rank} one to my cart", toolkit)
+    _, ordered = await say(checkout, shown, "checkout", toolkit)
+    order_id = str(ordered.data["order"]["id"])
+    approve_on_paypal(http, order_id)
+    _, paid = await say(checkout, shown, "yes", toolkit)
+    assert paid.text.startswith("Paid."), paid.text
+    return order_id
+
+
+async def test_where_is_my_order_before_and_after_the_merchant_ships_it(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    orders = OrdersSpecialist()
+    _, none = await say(orders, shown, "where is my order?", shop_toolkit)
+    assert "I don't see any order" in none.text
+    order_id = await _paid(shown, shop_toolkit, http, "first")
+    _, waiting = await say(orders, shown, "where is my order?", shop_toolkit)
+    assert f"Order {order_id} (56.38 USD): paid on 2026-11-21" in waiting.text
+    assert "not shipped yet" in waiting.text
+    capture_id = shown.orders[0].capture_id
+    shipped = await shop_toolkit.call(
+        "create_shipment_tracking",
+        {
+            "transaction_id": capture_id,
+            "tracking_number": "1Z999AA10123456784",
+            "carrier": "UPS",
+            "shipment_date": "2026-11-21",
+        },
+    )
+    assert not shipped.is_error, shipped.content
+    _, tracked = await say(orders, shown, f"track order {order_id}", shop_toolkit)
+    assert "Shipping: shipped with UPS, tracking number 1Z999AA10123456784." in tracked.text
+    assert tracked.data["orders"][0]["trackers"][0]["carrier"] == "UPS"
+
+
+async def test_an_order_id_not_placed_here_is_never_looked_up(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    await _paid(shown, shop_toolkit, http, "first")
+    turn, reply = await say(OrdersSpecialist(), shown, "status of 5O190127TN364715T", shop_toolkit)
+    assert "not one of them" in reply.text
+    assert "tools" not in turn.timings  # nothing was asked of PayPal
+
+
+async def test_a_return_is_refunded_after_a_yes_within_the_window(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _paid(shown, shop_toolkit, http, "first", "second")
+    paid_at = shown.orders[0].paid_at
+    returns = ReturnsSpecialist(clock=days_after(paid_at, 29))
+    _, asked = await say(returns, shown, "I want to return the mug", shop_toolkit)
+    # The mug's price and tax (12.00 + 0.96); shipping was free and is never refunded.
+    assert "I would refund 12.96 USD" in asked.text
+    assert shown.pending == PendingConfirmation(
+        REFUND,
+        {"order_id": order_id, "amount": "12.96", "currency": "USD", "what": "1 x Coffee Mug"},
+        returns.domain,
+    )
+    _, refunded = await say(returns, shown, "yes", shop_toolkit)
+    assert "of 12.96 USD for 1 x Coffee Mug is completed" in refunded.text, refunded.text
+    assert shown.pending is None and shown.orders[0].refunded == Decimal("12.96")
+    order = await shop_toolkit.call("get_order", {"order_id": order_id})
+    assert order.content["capture_status"] == "PARTIALLY_REFUNDED"
+
+    _, rest = await say(returns, shown, "return the t-shirt", shop_toolkit)
+    assert "I would refund 50.39 USD" in rest.text  # 46.66 + 3.73
+
+
+async def test_no_refund_on_no_or_outside_the_window(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _paid(shown, shop_toolkit, http, "first")
+    paid_at = shown.orders[0].paid_at
+    returns = ReturnsSpecialist(clock=days_after(paid_at, 3))
+    await say(returns, shown, "can I return it?", shop_toolkit)
+    _, kept = await say(returns, shown, "no", shop_toolkit)
+    assert kept.text == "OK, no refund. Nothing was changed." and shown.pending is None
+    late = ReturnsSpecialist(clock=days_after(paid_at, 31))
+    _, refused = await say(late, shown, "I want a refund", shop_toolkit)
+    assert "outside our return window" in refused.text and shown.pending is None
+    order = await shop_toolkit.call("get_order", {"order_id": order_id})
+    assert order.content["capture_status"] == "COMPLETED"
+
+
+async def test_money_moves_only_under_a_matching_grant(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    await _paid(shown, shop_toolkit, http, "first")
+    capture_id = shown.orders[0].capture_id
+    assert capture_id is not None
+    refund = {"capture_id": capture_id, "amount": "10.00", "currency": "USD"}
+    asked = await shop_toolkit.call("create_refund", refund)  # a model asking on its own
+    assert asked.is_error and asked.content["kind"] == "ApprovalDenied"
+    with granting(Grant("create_refund", "capture_id", capture_id, Money.of("5.00", "USD"))):
+        bigger = await shop_toolkit.call("create_refund", refund)
+    assert bigger.is_error and bigger.content["kind"] == "ApprovalDenied"
+    with granting(Grant("create_refund", "capture_id", "OTHERCAPTURE00000", Money.of("10", "USD"))):
+        elsewhere = await shop_toolkit.call("create_refund", refund)
+    assert elsewhere.is_error and elsewhere.content["kind"] == "ApprovalDenied"
+    with granting(Grant("create_refund", "capture_id", capture_id, Money.of("10.00", "USD"))):
+        granted = await shop_toolkit.call("create_refund", refund)
+    assert not granted.is_error, granted.content

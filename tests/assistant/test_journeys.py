@@ -1,0 +1,83 @@
+"""A shopper's journey through the whole assistant on embedded defaults: the real MiniLM
+router, rule understanding, the conversation store, and the sandbox taking the money."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from fastapi.testclient import TestClient
+
+from cartagent.assistant import Assistant, ConversationStore, Domain, EmbeddingRouter
+from cartagent.assistant.specialists import (
+    CheckoutSpecialist,
+    DiscoverySpecialist,
+    OrdersSpecialist,
+    OutOfScopeSpecialist,
+    ReturnsSpecialist,
+)
+from cartagent.assistant.specialists.unavailable import NotAvailableYet
+from cartagent.retrieval.search import Searcher
+from cartagent.tools import Toolkit
+from tests.conftest import START
+
+from .conftest import approve_on_paypal
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_discover_refine_cart_pay_track_and_return(
+    conversations: ConversationStore,
+    shop_searcher: Searcher,
+    minilm_router: EmbeddingRouter,
+    shop_toolkit: Toolkit,
+    http: TestClient,
+) -> None:
+    later = START + timedelta(days=5)
+    specialists = (
+        DiscoverySpecialist(),
+        CheckoutSpecialist(clock=lambda: START),
+        OrdersSpecialist(),
+        ReturnsSpecialist(clock=lambda: later),
+        NotAvailableYet(Domain.BACK_OFFICE),
+        NotAvailableYet(Domain.STORE_QUESTIONS),
+        OutOfScopeSpecialist(),
+    )
+    assistant = Assistant(
+        minilm_router,
+        conversations,
+        searcher=shop_searcher,
+        toolkit=shop_toolkit,
+        specialists=specialists,
+    )
+    sid = assistant.open_session(owner="shopper")
+
+    async def say(text: str, domain: Domain) -> str:
+        reply = await assistant.turn(sid, text)
+        assert reply.domain is domain, (text, reply.domain, reply.text)
+        return reply.text
+
+    assert "match" in await say("a t-shirt", Domain.DISCOVERY)
+    await say("in red", Domain.DISCOVERY)
+    shown = conversations.load(sid).results
+    assert shown[0].describe() == "T-Shirt (red, L, cotton) - 46.66 USD"
+    assert "Added 1 x T-Shirt" in await say("add the first one to my cart", Domain.DISCOVERY)
+    ordered = await say("checkout", Domain.CART_CHECKOUT)
+    state = conversations.load(sid)
+    order = state.orders[0]
+    assert order.approve_url and order.approve_url in ordered
+    approve_on_paypal(http, order.order_id)
+    receipt = await say("yes", Domain.CART_CHECKOUT)
+    assert receipt.startswith(f"Paid. Receipt for order {order.order_id}")
+    assert "Total 56.38 USD" in receipt
+
+    status = await say("where is my order?", Domain.ORDERS)
+    assert f"Order {order.order_id} (56.38 USD): paid" in status
+    asked = await say("I want to return the t-shirt", Domain.RETURNS_REFUNDS)
+    assert "I would refund 50.39 USD" in asked
+    assert "is completed" in await say("yes", Domain.RETURNS_REFUNDS)
+    stored = conversations.load(sid)
+    assert stored.cart == [] and stored.pending is None
+    assert stored.orders[0].refunded == Decimal("50.39")
+    assert [m.role for m in stored.messages].count("user") == 8
