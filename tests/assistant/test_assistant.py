@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from decimal import Decimal
 
 import pytest
@@ -14,11 +15,13 @@ from cartagent.assistant import (
     EmbeddingRouter,
     ProductCard,
     Reply,
+    Specialist,
     TurnContext,
     UnknownSession,
 )
 from cartagent.assistant.router import Example
 from cartagent.assistant.specialists import SPECIALISTS
+from cartagent.errors import ModelError
 from cartagent.retrieval.search import Searcher
 from cartagent.testing import HashingEmbedder, ScriptedModel
 
@@ -169,3 +172,37 @@ async def test_an_unknown_session_is_an_error_and_open_session_resumes_or_create
     await assistant.turn("mine", "show me t-shirts")
     assert assistant.open_session("mine") == "mine"
     assert len(memory_store.load("mine").messages) == 2
+
+
+class _Stalling(_Exploding):
+    """Changes the conversation, then waits on a backend that never answers."""
+
+    async def handle(self, turn: TurnContext) -> Reply:
+        turn.conversation.results = []
+        turn.conversation.add_to_cart(ProductCard("p", "P", "v", Decimal("1.00"), "USD", True, 1))
+        await asyncio.sleep(30)
+        return Reply("never", self.domain)
+
+
+class _ModelDown(_Exploding):
+    async def handle(self, turn: TurnContext) -> Reply:
+        turn.conversation.results = []
+        raise ModelError("could not reach http://127.0.0.1:9/v1: connection refused")
+
+
+@pytest.mark.parametrize("broken", [_Stalling(), _ModelDown()], ids=["slow", "down"])
+async def test_a_slow_or_down_backend_gets_an_apology_and_changes_nothing(
+    conversations: ConversationStore, shop_searcher: Searcher, broken: Specialist
+) -> None:
+    assistant = _assistant(conversations, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts")
+    before = conversations.load(sid)
+    others = [s for s in SPECIALISTS if s.domain is not Domain.DISCOVERY]
+    failing = _assistant(conversations, shop_searcher, specialists=[*others, broken])
+    failing.turn_timeout = 0.2
+    reply = await failing.turn(sid, "show me t-shirts in red")
+    assert "Sorry, I could not answer that" in reply.text and "Nothing was changed" in reply.text
+    after = conversations.load(sid)
+    assert (after.results, after.cart, after.pending) == (before.results, [], None)
+    assert [m.text for m in after.messages[-2:]] == ["show me t-shirts in red", reply.text]

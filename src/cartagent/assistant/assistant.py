@@ -9,14 +9,18 @@ respond; milliseconds).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..errors import ModelError
+from ..redaction import redact
 from .confirmation import answers_confirmation
-from .conversation import StoredMessage
+from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
+from .domains import Domain
 from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
@@ -28,6 +32,8 @@ if TYPE_CHECKING:
     from ..tools import Toolkit
 
 __all__ = ["Assistant"]
+
+log = logging.getLogger("cartagent.assistant")
 
 
 def _ms(start: float) -> float:
@@ -41,7 +47,8 @@ class Assistant:
     domain needs exactly one. ``model`` is the capable model (``--model openai``), handed to
     the specialists; on embedded defaults it is ``None``. ``toolkit`` reaches PayPal; build it
     with :func:`~cartagent.assistant.toolkit.assistant_toolkit` so that only what the shopper
-    confirmed is approved.
+    confirmed is approved. A turn that takes longer than ``turn_timeout`` seconds, or whose
+    model backend fails, is answered with an apology and changes nothing but the history.
     """
 
     def __init__(
@@ -53,7 +60,10 @@ class Assistant:
         specialists: Iterable[Specialist] | None = None,
         model: Model | None = None,
         toolkit: Toolkit | None = None,
+        turn_timeout: float = 60.0,
     ) -> None:
+        if turn_timeout <= 0:
+            raise ValueError("turn_timeout must be positive")
         if specialists is None:
             from .specialists import SPECIALISTS
 
@@ -63,7 +73,25 @@ class Assistant:
         self.searcher = searcher
         self.model = model
         self.toolkit = toolkit
+        self.turn_timeout = turn_timeout
         self.specialists = check_specialists(specialists)
+
+    async def _route(self, text: str, conversation: Conversation) -> Domain:
+        waiting = conversation.pending
+        if waiting is not None and waiting.domain is not None and answers_confirmation(text):
+            return waiting.domain
+        context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
+        return (await self.router.route(text, context)).domain
+
+    def _unavailable(self, error: Exception) -> str:
+        if isinstance(error, TimeoutError):
+            why = f"it took longer than {self.turn_timeout:g} s"
+        else:
+            why = "the language model did not answer"
+        return (
+            f"Sorry, I could not answer that: {why}. Nothing was changed (your cart and "
+            "orders are as they were); please try again in a moment."
+        )
 
     def open_session(self, session_id: str | None = None, *, owner: str | None = None) -> str:
         """``session_id`` if that conversation exists, else a new one (with that id if given)."""
@@ -91,16 +119,6 @@ class Assistant:
             timings = dict.fromkeys(STAGES, 0.0)
             timings["respond"] = timings["total"] = _ms(start)
             return Reply(refusal, None, timings=timings)
-        routed = time.perf_counter()
-        waiting = conversation.pending
-        if waiting is not None and waiting.domain is not None and answers_confirmation(text):
-            domain = waiting.domain
-        else:
-            context_of_route = RouteContext(
-                conversation.last_domain, has_results=bool(conversation.results)
-            )
-            domain = (await self.router.route(text, context_of_route)).domain
-        route_ms = _ms(routed)
         context = TurnContext(
             text=text,
             conversation=conversation,
@@ -109,7 +127,20 @@ class Assistant:
             toolkit=self.toolkit,
             merchant=merchant,
         )
-        reply = await self.specialists[domain].handle(context)
+        routed = time.perf_counter()
+        try:
+            async with asyncio.timeout(self.turn_timeout):
+                domain = await self._route(text, conversation)
+                route_ms = _ms(routed)
+                reply = await self.specialists[domain].handle(context)
+        except (TimeoutError, ModelError) as error:
+            # The specialist's changes are dropped: the conversation is reloaded as it was.
+            conversation = await asyncio.to_thread(self.store.load, session_id)
+            domain = conversation.last_domain or Domain.OUT_OF_SCOPE
+            route_ms = _ms(routed)
+            reply = Reply(self._unavailable(error), domain, data={"error": type(error).__name__})
+            context.timings.clear()
+        log.info("turn session=%s domain=%s text=%s", session_id, domain, redact(text[:200]))
         conversation.last_domain = domain
         timings = dict.fromkeys(STAGES, 0.0)
         timings.update(context.timings)
