@@ -138,3 +138,17 @@ async def test_a_capture_done_before_a_lost_turn_is_read_back_not_repeated(
     assert paid.text.startswith("Paid.")
     placed = shown.order(order_id)
     assert placed is not None and placed.capture_id == first.content["capture_id"]
+
+
+async def test_paypal_sends_the_shopper_back_to_the_return_url(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist(return_url="http://127.0.0.1:8000/shop?session={session}")
+    await say(checkout, shown, "add the first one to my cart", shop_toolkit)
+    _, ordered = await say(checkout, shown, "checkout", shop_toolkit)
+    order_id = ordered.data["order"]["id"]
+    response = http.post(f"/checkoutnow?token={order_id}", data={}, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"].startswith(
+        f"http://127.0.0.1:8000/shop?session=s&token={order_id}&PayerID="
+    )

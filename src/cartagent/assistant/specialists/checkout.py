@@ -15,11 +15,12 @@ Nothing here is decided by a model: the approval gate refuses a capture without 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote_plus
 
 from ...money import Money
 from ...tools import ToolResult
@@ -63,9 +64,18 @@ class CheckoutSpecialist:
     tools: tuple[str, ...] = ("create_order", "get_order", "capture_order")
     prompt: str | None = None
 
-    def __init__(self, *, terms: StoreTerms = DEMO_STORE, clock: Any = _now) -> None:
+    def __init__(
+        self,
+        *,
+        terms: StoreTerms = DEMO_STORE,
+        clock: Callable[[], datetime] = _now,
+        return_url: str | None = None,
+    ) -> None:
+        """``return_url``: where PayPal sends the shopper after approving (e.g. the web
+        app's shop page); ``{session}`` in it is replaced by the session id."""
         self.terms = terms
         self._clock = clock
+        self.return_url = return_url
 
     async def handle(self, turn: TurnContext) -> Reply:
         conversation = turn.conversation
@@ -154,6 +164,9 @@ class CheckoutSpecialist:
             for line in conversation.cart
         ]
         arguments: dict[str, Any] = {"currency": self.terms.currency, "items": items}
+        if self.return_url:
+            back = self.return_url.replace("{session}", quote_plus(conversation.session_id))
+            arguments["return_url"] = arguments["cancel_url"] = back
         if quote.shipping.amount:
             arguments["shipping"] = str(quote.shipping.amount)
         result = await turn.call("create_order", arguments)
