@@ -11,13 +11,14 @@ from fastapi.testclient import TestClient
 
 from cartagent.assistant import Assistant, ConversationStore, Domain, EmbeddingRouter
 from cartagent.assistant.specialists import (
+    BackOfficeSpecialist,
     CheckoutSpecialist,
     DiscoverySpecialist,
     OrdersSpecialist,
     OutOfScopeSpecialist,
     ReturnsSpecialist,
+    StoreQuestionsSpecialist,
 )
-from cartagent.assistant.specialists.unavailable import NotAvailableYet
 from cartagent.retrieval.search import Searcher
 from cartagent.tools import Toolkit
 from tests.conftest import START
@@ -40,8 +41,8 @@ async def test_discover_refine_cart_pay_track_and_return(
         CheckoutSpecialist(clock=lambda: START),
         OrdersSpecialist(),
         ReturnsSpecialist(clock=lambda: later),
-        NotAvailableYet(Domain.BACK_OFFICE),
-        NotAvailableYet(Domain.STORE_QUESTIONS),
+        BackOfficeSpecialist(),
+        StoreQuestionsSpecialist(minilm_router.embedder),
         OutOfScopeSpecialist(),
     )
     assistant = Assistant(

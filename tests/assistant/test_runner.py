@@ -126,3 +126,22 @@ def test_a_model_that_keeps_calling_tools_is_stopped_after_max_steps() -> None:
 
     assert len(looping.calls) == 3
     assert len(stopped.value.messages) == 6
+
+
+def test_a_tool_subset_is_all_the_model_is_offered_and_all_it_may_call() -> None:
+    model = ScriptedModel(
+        [
+            calls(("delete_note", {"text": "tea"}), ("save_note", {"text": "tea"})),
+            Message("assistant", "Saved it."),
+        ]
+    )
+
+    added = run(model, tools=["save_note", "not_in_the_toolkit"])
+
+    assert [s.name for s in model.calls[0].tools or []] == ["save_note"]
+    refused, saved = (orjson.loads(m.content or "") for m in added[1:3])
+    assert refused["error"] == "unknown_tool" and refused["available"] == ["save_note"]
+    assert "delete_note" in refused["message"]
+    assert saved == {"saved": "tea", "on": saved["on"]}
+    with pytest.raises(TypeError, match="not one string"):
+        run(ScriptedModel([Message("assistant", "ok")]), tools="save_note")

@@ -6,7 +6,7 @@ import pytest
 
 from cartagent.assistant import Domain, Reply, TurnContext
 from cartagent.assistant.specialist import check_specialists, load_prompt
-from cartagent.assistant.specialists import SPECIALISTS, NotAvailableYet
+from cartagent.assistant.specialists import SPECIALISTS
 from cartagent.errors import ConfigurationError
 
 
@@ -49,8 +49,3 @@ def test_a_missing_prompt_file_is_refused() -> None:
     odd = _Fake(Domain.ORDERS, prompt="orders.md")
     with pytest.raises(ConfigurationError, match=r"prompt 'orders\.md' not found"):
         check_specialists([*_others(Domain.ORDERS), odd])
-
-
-def test_only_unbuilt_domains_can_be_stood_in_for() -> None:
-    with pytest.raises(ValueError):
-        NotAvailableYet(Domain.DISCOVERY)

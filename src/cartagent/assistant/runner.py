@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from ..errors import StepLimitExceeded
 from ..llm import Message, Model, ToolSpec
-from ..tools import Tool, Toolkit
+from ..tools import Tool, Toolkit, ToolResult
 
 
 def tool_specs(tools: Sequence[Tool[Any]]) -> list[ToolSpec]:
@@ -15,7 +15,12 @@ def tool_specs(tools: Sequence[Tool[Any]]) -> list[ToolSpec]:
 
 
 async def run_turn(
-    model: Model, toolkit: Toolkit, messages: Sequence[Message], *, max_steps: int = 8
+    model: Model,
+    toolkit: Toolkit,
+    messages: Sequence[Message],
+    *,
+    max_steps: int = 8,
+    tools: Collection[str] | None = None,
 ) -> list[Message]:
     """Run the conversation to the model's next plain answer; return the messages it added.
 
@@ -24,10 +29,17 @@ async def run_turn(
     errors are results the model sees, never exceptions. ``messages`` is not modified.
     Raises :class:`StepLimitExceeded` when the model has not answered after ``max_steps``
     replies, which stops a model stuck in a tool-calling loop.
+
+    ``tools`` restricts the turn to those of the toolkit's tools: only they are offered, and
+    a call to any other comes back to the model as an ``unknown_tool`` error result.
     """
     if max_steps < 1:
         raise ValueError("max_steps must be at least 1")
-    specs = tool_specs(toolkit.tools)
+    if isinstance(tools, str):  # "save_note" would otherwise allow every substring of it
+        raise TypeError("tools must be a collection of tool names, not one string")
+    offered = [t for t in toolkit.tools if tools is None or t.name in tools]
+    allowed = {t.name for t in offered}
+    specs = tool_specs(offered)
     conversation = list(messages)
     added: list[Message] = []
     for _ in range(max_steps):
@@ -37,7 +49,10 @@ async def run_turn(
         if not reply.tool_calls:
             return added
         for call in reply.tool_calls:
-            result = await toolkit.call(call.name, call.arguments)
+            if tools is not None and call.name not in allowed:
+                result = _not_offered(call.name, allowed)
+            else:
+                result = await toolkit.call(call.name, call.arguments)
             answer = Message("tool", result.text, tool_call_id=call.id)
             conversation.append(answer)
             added.append(answer)
@@ -45,4 +60,15 @@ async def run_turn(
         f"the model was still calling tools after {max_steps} steps "
         f"(last called: {', '.join(c.name for c in reply.tool_calls)})",
         messages=added,
+    )
+
+
+def _not_offered(name: str, allowed: Collection[str]) -> ToolResult:
+    return ToolResult(
+        {
+            "error": "unknown_tool",
+            "message": f"no tool {name!r} in this turn",
+            "available": sorted(allowed),
+        },
+        True,
     )

@@ -110,10 +110,18 @@ def paypal_client(options: AssistantOptions) -> AsyncPayPalClient:
     return AsyncPayPalClient(client_id, secret, base_url=url)
 
 
-def build_assistant(options: AssistantOptions, client: AsyncPayPalClient | None) -> Assistant:
+def build_assistant(
+    options: AssistantOptions,
+    client: AsyncPayPalClient | None,
+    *,
+    return_url: str | None = None,
+) -> Assistant:
     """The assistant on the options' model, catalog and conversation store, paying through
-    ``client`` (no payments when ``None``)."""
+    ``client`` (no payments when ``None``); PayPal sends shoppers back to ``return_url``
+    after they approve a payment (see :class:`~cartagent.assistant.specialists.
+    CheckoutSpecialist`)."""
     from ..assistant import Assistant, ConversationStore, EmbeddingRouter, ModelRouter, Router
+    from ..assistant.specialists import default_specialists
     from ..assistant.toolkit import assistant_toolkit
     from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
     from ..retrieval.lexical import LexicalIndex
@@ -136,4 +144,7 @@ def build_assistant(options: AssistantOptions, client: AsyncPayPalClient | None)
         router = ModelRouter(capable, fallback=embedded)
     store = ConversationStore.open(options.db_url or default_db())
     toolkit = None if client is None else assistant_toolkit(client)
-    return Assistant(router, store, searcher=searcher, model=capable, toolkit=toolkit)
+    specialists = default_specialists(embedded.embedder, return_url=return_url)
+    return Assistant(
+        router, store, searcher=searcher, model=capable, toolkit=toolkit, specialists=specialists
+    )

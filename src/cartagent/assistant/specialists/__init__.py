@@ -2,32 +2,51 @@
 
 from __future__ import annotations
 
-from ..domains import Domain
+from typing import TYPE_CHECKING
+
 from ..specialist import Specialist
+from .back_office import BackOfficeSpecialist
 from .checkout import CheckoutSpecialist
 from .discovery import DiscoverySpecialist
 from .orders import OrdersSpecialist
 from .out_of_scope import OutOfScopeSpecialist
 from .returns import ReturnsSpecialist
-from .unavailable import NotAvailableYet
+from .store_questions import StoreQuestionsSpecialist
+
+if TYPE_CHECKING:
+    from ...retrieval.embeddings import Embedder
 
 __all__ = [
     "SPECIALISTS",
+    "BackOfficeSpecialist",
     "CheckoutSpecialist",
     "DiscoverySpecialist",
-    "NotAvailableYet",
     "OrdersSpecialist",
     "OutOfScopeSpecialist",
     "ReturnsSpecialist",
+    "StoreQuestionsSpecialist",
+    "default_specialists",
 ]
 
-SPECIALISTS: tuple[Specialist, ...] = (
-    DiscoverySpecialist(),
-    CheckoutSpecialist(),
-    OrdersSpecialist(),
-    ReturnsSpecialist(),
-    NotAvailableYet(Domain.BACK_OFFICE),
-    NotAvailableYet(Domain.STORE_QUESTIONS),
-    OutOfScopeSpecialist(),
-)
+
+def default_specialists(
+    embedder: Embedder | None = None, *, return_url: str | None = None
+) -> tuple[Specialist, ...]:
+    """One specialist per domain. ``embedder`` ranks the store's policies (pass the
+    router's to share one model); ``return_url`` is where PayPal sends a shopper back after
+    approving a payment. Checkout, orders and returns answer general questions ("how long do
+    refunds take?") from the same policies."""
+    policies = StoreQuestionsSpecialist(embedder)
+    return (
+        DiscoverySpecialist(),
+        CheckoutSpecialist(return_url=return_url, policies=policies),
+        OrdersSpecialist(policies=policies),
+        ReturnsSpecialist(policies=policies),
+        BackOfficeSpecialist(),
+        policies,
+        OutOfScopeSpecialist(),
+    )
+
+
+SPECIALISTS: tuple[Specialist, ...] = default_specialists()
 """The default specialist for every domain."""

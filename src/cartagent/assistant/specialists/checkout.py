@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus
 
 from ...money import Money
@@ -29,10 +29,14 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
+from ..policy_fallback import is_question, policy_answer
 from ..references import LAST, find_reference
 from ..reply import Reply
 from ..specialist import TurnContext
 from ..store_terms import DEMO_STORE, Quote, StoreTerms
+
+if TYPE_CHECKING:
+    from .store_questions import StoreQuestionsSpecialist
 
 __all__ = ["PAY_ORDER", "CheckoutSpecialist"]
 
@@ -43,6 +47,7 @@ _CHECKOUT = re.compile(
     r"\b(check ?out|pay|place (?:the |my |an )?order|buy (?:it|them|this|these|now)|"
     r"purchase|complete (?:the |my )?(?:order|purchase))\b"
 )
+_CART = re.compile(r"\b(cart|basket|bag|trolley)\b")
 _EMPTY = re.compile(r"\b(empty|clear)\b.*\bcart\b|\bremove (?:everything|all)\b")
 _REMOVE = re.compile(r"\b(remove|delete|take out|drop)\b")
 _NUMBER = re.compile(r"#?\b(\d{1,3})\b")
@@ -70,9 +75,12 @@ class CheckoutSpecialist:
         terms: StoreTerms = DEMO_STORE,
         clock: Callable[[], datetime] = _now,
         return_url: str | None = None,
+        policies: StoreQuestionsSpecialist | None = None,
     ) -> None:
         """``return_url``: where PayPal sends the shopper after approving (e.g. the web
-        app's shop page); ``{session}`` in it is replaced by the session id."""
+        app's shop page); ``{session}`` in it is replaced by the session id. ``policies``
+        answers general questions ("do you take Visa?") that are no cart command."""
+        self.policies = policies
         self.terms = terms
         self._clock = clock
         self.return_url = return_url
@@ -101,6 +109,13 @@ class CheckoutSpecialist:
             return self._reply("Your cart is now empty.")
         if _REMOVE.search(text):
             return self._remove(conversation, text)
+        if _CHECKOUT.search(text) and not is_question(text):
+            return await self._checkout(turn)
+        if _CART.search(text):
+            return self._reply(describe_cart(conversation.cart, self.terms))
+        answered = await policy_answer(self.policies, turn, self.domain)
+        if answered is not None:
+            return answered
         if _CHECKOUT.search(text):
             return await self._checkout(turn)
         return self._reply(describe_cart(conversation.cart, self.terms))

@@ -10,17 +10,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cart import describe_line
 from ..conversation import PlacedOrder
 from ..domains import Domain
+from ..policy_fallback import policy_answer
 from ..reply import Reply
 from ..specialist import TurnContext
+
+if TYPE_CHECKING:
+    from .store_questions import StoreQuestionsSpecialist
 
 __all__ = ["OrdersSpecialist"]
 
 _ORDER_ID = re.compile(r"\b([A-Z0-9]{17})\b")
+_MINE = re.compile(r"\b(my|mine|i ordered|i bought)\b|#\w", re.IGNORECASE)
+_SOME_ID = re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{8,}\b")
 MAX_SHOWN = 5
 
 _STATUS_WORDS = {
@@ -39,9 +45,19 @@ class OrdersSpecialist:
     tools: tuple[str, ...] = ("get_order", "get_shipment_tracking")
     prompt: str | None = None
 
+    def __init__(self, *, policies: StoreQuestionsSpecialist | None = None) -> None:
+        """``policies`` answers general questions ("how long does delivery take?") asked
+        before any order was placed."""
+        self.policies = policies
+
     async def handle(self, turn: TurnContext) -> Reply:
         conversation = turn.conversation
         if not conversation.orders:
+            # "where is MY order" wants that order, not the policy on tracking.
+            general = not (_MINE.search(turn.text) or _SOME_ID.search(turn.text))
+            answered = await policy_answer(self.policies, turn, self.domain) if general else None
+            if answered is not None:
+                return answered
             return Reply(
                 "I don't see any order placed in this conversation yet. Orders you place here "
                 "show up with their status and tracking.",

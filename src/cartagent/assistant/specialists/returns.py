@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from ...money import Money
 from ..cart import names
@@ -22,9 +23,13 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import CartLine, PendingConfirmation, PlacedOrder
 from ..domains import Domain
+from ..policy_fallback import policy_answer
 from ..reply import Reply
 from ..specialist import TurnContext
 from ..store_terms import DEMO_STORE, StoreTerms
+
+if TYPE_CHECKING:
+    from .store_questions import StoreQuestionsSpecialist
 
 __all__ = ["REFUND", "ReturnsSpecialist"]
 
@@ -47,8 +52,15 @@ class ReturnsSpecialist:
     prompt: str | None = None
 
     def __init__(
-        self, *, terms: StoreTerms = DEMO_STORE, clock: Callable[[], datetime] = _now
+        self,
+        *,
+        terms: StoreTerms = DEMO_STORE,
+        clock: Callable[[], datetime] = _now,
+        policies: StoreQuestionsSpecialist | None = None,
     ) -> None:
+        """``policies`` answers general questions ("how long do refunds take?") that name
+        no item or order of this conversation."""
+        self.policies = policies
         self.terms = terms
         self._clock = clock
 
@@ -63,6 +75,13 @@ class ReturnsSpecialist:
                 conversation.pending = None
                 return Reply("OK, no refund. Nothing was changed.", self.domain)
         paid = [o for o in conversation.orders if o.status == "COMPLETED" and o.capture_id]
+        named = _ORDER_ID.search(turn.text.upper()) or any(
+            names(turn.text, line) for order in paid for line in order.lines
+        )
+        if not named:
+            answered = await policy_answer(self.policies, turn, self.domain)
+            if answered is not None:
+                return answered
         if not paid:
             return Reply(
                 "I don't see a paid order in this conversation to return. Returns are "

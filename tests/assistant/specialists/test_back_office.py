@@ -1,0 +1,332 @@
+"""The back office against the in-process sandbox: invoices, disputes, plans, sales; the
+merchant-only rule, confirmations before money moves, and a capable model kept to its tools."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from fastapi.testclient import TestClient
+
+from cartagent.assistant import Conversation, Domain, Reply, StoredMessage, TurnContext
+from cartagent.assistant.specialist import load_prompt
+from cartagent.assistant.specialists.back_office import (
+    _CONFIRM,
+    BACK_OFFICE_TOOLS,
+    BackOfficeSpecialist,
+)
+from cartagent.assistant.toolkit import assistant_toolkit
+from cartagent.errors import ModelError
+from cartagent.llm import Message, ToolCall, ToolSpec
+from cartagent.paypal import AsyncPayPalClient
+from cartagent.testing import FunctionModel, ScriptedModel
+from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig
+from tests.conftest import START
+from tests.tools.flows import paid_capture, sandbox_get, sandbox_post
+
+TODAY = START.date()  # the sandbox's pinned calendar day (a Saturday)
+JOURNEY = (
+    "Create a PayPal invoice link for painting a house with a cost of $450. Add 8% tax and "
+    "apply 5% discount. Make sure it expires in 10 days."
+)
+
+
+@pytest.fixture
+def toolkit(paypal_client: AsyncPayPalClient) -> Toolkit:
+    """The assistant's toolkit: money-moving and destructive calls only under a grant."""
+    return assistant_toolkit(paypal_client, today=lambda: TODAY)
+
+
+@pytest.fixture
+def payments(paypal_client: AsyncPayPalClient) -> Toolkit:
+    """Every tool, every approval granted: for setting up paid orders to dispute."""
+    config = ToolkitConfig.everything((t.family, t.action) for t in ALL_TOOLS)
+    return Toolkit(
+        paypal_client, ALL_TOOLS, config=config, approve=lambda r: True, today=lambda: TODAY
+    )
+
+
+def _conversation() -> Conversation:
+    return Conversation("s", "merchant", datetime(2026, 11, 21, tzinfo=UTC))
+
+
+def say(
+    conversation: Conversation,
+    text: str,
+    toolkit: Toolkit | None,
+    *,
+    merchant: bool = True,
+    model: Any = None,
+) -> tuple[Reply, TurnContext]:
+    """One turn through the specialist, stored in ``conversation`` as the assistant would."""
+    turn = TurnContext(text, conversation, model=model, toolkit=toolkit, merchant=merchant)
+    reply = asyncio.run(BackOfficeSpecialist(today=lambda: TODAY).handle(turn))
+    conversation.messages += [StoredMessage("user", text), StoredMessage("assistant", reply.text)]
+    return reply, turn
+
+
+def open_dispute(payments: Toolkit, http: TestClient, client: AsyncPayPalClient) -> tuple[str, str]:
+    capture_id = paid_capture(payments, http, "25.00")
+    dispute = sandbox_post(
+        client, "/v1/sandbox/disputes", {"capture_id": capture_id, "message": "Never arrived"}
+    )
+    return capture_id, str(dispute["dispute_id"])
+
+
+def test_the_specialist_offers_the_merchant_families_and_a_prompt() -> None:
+    families = {t.family for t in ALL_TOOLS if t.name in BACK_OFFICE_TOOLS}
+    assert families == {
+        "invoices", "products", "plans", "subscriptions", "disputes", "transactions", "tracking",
+    }  # fmt: skip
+    assert "create_order" not in BACK_OFFICE_TOOLS and "create_refund" not in BACK_OFFICE_TOOLS
+    assert "back-office specialist" in load_prompt("back_office.md")
+    # Every tool of the subset that the approval gate stops can be confirmed with a yes.
+    gated = {t.name for t in ALL_TOOLS if t.name in BACK_OFFICE_TOOLS and t.needs_approval}
+    assert gated == set(_CONFIRM)
+
+
+def test_the_invoice_journey_ends_in_a_sent_invoice_due_in_ten_days_with_its_link(
+    toolkit: Toolkit, paypal_client: AsyncPayPalClient
+) -> None:
+    reply, _ = say(_conversation(), JOURNEY, toolkit)
+
+    invoice_id = reply.data["invoice_id"]
+    invoice = sandbox_get(paypal_client, f"/v2/invoicing/invoices/{invoice_id}")
+    assert invoice["status"] == "SENT"
+    assert (invoice["amount"]["currency_code"], invoice["amount"]["value"]) == ("USD", "461.70")
+    due = (TODAY + timedelta(days=10)).isoformat()
+    assert invoice["detail"]["payment_term"]["due_date"] == due
+    assert invoice["items"][0]["name"] == "Painting a house"
+    link = invoice["detail"]["metadata"]["recipient_view_url"]
+    assert link in reply.text and "461.70 USD" in reply.text and due in reply.text
+    assert reply.domain is Domain.BACK_OFFICE
+
+
+def test_a_billed_email_with_hours_and_net_terms_is_invoiced_to_that_address(
+    toolkit: Toolkit, paypal_client: AsyncPayPalClient
+) -> None:
+    conversation = _conversation()
+    reply, _ = say(
+        conversation, "bill jamie@example.com 3 hours of consulting at $120/hour, net 30", toolkit
+    )
+
+    invoice = sandbox_get(paypal_client, f"/v2/invoicing/invoices/{reply.data['invoice_id']}")
+    assert invoice["amount"]["value"] == "360.00"
+    assert invoice["items"][0]["quantity"] == "3"
+    assert invoice["primary_recipients"][0]["billing_info"]["email_address"] == (
+        "jamie@example.com"
+    )
+    assert invoice["detail"]["payment_term"]["due_date"] == "2026-12-21"
+
+    listed, _ = say(conversation, "show my unpaid invoices", toolkit)
+    number = invoice["detail"]["invoice_number"]
+    assert listed.text.startswith("1 unpaid invoices:") and f"#{number}" in listed.text
+    shown, _ = say(conversation, f"show invoice #{number}", toolkit)
+    assert "Consulting: 3 x 120.00" in shown.text and "360.00 USD" in shown.text
+
+
+def test_an_invoice_without_an_amount_asks_for_it_and_calls_nothing(toolkit: Toolkit) -> None:
+    reply, turn = say(_conversation(), "invoice for a logo design", toolkit)
+
+    assert reply.text.startswith("How much should the invoice for logo design be?")
+    assert "tools" not in turn.timings
+
+
+def test_a_shopper_is_told_the_back_office_is_the_merchants_and_nothing_is_called() -> None:
+    sent: list[httpx.Request] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(500)
+
+    offline = AsyncPayPalClient("id", "secret", transport=httpx.MockTransport(record))
+    conversation = _conversation()
+    model = ScriptedModel([])  # would fail the test if it were asked anything
+    for text in ("accept the claim on dispute PP-D-12345", JOURNEY, "yes"):
+        reply, turn = say(
+            conversation, text, assistant_toolkit(offline), merchant=False, model=model
+        )
+        assert "sign in as the merchant" in reply.text
+        assert "tools" not in turn.timings
+    assert sent == [] and not model.calls and conversation.pending is None
+
+
+def test_without_a_payment_backend_the_back_office_says_it_is_not_configured() -> None:
+    reply, _ = say(_conversation(), JOURNEY, None)
+    assert "not configured" in reply.text
+
+
+def test_accepting_a_claim_asks_first_and_refunds_only_after_yes(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    capture_id, dispute_id = open_dispute(payments, http, paypal_client)
+    conversation = _conversation()
+
+    asked, _ = say(conversation, f"Accept the claim on dispute {dispute_id}", toolkit)
+
+    assert "25.00 USD" in asked.text and asked.text.endswith("or no to leave it as it is.")
+    assert conversation.pending is not None and conversation.pending.domain is Domain.BACK_OFFICE
+    dispute = sandbox_get(paypal_client, f"/v1/customer/disputes/{dispute_id}")
+    assert dispute["status"] == "WAITING_FOR_SELLER_RESPONSE"
+
+    done, _ = say(conversation, "yes", toolkit)
+
+    assert conversation.pending is None
+    assert done.text.startswith(f"Accepted the claim on dispute {dispute_id}: 25.00 USD")
+    capture = sandbox_get(paypal_client, f"/v2/payments/captures/{capture_id}")
+    assert capture["status"] == "REFUNDED"
+
+
+def test_no_to_accepting_a_claim_clears_the_question_and_calls_nothing(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    capture_id, dispute_id = open_dispute(payments, http, paypal_client)
+    conversation = _conversation()
+    say(conversation, f"accept the claim on dispute {dispute_id}", toolkit)
+
+    reply, turn = say(conversation, "no thanks", toolkit)
+
+    assert conversation.pending is None and "nothing was done" in reply.text
+    assert "tools" not in turn.timings
+    assert sandbox_get(paypal_client, f"/v2/payments/captures/{capture_id}")["status"] == (
+        "COMPLETED"
+    )
+    # A later yes has nothing to confirm: it is not an answer to anything.
+    later, turn = say(conversation, "yes", toolkit)
+    assert "tools" not in turn.timings and "In the back office I can" in later.text
+
+
+def test_open_disputes_are_listed_and_one_is_shown(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    capture_id, dispute_id = open_dispute(payments, http, paypal_client)
+    conversation = _conversation()
+
+    listed, _ = say(conversation, "show my open disputes", toolkit)
+    shown, _ = say(conversation, f"what about dispute {dispute_id.lower()}?", toolkit)
+
+    assert listed.text.startswith("1 open disputes:") and dispute_id in listed.text
+    assert f"Dispute {dispute_id}:" in shown.text and "25.00 USD" in shown.text
+    assert capture_id in shown.text and "Never arrived" in shown.text
+
+
+def test_a_monthly_plan_is_created_on_a_new_product(
+    toolkit: Toolkit, paypal_client: AsyncPayPalClient
+) -> None:
+    conversation = _conversation()
+    reply, _ = say(conversation, "create a monthly plan 'Coffee club' at $15", toolkit)
+
+    plan = sandbox_get(paypal_client, f"/v1/billing/plans/{reply.data['plan_id']}")
+    assert plan["name"] == "Coffee club" and plan["status"] == "ACTIVE"
+    cycle = plan["billing_cycles"][0]
+    assert cycle["frequency"] == {"interval_unit": "MONTH", "interval_count": 1}
+    assert cycle["pricing_scheme"]["fixed_price"] == {"currency_code": "USD", "value": "15.00"}
+    product = sandbox_get(paypal_client, f"/v1/catalogs/products/{plan['product_id']}")
+    assert product["name"] == "Coffee club"
+    assert reply.data["plan_id"] in reply.text and "15.00 USD every month" in reply.text
+
+    listed, _ = say(conversation, "list my plans", toolkit)
+    assert f"- Coffee club ({reply.data['plan_id']}): ACTIVE" in listed.text
+    unclear, turn = say(conversation, "create a plan 'Tea club' at $9", toolkit)
+    assert unclear.text.startswith("How often should 'Tea club' bill")
+    assert "tools" not in turn.timings
+    too_long, turn = say(conversation, "create a plan 'Tea club' every 13 months at $9", toolkit)
+    assert too_long.text.startswith("I can't create that plan: at most 12 for MONTH")
+    assert "tools" not in turn.timings  # no product is left behind for a plan that cannot be
+
+
+def test_sales_this_week_are_counted_and_summed_per_currency(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient
+) -> None:
+    paid_capture(payments, http, "25.00")
+    paid_capture(payments, http, "17.50")
+
+    reply, _ = say(_conversation(), "sales this week", toolkit)
+
+    assert reply.text.splitlines() == [
+        "2 transactions from 2026-11-16 to 2026-11-21:",
+        "- USD: 42.50 received, 0.00 refunded or paid out, net 42.50",
+    ]
+    too_long, turn = say(_conversation(), "sales in the last 90 days", toolkit)
+    assert "at most 31 days" in too_long.text and "tools" not in turn.timings
+
+
+def test_anything_else_gets_the_list_of_what_the_back_office_does(toolkit: Toolkit) -> None:
+    reply, turn = say(_conversation(), "hello there", toolkit)
+    assert reply.text.startswith("In the back office I can:") and "tools" not in turn.timings
+
+
+# ---------------------------------------------------------------------------- capable model
+
+
+def _calls(*calls: tuple[str, dict[str, Any]]) -> Message:
+    return Message(
+        "assistant",
+        None,
+        tool_calls=tuple(ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(calls)),
+    )
+
+
+def _result(messages: list[Message], call_id: str) -> dict[str, Any]:
+    answer = next(m for m in messages if m.role == "tool" and m.tool_call_id == call_id)
+    content: dict[str, Any] = orjson.loads(answer.content or "")
+    return content
+
+
+def test_a_capable_model_is_kept_to_the_back_office_tools(toolkit: Toolkit) -> None:
+    conversation = _conversation()
+    conversation.messages.append(StoredMessage("user", "earlier question"))
+    outside = _calls(("create_order", {"items": [{"name": "Mug", "unit_price": "5"}]}))
+    model = ScriptedModel(
+        [
+            outside,
+            lambda sent: Message("assistant", f"Refused: {_result(sent, 'c0')['error']}"),
+        ]
+    )
+
+    reply, _ = say(conversation, "take a payment of $5", toolkit, model=model)
+
+    assert reply.text == "Refused: unknown_tool"
+    first = model.calls[0]
+    assert first.messages[0].role == "system" and "back-office" in (first.messages[0].content or "")
+    assert [m.content for m in first.messages[1:]] == ["earlier question", "take a payment of $5"]
+    assert {s.name for s in first.tools or []} == set(BACK_OFFICE_TOOLS)
+
+
+def test_a_model_accepting_a_claim_without_a_yes_is_refused_and_the_merchant_asked(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    capture_id, dispute_id = open_dispute(payments, http, paypal_client)
+    conversation = _conversation()
+    accept = _calls(("accept_dispute_claim", {"dispute_id": dispute_id, "note": "Sorry"}))
+    model = ScriptedModel([accept, lambda sent: Message("assistant", _result(sent, "c0")["kind"])])
+
+    reply, _ = say(conversation, f"settle {dispute_id} in the buyer's favour", toolkit, model=model)
+
+    assert reply.text.startswith("ApprovalDenied\n\nShall I accept the claim on dispute")
+    assert "25.00 USD" in reply.text
+    assert sandbox_get(paypal_client, f"/v2/payments/captures/{capture_id}")["status"] == (
+        "COMPLETED"
+    )
+    done, _ = say(conversation, "yes please", toolkit, model=model)  # answered without the model
+    assert done.text.startswith(f"Accepted the claim on dispute {dispute_id}")
+    assert sandbox_get(paypal_client, f"/v2/payments/captures/{capture_id}")["status"] == (
+        "REFUNDED"
+    )
+    assert model.remaining == 0
+
+
+def test_a_model_that_loops_or_fails_gets_a_clear_answer(toolkit: Toolkit) -> None:
+    looping = ScriptedModel([_calls(("list_invoices", {}))] * 8)
+    stopped, _ = say(_conversation(), "list invoices", toolkit, model=looping)
+    assert "within the steps allowed" in stopped.text and "list_invoices" in stopped.text
+
+    def broken(messages: list[Message], tools: list[ToolSpec] | None) -> Message:
+        raise ModelError("down", http_status=503)
+
+    failed, _ = say(_conversation(), "list invoices", toolkit, model=FunctionModel(broken))
+    assert "did not answer" in failed.text
