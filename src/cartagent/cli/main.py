@@ -12,6 +12,7 @@ from .evaluate import evaluate
 from .mcp import mcp
 from .sandbox import sandbox
 from .search import search, understand
+from .serve import serve
 from .tune import tune
 
 
@@ -30,6 +31,7 @@ cli.add_command(understand)
 cli.add_command(evaluate)
 cli.add_command(chat)
 cli.add_command(tune)
+cli.add_command(serve)
 
 
 def main() -> None:

@@ -1,0 +1,133 @@
+"""``cartagent serve``: the assistant's HTTP API, and beside it (without ``--paypal``) the local
+PayPal sandbox with the demo store, both in this one process.
+
+API keys come from ``--keys`` (``CARTAGENT_API_KEYS_FILE``); without one, a demo keys file in
+cartagent's data folder is used (created on first start with a random shopper key and a random
+merchant key) and its keys are printed. Ctrl-C or SIGTERM stops both servers gracefully: requests
+in flight are answered first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from .assistant_setup import AssistantOptions, assistant_options, build_assistant, paypal_client
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from ..settings import SandboxSettings
+    from ..web import ApiKeys
+
+DEMO_KEYS_FILE = "api-keys.toml"
+
+
+def _api_keys(path: Path | None) -> tuple[ApiKeys, Path, bool]:
+    """The keys, the file they came from, and whether it is the demo file."""
+    from ..errors import ConfigurationError
+    from ..settings import _data_dir
+    from ..web import load_keys, write_demo_keys
+
+    try:
+        if path is not None:
+            return load_keys(path), path, False
+        demo = _data_dir() / DEMO_KEYS_FILE
+        try:
+            return write_demo_keys(demo), demo, True
+        except FileExistsError:
+            return load_keys(demo), demo, True
+    except ConfigurationError as error:
+        raise click.UsageError(str(error)) from None
+
+
+def _sandbox_app(settings: SandboxSettings, client_id: str, client_secret: str) -> FastAPI:
+    """The sandbox app on its database, with the merchant the assistant pays through and the
+    demo store loaded (seeding again adds nothing)."""
+    from ..sandbox import create_app, ensure_merchant, open_sandbox
+    from ..sandbox.seed import SeedDataNotFound, seed_store
+
+    sandbox = open_sandbox(settings.db_url)
+    ensure_merchant(sandbox, client_id, client_secret)
+    base_url = f"http://{settings.host}:{settings.port}"
+    try:
+        click.echo(seed_store(settings.db_url, client_id, client_secret, base_url=base_url))
+    except SeedDataNotFound as error:
+        click.echo(f"the sandbox starts without the demo store: {error.message}", err=True)
+    return create_app(sandbox, deliver_webhooks=True)
+
+
+def _log_requests() -> None:
+    """The API's access log (no message texts, no keys) goes to stderr."""
+    log = logging.getLogger("cartagent.web")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        log.addHandler(handler)
+    log.setLevel(logging.INFO)
+
+
+@click.command("serve")
+@assistant_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface the API binds.")
+@click.option("--port", default=8000, show_default=True, type=int, help="Port of the API.")
+@click.option(
+    "--keys",
+    "keys_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="CARTAGENT_API_KEYS_FILE",
+    show_envvar=True,
+    default=None,
+    help="API keys file (TOML or JSON: [[keys]] key, name, role = shopper|merchant); "
+    "default: a demo file in cartagent's data folder, created with one key per role.",
+)
+def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | None) -> None:
+    """Serve the assistant's HTTP API (and, without --paypal, the local PayPal sandbox)."""
+    import uvicorn
+    from sqlalchemy.engine import make_url
+
+    from ..settings import SandboxSettings
+    from ..web import create_api
+    from ..web.server import serve_together
+
+    keys, keys_file, demo = _api_keys(keys_path)
+    client = paypal_client(options)
+    configs: list[uvicorn.Config] = []
+    lines = [f"cartagent API on http://{host}:{port}/api  (docs: http://{host}:{port}/docs)"]
+    if options.paypal_url is None:
+        local = SandboxSettings.from_env()
+        client_id = options.client_id or local.client_id
+        secret = options.client_secret or local.client_secret
+        sandbox = _sandbox_app(local, client_id, secret)
+        config = uvicorn.Config(sandbox, host=local.host, port=local.port, log_level="warning")
+        configs.append(config)
+        shown = make_url(local.db_url).render_as_string(hide_password=True)
+        lines.append(f"PayPal sandbox on http://{local.host}:{local.port}  ({shown})")
+    assistant = build_assistant(options, client)
+    api = create_api(assistant, keys)
+    config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
+    configs.insert(0, config)
+    if demo:
+        lines.append(f"demo API keys ({keys_file}); send one as 'Authorization: Bearer <key>':")
+        lines += [f"  {p.role:<8}  {p.name:<14}  {key}" for key, p in keys.listing()]
+    else:
+        principals = ", ".join(f"{p.name} ({p.role})" for p in keys.principals)
+        lines.append(f"API keys from {keys_file}: {principals}")
+    click.echo("\n".join(lines))
+    _log_requests()
+
+    async def run() -> None:
+        try:
+            await serve_together(configs)
+        finally:
+            await client.aclose()
+
+    try:
+        asyncio.run(run())
+    finally:
+        assistant.store.close()

@@ -1,0 +1,147 @@
+"""The HTTP API's request and response bodies (they make the OpenAPI schema at ``/docs``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from .. import __version__
+from ..assistant import Domain, ProductCard, Reply, StoredMessage
+
+__all__ = [
+    "Card",
+    "FieldProblem",
+    "Health",
+    "History",
+    "Message",
+    "MessageIn",
+    "Problem",
+    "ReplyOut",
+    "SessionCreated",
+    "SessionList",
+    "SessionSummary",
+    "ValidationProblem",
+]
+
+
+class MessageIn(BaseModel):
+    """What the user says."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="The user's message (the assistant reads up to 2,000 chars).")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise PydanticCustomError("empty_text", "must not be empty")
+        return text
+
+
+class Card(BaseModel):
+    """A product as shown: the variant that fits the request and its price."""
+
+    id: str
+    title: str
+    variant_id: str | None
+    options: dict[str, str]
+    price: str | None = Field(description="Exact decimal, e.g. '50.88'.")
+    currency: str | None
+    available: bool
+    rank: int = Field(description="Position in the list it was shown in, from 1.")
+
+    @classmethod
+    def of(cls, card: ProductCard | Mapping[str, Any]) -> Card:
+        return cls.model_validate(card.to_json() if isinstance(card, ProductCard) else card)
+
+
+Timings = dict[str, float]
+_TIMINGS = "Milliseconds per stage: route, understand, retrieve, tools, respond, and total."
+
+
+class ReplyOut(BaseModel):
+    """The assistant's answer to one message."""
+
+    text: str
+    domain: Domain | None = Field(description="null when the input was refused unrouted.")
+    cards: list[Card]
+    data: dict[str, Any] = Field(description="What the specialist keeps beside the cards.")
+    timings: Timings = Field(description=_TIMINGS)
+
+    @classmethod
+    def of(cls, reply: Reply) -> ReplyOut:
+        return cls(
+            text=reply.text,
+            domain=reply.domain,
+            cards=[Card.of(c) for c in reply.cards],
+            data=dict(reply.data),
+            timings=dict(reply.timings),
+        )
+
+
+class Message(BaseModel):
+    """A stored message of a conversation."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    domain: Domain | None
+    cards: list[Card]
+    timings: Timings = Field(description=_TIMINGS + " Empty for the user's messages.")
+    created_at: datetime | None
+
+    @classmethod
+    def of(cls, message: StoredMessage) -> Message:
+        return cls(
+            role=message.role,
+            text=message.text,
+            domain=message.domain,
+            cards=[Card.of(c) for c in message.payload.get("cards", ())],
+            timings=dict(message.timings),
+            created_at=message.created_at,
+        )
+
+
+class History(BaseModel):
+    messages: list[Message] = Field(description="Oldest first.")
+
+
+class SessionCreated(BaseModel):
+    id: str
+
+
+class SessionSummary(BaseModel):
+    id: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class SessionList(BaseModel):
+    sessions: list[SessionSummary] = Field(description="Most recently active first.")
+
+
+class Problem(BaseModel):
+    """Why a request failed."""
+
+    detail: str
+
+
+class FieldProblem(BaseModel):
+    loc: list[str | int] = Field(description="Where: e.g. ['body', 'text'].")
+    msg: str
+    type: str
+
+
+class ValidationProblem(Problem):
+    """The request body or a parameter is invalid; ``detail`` says what, ``errors`` where."""
+
+    errors: list[FieldProblem]
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str = __version__
