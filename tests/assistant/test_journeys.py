@@ -82,3 +82,15 @@ async def test_discover_refine_cart_pay_track_and_return(
     assert stored.cart == [] and stored.pending is None
     assert stored.orders[0].refunded == Decimal("50.39")
     assert [m.role for m in stored.messages].count("user") == 8
+
+
+async def test_remove_edits_a_filled_cart_whatever_the_router_says(
+    memory_store: ConversationStore, shop_searcher: Searcher, minilm_router: EmbeddingRouter
+) -> None:
+    assistant = Assistant(minilm_router, memory_store, searcher=shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "a coffee mug")
+    await assistant.turn(sid, "add the first one to my cart")
+    removed = await assistant.turn(sid, "remove the mug")
+    assert removed.domain is Domain.CART_CHECKOUT and removed.text.startswith("Removed Coffee Mug")
+    assert memory_store.load(sid).cart == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["Assistant"]
 
 log = logging.getLogger("cartagent.assistant")
+
+_CART_EDIT = re.compile(r"^\s*(?:please\s+)?(?:remove|delete|take out|drop)\b", re.IGNORECASE)
+"""With something in the cart, "remove the mug" edits the cart whatever the router says."""
 
 
 def _ms(start: float) -> float:
@@ -80,6 +84,8 @@ class Assistant:
         waiting = conversation.pending
         if waiting is not None and waiting.domain is not None and answers_confirmation(text):
             return waiting.domain
+        if conversation.cart and _CART_EDIT.search(text):
+            return Domain.CART_CHECKOUT
         context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
         return (await self.router.route(text, context)).domain
 
@@ -104,7 +110,8 @@ class Assistant:
 
         ``merchant`` says the speaker is the store's merchant (back office work is theirs
         only). A turn that answers a pending confirmation ("yes", "no") goes to the
-        specialist that asked, without routing.
+        specialist that asked, without routing, and so does "remove ..." to the cart when it
+        holds something.
 
         Input that cannot be served (empty, too long, unreadable) gets a clear answer and
         stores nothing. Otherwise the user's message, the reply and every change the

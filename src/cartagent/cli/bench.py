@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from .bench_assistant import assistant_bench
 from .bench_mcp import mcp_bench
 from .bench_search import search_bench
 from .bench_slm import slm_bench
@@ -67,5 +68,6 @@ def sandbox_bench(
 
 
 bench.add_command(mcp_bench)
+bench.add_command(assistant_bench)
 bench.add_command(search_bench)
 bench.add_command(slm_bench)
