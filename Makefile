@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## Install, then serve the sandbox with the demo store on http://127.0.0.1:8765
+## Install, then start the whole product on embedded defaults: the sandbox with the demo store
+## (http://127.0.0.1:8765), the assistant's API and web app (http://127.0.0.1:8000)
 run: $(STAMP)
-	$(BIN)/cartagent sandbox --seed
+	$(BIN)/cartagent serve
 
 ## Install, then run everything CI runs: lint, format check, type check, tests
 test: check

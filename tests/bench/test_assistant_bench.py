@@ -64,7 +64,8 @@ def test_a_real_serve_is_measured_over_http(tmp_path: Path) -> None:
     for result in results:
         assert result.errors() == []
         assert len(result.turns) == 7 and result.wall_s > 0
-        assert sum(t.search for t in result.turns) == 3, [(t.text, t.domain, t.answer) for t in result.turns]
+        routed = [(t.text, t.domain) for t in result.turns]
+        assert sum(t.search for t in result.turns) == 3, routed
         paid = next(t for t in result.turns if t.text == "yes")
         assert paid.answer.startswith("Paid.") and paid.timings["tools"] > 0
         assert result.peak_rss_bytes is not None and result.peak_rss_bytes > 50 * 2**20

@@ -3,7 +3,9 @@ PayPal sandbox with the demo store, both in this one process.
 
 API keys come from ``--keys`` (``CARTAGENT_API_KEYS_FILE``); without one, a demo keys file in
 cartagent's data folder is used (created on first start with a random shopper key and a random
-merchant key) and its keys are printed. Ctrl-C or SIGTERM stops both servers gracefully: requests
+merchant key) and its keys are printed. The same port serves the web app: ``/shop`` for
+shoppers (guest tokens, no key; their secret is kept in the data folder) and ``/merchant`` for
+the merchant's key. Ctrl-C or SIGTERM stops both servers gracefully: requests
 in flight are answered first.
 """
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from ..web import ApiKeys
 
 DEMO_KEYS_FILE = "api-keys.toml"
+GUEST_SECRET_FILE = "guest-secret"
 
 
 def _api_keys(path: Path | None) -> tuple[ApiKeys, Path, bool]:
@@ -91,14 +94,17 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
     import uvicorn
     from sqlalchemy.engine import make_url
 
-    from ..settings import SandboxSettings
-    from ..web import create_api
+    from ..settings import SandboxSettings, _data_dir
+    from ..web import GuestTokens, create_api, guest_secret
     from ..web.server import serve_together
 
     keys, keys_file, demo = _api_keys(keys_path)
     client = paypal_client(options)
     configs: list[uvicorn.Config] = []
-    lines = [f"cartagent API on http://{host}:{port}/api  (docs: http://{host}:{port}/docs)"]
+    lines = [
+        f"cartagent API on http://{host}:{port}/api  (docs: http://{host}:{port}/docs)",
+        f"web app: shop on http://{host}:{port}/shop, merchant on http://{host}:{port}/merchant",
+    ]
     if options.paypal_url is None:
         local = SandboxSettings.from_env()
         client_id = options.client_id or local.client_id
@@ -108,8 +114,11 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
         configs.append(config)
         shown = make_url(local.db_url).render_as_string(hide_password=True)
         lines.append(f"PayPal sandbox on http://{local.host}:{local.port}  ({shown})")
-    assistant = build_assistant(options, client)
-    api = create_api(assistant, keys)
+    # PayPal sends the shopper back to the shop page, which picks the session up again.
+    return_url = f"http://{host}:{port}/shop?session={{session}}"
+    assistant = build_assistant(options, client, return_url=return_url)
+    secret_file = _data_dir() / GUEST_SECRET_FILE
+    api = create_api(assistant, keys, guests=GuestTokens(lambda: guest_secret(secret_file)))
     config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
     configs.insert(0, config)
     if demo:

@@ -4,7 +4,9 @@ Every route but ``/api/health`` needs ``Authorization: Bearer <key>``; the key's
 the sessions it creates, and nobody else's session exists for it (404, as for an unknown id).
 Turns on one session run one at a time in this process; different sessions run concurrently.
 ``POST /api/sessions/{id}/messages/stream`` answers with Server-Sent Events (see
-:mod:`cartagent.web.sse`). OpenAPI docs are at ``/docs``.
+:mod:`cartagent.web.sse`). OpenAPI docs are at ``/docs``. Besides API keys, guest tokens
+(:mod:`cartagent.web.guest`) authenticate shoppers; the web app's pages and their JSON
+(:mod:`cartagent.web.pages`, :mod:`cartagent.web.panels`) are served at ``/``.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the routes' annotations at run time,
@@ -24,7 +26,10 @@ from ..assistant import Assistant, ConversationConflict, Reply, UnknownSession
 from ..errors import ModelError, PayPalError
 from .auth import ApiKeys, Principal, Role
 from .failures import NOT_FOUND, failure
+from .guest import GuestTokens
 from .middleware import AccessLog, BodyLimit
+from .pages import pages_router
+from .panels import panels_router
 from .schemas import (
     FieldProblem,
     Health,
@@ -67,17 +72,26 @@ _STREAM = {
 
 
 def create_api(
-    assistant: Assistant, keys: ApiKeys, *, max_body_bytes: int = MAX_BODY_BYTES
+    assistant: Assistant,
+    keys: ApiKeys,
+    *,
+    guests: GuestTokens | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> FastAPI:
-    """The API app over ``assistant``, for the principals of ``keys``."""
+    """The API app over ``assistant``, for the principals of ``keys`` and the guest shoppers
+    of ``guests`` (default: tokens that last as long as this app)."""
     store = assistant.store
+    guest_tokens = guests or GuestTokens.random()
     locks = SessionLocks()
 
     def caller(
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     ) -> Principal:
-        principal = None if credentials is None else keys.principal(credentials.credentials)
+        principal = None
+        if credentials is not None:
+            offered = credentials.credentials
+            principal = keys.principal(offered) or guest_tokens.principal(offered)
         if principal is None:
             raise HTTPException(401, _UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
         request.state.principal = principal  # for the access log
@@ -181,7 +195,9 @@ def create_api(
         description="Authenticate with `Authorization: Bearer <key>` (the Authorize button).",
     )
     app.include_router(api)
-    # The web app's pages will mount here, at "/", after the API so that /api/* wins.
+    # The web app: its JSON routes, then its pages at "/", after the API so that /api/* wins.
+    app.include_router(panels_router(assistant, caller, guest_tokens))
+    app.include_router(pages_router())
     _handle_errors(app)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(AccessLog, logger=log)  # added last: outermost, so it sees every 413

@@ -1,0 +1,245 @@
+"""The JSON the web app's pages need beyond the chat API.
+
+- ``POST /api/guest``: a guest shopper token (no key needed; rate-limited per address);
+- ``GET /api/sessions/{id}/cart``: the session's cart, its quote and its orders (owner only);
+- ``GET /api/merchant/overview``: who the merchant key belongs to (the login page's check);
+- ``GET /api/merchant/{transactions,invoices,plans,disputes}``: one bounded page from the
+  payment backend's read-only tools, for the merchant only (403 for shoppers and guests).
+"""
+
+# No ``from __future__ import annotations``: FastAPI reads the routes' annotations at run time.
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from pydantic import BaseModel, Field
+
+from ..assistant import Assistant, Conversation, Domain, UnknownSession
+from ..assistant.store_terms import DEMO_STORE, StoreTerms
+from .auth import Principal, Role
+from .failures import NOT_FOUND
+from .guest import GuestTokens, IssueLimit
+from .schemas import Problem
+
+__all__ = ["CartView", "GuestToken", "MerchantOverview", "panels_router"]
+
+MAX_ORDERS_SHOWN = 20
+NOT_MERCHANT = "this needs the merchant's API key"
+NO_PAYMENTS = "payments are not configured in this assistant"
+TOO_MANY_GUESTS = "too many guest tokens from this address; wait a minute and retry"
+
+_AUTH: dict[int | str, dict[str, Any]] = {401: {"model": Problem, "description": "No valid key."}}
+_MERCHANT: dict[int | str, dict[str, Any]] = {
+    **_AUTH,
+    403: {"model": Problem, "description": "Not the merchant's key."},
+}
+_BACKEND: dict[int | str, dict[str, Any]] = {
+    **_MERCHANT,
+    502: {"model": Problem, "description": "The payment backend failed this request."},
+    503: {"model": Problem, "description": "Payments are not configured."},
+}
+
+
+class GuestToken(BaseModel):
+    token: str = Field(description="Send it as 'Authorization: Bearer <token>'.")
+    name: str = Field(description="The shopper principal it stands for: guest-<id>.")
+
+
+class CartLineOut(BaseModel):
+    product_id: str
+    variant_id: str
+    title: str
+    options: dict[str, str]
+    quantity: int
+    unit_price: str
+    line_price: str = Field(description="unit_price times quantity, before tax.")
+    currency: str
+
+
+class QuoteOut(BaseModel):
+    items: str
+    tax: str
+    shipping: str
+    total: str
+    currency: str
+
+
+class OrderOut(BaseModel):
+    id: str
+    status: str
+    total: str
+    currency: str
+    approve_url: str | None
+    capture_id: str | None
+    created_at: datetime
+    paid_at: datetime | None
+
+
+class CartView(BaseModel):
+    lines: list[CartLineOut]
+    quote: QuoteOut | None = Field(description="null for an empty cart.")
+    orders: list[OrderOut] = Field(description=f"Newest first, up to {MAX_ORDERS_SHOWN}.")
+
+
+class MerchantOverview(BaseModel):
+    name: str
+    role: Role
+    payments: bool = Field(description="Whether the panels can reach the payment backend.")
+
+
+def _cart_view(conversation: Conversation, terms: StoreTerms) -> CartView:
+    lines = [
+        CartLineOut(
+            product_id=line.product_id,
+            variant_id=line.variant_id,
+            title=line.title,
+            options=dict(line.options),
+            quantity=line.quantity,
+            unit_price=str(line.unit_price),
+            line_price=str(line.unit_price * line.quantity),
+            currency=line.currency,
+        )
+        for line in conversation.cart
+    ]
+    quote = None
+    if conversation.cart:
+        try:
+            priced = terms.quote(conversation.cart)
+        except ValueError:  # lines in a currency the store does not sell in: no total
+            priced = None
+        if priced is not None:
+            quote = QuoteOut(
+                items=str(priced.items.amount),
+                tax=str(priced.tax.amount),
+                shipping=str(priced.shipping.amount),
+                total=str(priced.total.amount),
+                currency=priced.total.currency,
+            )
+    orders = [
+        OrderOut(
+            id=order.order_id,
+            status=order.status,
+            total=str(order.total),
+            currency=order.currency,
+            approve_url=order.approve_url,
+            capture_id=order.capture_id,
+            created_at=order.created_at,
+            paid_at=order.paid_at,
+        )
+        for order in reversed(conversation.orders[-MAX_ORDERS_SHOWN:])
+    ]
+    return CartView(lines=lines, quote=quote, orders=orders)
+
+
+def panels_router(
+    assistant: Assistant,
+    caller: Callable[..., Principal],
+    guests: GuestTokens,
+    *,
+    issue_limit: IssueLimit | None = None,
+) -> APIRouter:
+    """The routes above; ``caller`` is the API's dependency that authenticates a request."""
+    limit = issue_limit or IssueLimit()
+    checkout = assistant.specialists.get(Domain.CART_CHECKOUT)
+    found_terms = getattr(checkout, "terms", None)
+    terms = found_terms if isinstance(found_terms, StoreTerms) else DEMO_STORE
+    router = APIRouter(prefix="/api")
+
+    def merchant(principal: Annotated[Principal, Depends(caller)]) -> Principal:
+        if principal.role is not Role.MERCHANT:
+            raise HTTPException(403, NOT_MERCHANT)
+        return principal
+
+    async def read(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if assistant.toolkit is None:
+            raise HTTPException(503, NO_PAYMENTS)
+        result = await assistant.toolkit.call(tool, arguments)
+        if result.is_error:
+            why = result.content.get("message") or "unknown error"
+            raise HTTPException(502, f"the payment backend failed: {why}")
+        return result.content
+
+    @router.post("/guest", status_code=201, response_model=GuestToken, tags=["web app"])
+    async def guest_token(request: Request) -> GuestToken:
+        """A new guest shopper token; no key needed. A few per minute per address (429)."""
+        address = request.client.host if request.client else "unknown"
+        if not limit.allow(address):
+            raise HTTPException(429, TOO_MANY_GUESTS, headers={"Retry-After": "60"})
+        token, principal = await asyncio.to_thread(guests.issue)  # may create the secret file
+        return GuestToken(token=token, name=principal.name)
+
+    @router.get(
+        "/sessions/{session_id}/cart",
+        response_model=CartView,
+        responses={**_AUTH, 404: {"model": Problem, "description": "No such session."}},
+        tags=["web app"],
+    )
+    async def cart(session_id: str, principal: Annotated[Principal, Depends(caller)]) -> CartView:
+        """The session's cart lines, what they cost under the store's terms, and its orders."""
+        try:
+            conversation = await asyncio.to_thread(assistant.store.load, session_id, history=0)
+        except UnknownSession:
+            raise HTTPException(404, NOT_FOUND) from None
+        if conversation.owner != principal.name:
+            raise HTTPException(404, NOT_FOUND)
+        return _cart_view(conversation, terms)
+
+    @router.get(
+        "/merchant/overview",
+        response_model=MerchantOverview,
+        responses=_MERCHANT,
+        tags=["web app"],
+    )
+    async def overview(principal: Annotated[Principal, Depends(merchant)]) -> MerchantOverview:
+        """Who the merchant key belongs to; shoppers' keys and guests get 403."""
+        return MerchantOverview(
+            name=principal.name, role=principal.role, payments=assistant.toolkit is not None
+        )
+
+    @router.get("/merchant/transactions", responses=_BACKEND, tags=["web app"])
+    async def transactions(
+        _: Annotated[Principal, Depends(merchant)],
+        page_size: Annotated[int, Query(ge=1, le=100)] = 20,
+    ) -> dict[str, Any]:
+        """The newest ``page_size`` transactions of the last 31 days, newest first."""
+        first = await read("list_transactions", {"page_size": page_size})
+        found = list(first["transactions"])
+        pages = first.get("total_pages") or 1
+        # PayPal lists oldest first: the newest are on the last two pages.
+        for page in sorted({max(2, pages - 1), pages}) if pages > 1 else ():
+            later = await read("list_transactions", {"page_size": page_size, "page": page})
+            found += later["transactions"]
+        found.sort(key=lambda row: str(row.get("date") or ""), reverse=True)
+        window = {key: first.get(key) for key in ("start_date", "end_date", "total_items")}
+        return {**window, "transactions": found[:page_size]}
+
+    @router.get("/merchant/invoices", responses=_BACKEND, tags=["web app"])
+    async def invoices(
+        _: Annotated[Principal, Depends(merchant)],
+        page: Annotated[int, Query(ge=1, le=1000)] = 1,
+        page_size: Annotated[int, Query(ge=1, le=50)] = 20,
+    ) -> dict[str, Any]:
+        """A page of invoices, newest first."""
+        return await read("list_invoices", {"page": page, "page_size": page_size})
+
+    @router.get("/merchant/plans", responses=_BACKEND, tags=["web app"])
+    async def plans(
+        _: Annotated[Principal, Depends(merchant)],
+        page: Annotated[int, Query(ge=1, le=1000)] = 1,
+        page_size: Annotated[int, Query(ge=1, le=20)] = 10,
+    ) -> dict[str, Any]:
+        """A page of subscription plans."""
+        return await read("list_subscription_plans", {"page": page, "page_size": page_size})
+
+    @router.get("/merchant/disputes", responses=_BACKEND, tags=["web app"])
+    async def disputes(
+        _: Annotated[Principal, Depends(merchant)],
+        page_size: Annotated[int, Query(ge=1, le=50)] = 10,
+    ) -> dict[str, Any]:
+        """The newest disputes, every state."""
+        return await read("list_disputes", {"page_size": page_size})
+
+    return router

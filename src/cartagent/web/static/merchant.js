@@ -1,0 +1,152 @@
+// The merchant's dashboard: read-only panels from the payment backend beside the
+// back-office assistant; the panels are read again after every turn.
+import { ApiError, Chat, MERCHANT_KEY, callApi, el, money } from "./chat.js";
+
+const SESSION = "cartagent.merchantSession";
+const $ = (id) => document.getElementById(id);
+const key = sessionStorage.getItem(MERCHANT_KEY);
+let sessionId = null;
+
+function signOut() {
+  sessionStorage.removeItem(MERCHANT_KEY);
+  sessionStorage.removeItem(SESSION);
+  window.location.replace("/login");
+}
+
+function table(caption, columns, rows) {
+  return el(
+    "table",
+    {},
+    el("caption", { className: "sr-only", text: caption }),
+    el("thead", {}, el("tr", {}, ...columns.map((c) => el("th", { text: c, attrs: { scope: "col" } })))),
+    el(
+      "tbody",
+      {},
+      ...rows.map((row) => el("tr", {}, ...row.map((cell) => el("td", { text: cell ?? "" })))),
+    ),
+  );
+}
+
+const TRANSACTION_STATUS = { S: "completed", P: "pending", V: "reversed", D: "denied" };
+
+const PANELS = {
+  transactions: {
+    caption: "Transactions",
+    columns: ["Date", "Transaction", "Order", "Status", "Amount"],
+    rows: (body) =>
+      body.transactions.map((t) => [
+        (t.date || "").slice(0, 10),
+        t.id,
+        t.paypal_reference_id,
+        TRANSACTION_STATUS[t.status] || t.status,
+        money(t.amount, t.currency),
+      ]),
+    empty: "No transactions in the last 31 days.",
+  },
+  invoices: {
+    caption: "Invoices",
+    columns: ["Number", "Status", "Total", "Due", "Recipient"],
+    rows: (body) =>
+      body.invoices.map((i) => [i.number, i.status, money(i.total, i.currency), i.due_date, i.recipient]),
+    empty: "No invoices yet.",
+  },
+  plans: {
+    caption: "Subscription plans",
+    columns: ["Plan", "Status", "Price", "Every"],
+    rows: (body) =>
+      body.plans.map((p) => {
+        const cycles = p.billing_cycles || [];
+        const regular = cycles.find((c) => c.tenure === "REGULAR") || cycles[cycles.length - 1] || {};
+        return [p.name, p.status, money(regular.price, regular.currency), regular.every];
+      }),
+    empty: "No subscription plans yet.",
+  },
+  disputes: {
+    caption: "Disputes",
+    columns: ["Dispute", "Reason", "Status", "Amount", "Respond by"],
+    rows: (body) =>
+      body.disputes.map((d) => [
+        d.dispute_id,
+        d.reason,
+        d.status,
+        money(d.amount, d.currency),
+        (d.seller_response_due_date || "").slice(0, 10),
+      ]),
+    empty: "No disputes.",
+  },
+};
+
+async function loadPanel(name) {
+  const panel = PANELS[name];
+  const box = $(name);
+  box.setAttribute("aria-busy", "true");
+  try {
+    const body = await callApi(`/api/merchant/${name}`, { token: key });
+    const rows = panel.rows(body);
+    box.replaceChildren(
+      rows.length ? table(panel.caption, panel.columns, rows) : el("p", { className: "empty", text: panel.empty }),
+    );
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) signOut();
+    box.replaceChildren(
+      el("p", { className: "status problem", text: `Could not load: ${error.detail || error.message}` }),
+    );
+  } finally {
+    box.removeAttribute("aria-busy");
+  }
+}
+
+function refreshPanels() {
+  return Promise.all(Object.keys(PANELS).map(loadPanel));
+}
+
+const chat = new Chat({
+  log: $("log"),
+  form: $("composer"),
+  input: $("message"),
+  status: $("status"),
+  token: () => key,
+  session: () => sessionId,
+  onReply: () => refreshPanels(),
+});
+
+async function start() {
+  if (!key) {
+    window.location.replace("/login");
+    return;
+  }
+  let who;
+  try {
+    who = await callApi("/api/merchant/overview", { token: key });
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      signOut();
+      return;
+    }
+    throw error;
+  }
+  $("who").textContent = `Signed in as ${who.name}` + (who.payments ? "" : " (payments are not configured)");
+  $("sign-out").addEventListener("click", signOut);
+  $("refresh").addEventListener("click", () => refreshPanels());
+  const panels = refreshPanels();
+  const wanted = sessionStorage.getItem(SESSION);
+  let history = { messages: [] };
+  sessionId = null;
+  if (wanted) {
+    try {
+      history = await callApi(`/api/sessions/${encodeURIComponent(wanted)}/messages`, { token: key });
+      sessionId = wanted;
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    }
+  }
+  if (!sessionId) {
+    sessionId = (await callApi("/api/sessions", { method: "POST", token: key })).id;
+    sessionStorage.setItem(SESSION, sessionId);
+  }
+  chat.showHistory(history.messages);
+  await panels;
+  document.body.dataset.ready = "true";
+}
+
+start().catch((error) => chat.setStatus(`The dashboard could not start: ${error.detail || error.message}`, true));

@@ -1,0 +1,300 @@
+"""The web app in a real browser (Debian's Chromium driven by Playwright) on a real
+``cartagent serve``: a guest shops and pays through the sandbox's PayPal page, by mouse and by
+keyboard alone; the merchant signs in, reads the panels and has an invoice made.
+
+Screenshots of each key screen go to ``test-artifacts/screenshots/`` at the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cartagent.child_process import free_port
+from tests.web.test_serve import ServeProcess, needs_minilm
+
+playwright = pytest.importorskip("playwright.sync_api")
+CHROMIUM = shutil.which("chromium")
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="chromium is not installed (scripts/ensure-chromium.sh installs it)",
+    ),
+    needs_minilm,
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+SHOPPER_KEY = "e2e-shopper-key-0123456789abcdef"
+MERCHANT_KEY = "e2e-merchant-key-0123456789abcdef"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Loopback only: any other host fails to resolve.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+WAIT_MS = 30_000  # every wait in the browser is bounded by this
+MAX_TABS = 25
+
+# Every input has a label (or aria-label), every button a name, every image an alt.
+A11Y_PROBLEMS = """() => {
+  const problems = [];
+  const text = (node) => (node ? node.textContent.trim() : "");
+  for (const input of document.querySelectorAll("input, textarea, select")) {
+    if (input.type === "hidden") continue;
+    const labels = [...(input.labels || [])].filter((l) => text(l) && l.offsetWidth > 0);
+    const aria = (input.getAttribute("aria-label") || "").trim();
+    const by = text(document.getElementById(input.getAttribute("aria-labelledby") || ""));
+    if (!labels.length && !aria && !by) problems.push("no label: " + (input.id || input.name));
+  }
+  for (const button of document.querySelectorAll("button, [role=button], a.button")) {
+    const name = (button.getAttribute("aria-label") || text(button)).trim();
+    if (!name) problems.push("no name: button " + (button.id || button.className));
+  }
+  for (const image of document.querySelectorAll("img")) {
+    if (!image.hasAttribute("alt")) problems.push("no alt: " + image.src);
+  }
+  return problems;
+}"""
+
+
+class WebAppServer(ServeProcess):
+    """``cartagent serve`` with a keys file of our own and nothing of this shell's PayPal."""
+
+    def environment(self) -> dict[str, str]:
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("CARTAGENT_PAYPAL_")}
+        return {**inherited, **self.env}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebAppServer]:
+    folder = tmp_path_factory.mktemp("web-app")
+    keys = folder / "keys.toml"
+    keys.write_text(
+        f'[[keys]]\nkey = "{SHOPPER_KEY}"\nname = "sam"\nrole = "shopper"\n\n'
+        f'[[keys]]\nkey = "{MERCHANT_KEY}"\nname = "mia"\nrole = "merchant"\n'
+    )
+    env = {
+        "XDG_DATA_HOME": str(folder / "data"),
+        "CARTAGENT_SANDBOX_DB": f"sqlite:///{folder / 'sandbox.db'}",
+        "CARTAGENT_SANDBOX_HOST": "127.0.0.1",
+        "CARTAGENT_SANDBOX_PORT": str(free_port()),
+        "CARTAGENT_API_KEYS_FILE": str(keys),
+        "HF_HUB_OFFLINE": "1",
+    }
+    process = WebAppServer(folder, env).start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, timeout=WAIT_MS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser profile: no token, no session."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(WAIT_MS)
+    context.set_default_navigation_timeout(WAIT_MS)
+    yield context.new_page()
+    context.close()
+
+
+def script_errors(page: Any) -> list[str]:
+    """Filled with the page's uncaught errors and Content-Security-Policy violations."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    def console(message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            errors.append(message.text)
+
+    page.on("console", console)
+    return errors
+
+
+def shot(page: Any, name: str) -> None:
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def ready(page: Any) -> None:
+    page.wait_for_selector("body[data-ready=true]")
+    assert page.evaluate(A11Y_PROBLEMS) == []
+
+
+def reply_count(page: Any) -> int:
+    return int(page.locator(".msg.assistant").count())
+
+
+def wait_for_reply(page: Any, before: int) -> str:
+    """The text of the assistant's next reply, once its turn (and the panels' refresh) is done."""
+    page.wait_for_function(
+        """(before) => document.querySelectorAll(".msg.assistant").length > before
+             && !document.getElementById("composer").hasAttribute("aria-busy")""",
+        arg=before,
+    )
+    problem = page.inner_text("#status")
+    assert problem == "", problem
+    return str(page.locator(".msg.assistant .text").last.inner_text())
+
+
+def ask(page: Any, text: str) -> str:
+    before = reply_count(page)
+    page.fill("#message", text)
+    page.click("#send")
+    return wait_for_reply(page, before)
+
+
+def type_and_enter(page: Any, text: str) -> str:
+    before = reply_count(page)
+    page.focus("#message")
+    page.keyboard.type(text)
+    page.keyboard.press("Enter")
+    return wait_for_reply(page, before)
+
+
+def tab_to(page: Any, selector: str, key: str = "Tab") -> None:
+    """Press Tab (or Shift+Tab) until ``selector`` has the focus, at most MAX_TABS times."""
+    for _ in range(MAX_TABS):
+        if page.evaluate("(s) => document.activeElement?.matches(s) ?? false", selector):
+            return
+        page.keyboard.press(key)
+    raise AssertionError(f"{selector} never got the focus in {MAX_TABS} presses of {key}")
+
+
+def last_cards(page: Any) -> Any:
+    return page.locator(".msg.assistant").last.locator(".card")
+
+
+def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
+    server: WebAppServer, page: Any
+) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/shop")
+    ready(page)
+    assert page.evaluate("() => localStorage.getItem('cartagent.guestToken')").startswith("guest.")
+
+    assert "t-shirt" in ask(page, "a t-shirt").lower()
+    assert last_cards(page).count() >= 2
+    assert "Add to cart" in last_cards(page).first.inner_text()
+    ready(page)
+    shot(page, "1-shop-with-cards")
+
+    ask(page, "in red")
+    red = last_cards(page)
+    assert red.count() >= 1 and "red" in red.first.inner_text()
+    before = reply_count(page)
+    red.first.get_by_role("button", name="Add to cart").click()
+    assert "Added 1 x T-Shirt (red, L, cotton)" in wait_for_reply(page, before)
+    assert "T-Shirt (red, L, cotton)" in page.inner_text("#cart")
+    assert page.inner_text("#cart-total") == "56.38 USD"
+    shot(page, "2-cart")
+
+    assert "Approve the payment on PayPal" in ask(page, "checkout")
+    pay = page.locator("#pay-with-paypal")
+    assert pay.inner_text() == "Pay with PayPal"
+    sandbox = f"http://127.0.0.1:{server.env['CARTAGENT_SANDBOX_PORT']}/checkoutnow?token="
+    assert pay.get_attribute("href").startswith(sandbox)
+    pay.click()
+    page.wait_for_selector("#approve")
+    assert page.url.startswith(sandbox) and "56.38 USD" in page.inner_text("body")
+    shot(page, "3-paypal-page")
+    page.click("#approve")
+
+    page.wait_for_url(f"{server.base_url}/shop")
+    confirm = page.locator("#confirm-payment")
+    confirm.wait_for()
+    ready(page)
+    assert page.inner_text("#checkout").startswith(
+        "Approved on PayPal — confirm payment of 56.38 USD"
+    )
+    assert "checkout" in page.inner_text("#log")  # the conversation came back
+    before = reply_count(page)
+    confirm.click()
+    assert wait_for_reply(page, before).startswith("Paid. Receipt for order")
+    assert "Receipt for order" in page.inner_text("#receipt")
+    assert page.inner_text("#cart") == "Your cart is empty."
+    shot(page, "4-receipt")
+
+    where = ask(page, "where is my order")
+    assert "paid" in where and "56.38 USD" in where
+    assert "paid" in page.inner_text("#orders")
+    assert errors == []
+
+
+def test_a_guest_checks_out_with_the_keyboard_alone(server: WebAppServer, page: Any) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/shop")
+    ready(page)
+    type_and_enter(page, "a t-shirt")
+    type_and_enter(page, "in red")
+    tab_to(page, ".msg.assistant:last-child .card button", key="Shift+Tab")
+    before = reply_count(page)
+    page.keyboard.press("Enter")
+    assert "Added 1 x T-Shirt" in wait_for_reply(page, before)
+
+    assert "Approve the payment on PayPal" in type_and_enter(page, "checkout")
+    tab_to(page, "#pay-with-paypal")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#approve")
+    tab_to(page, "#approve")
+    page.keyboard.press("Enter")
+
+    page.wait_for_url(f"{server.base_url}/shop")
+    page.wait_for_selector("#confirm-payment")
+    tab_to(page, "#confirm-payment")
+    before = reply_count(page)
+    page.keyboard.press("Enter")
+    assert wait_for_reply(page, before).startswith("Paid. Receipt for order")
+    assert page.inner_text("#cart") == "Your cart is empty."
+    assert errors == []
+
+
+def test_the_merchant_signs_in_reads_the_panels_and_has_an_invoice_made(
+    server: WebAppServer, page: Any
+) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/merchant")
+    page.wait_for_url(f"{server.base_url}/login")  # no key yet
+    ready(page)
+    page.fill("#key", SHOPPER_KEY)
+    page.click("#sign-in")
+    page.wait_for_function("() => document.getElementById('problem').textContent !== ''")
+    assert page.inner_text("#problem") == "That key is a shopper's key, not the merchant's."
+
+    page.fill("#key", MERCHANT_KEY)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{server.base_url}/merchant")
+    ready(page)
+    assert page.inner_text("#who") == "Signed in as mia"
+    for panel in ("transactions", "invoices", "plans", "disputes"):
+        assert "Could not load" not in page.inner_text(f"#{panel}")
+    shot(page, "5-merchant-dashboard")
+
+    text = ask(
+        page,
+        "Create an invoice for painting a house, $450, add 8% tax, 5% discount, due in 10 days",
+    )
+    assert "461.70 USD" in text
+    assert "461.70 USD" in page.inner_text("#invoices")
+    shot(page, "6-merchant-invoice")
+    assert errors == []
