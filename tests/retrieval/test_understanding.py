@@ -67,6 +67,14 @@ def test_the_model_is_sent_the_request_context_and_response_format() -> None:
     assert call.messages[0].role == "system"
 
 
+def test_an_unconstrained_model_gets_no_schema_and_its_answer_is_still_checked() -> None:
+    model = _answers(json.dumps(SHOES) + " and more")  # trailing text a grammar would forbid
+    result = _understand(ModelUnderstander(model, constrained=False), SHOES_REQUEST)
+    (call,) = model.calls
+    assert call.response_format is None
+    assert result.query == SearchQuery.model_validate(SHOES) and result.source == "repaired"
+
+
 def test_the_short_style_sends_no_examples() -> None:
     model = _answers(json.dumps(SHOES))
     _understand(ModelUnderstander(model, style="short"), SHOES_REQUEST)

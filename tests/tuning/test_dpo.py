@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from cartagent.errors import ConfigurationError
-from cartagent.retrieval.prompt import query_json
+from cartagent.retrieval.prompt import LINE_INSTRUCTION, query_json
+from cartagent.retrieval.query_line import query_line
 from cartagent.tuning.dpo import preference_pairs, train_dpo
 from cartagent.tuning.sft import train_sft
 from cartagent.tuning.training_data import Example, load_split
@@ -65,3 +66,20 @@ def test_pairs_keep_only_the_wrong_answers_with_the_answer_as_rejected(tmp_path:
     row = pairs[0].row()
     assert row["chosen"] == [{"role": "assistant", "content": wrong.completion}]
     assert row["rejected"][0]["content"] == '{"category": "socks"}'
+
+
+def test_line_pairs_judge_and_prefer_query_lines(tmp_path: Path) -> None:
+    examples = load_split(write_split(tmp_path / "train.jsonl", copies=1)).examples
+    right, wrong, unreadable = examples[0], examples[1], examples[2]
+    answers = {
+        right.request: query_line(right.gold),
+        wrong.request: "socks",
+        unreadable.request: '{"category": "socks"}',
+    }
+    pairs = preference_pairs(
+        lambda e: answers[e.request], [right, wrong, unreadable], style="line", progress=False
+    )
+    assert [p.example for p in pairs] == [wrong, unreadable]
+    row = pairs[0].row()
+    assert row["chosen"] == [{"role": "assistant", "content": query_line(wrong.gold)}]
+    assert row["prompt"][0]["content"] == LINE_INSTRUCTION

@@ -63,3 +63,17 @@ def test_the_split_hash_is_of_the_file_bytes(tmp_path: Path) -> None:
     more = load_split(write_split(tmp_path / "c.jsonl", copies=2))
 
     assert first.sha256 == again.sha256 != more.sha256
+
+
+def test_a_line_model_is_trained_on_the_line_prompt_and_the_query_line(tmp_path: Path) -> None:
+    file = tmp_path / "train.jsonl"
+    gold = '{"category": "hoodie", "exclude": [{"field": "color", "value": "light blue"}]}'
+    file.write_text(json.dumps({"request": "hoodie not light blue", "completion": gold}) + "\n")
+
+    [example] = load_split(file).examples
+    pair = chat(example, "line")
+
+    runtime = understanding_messages("hoodie not light blue", style="line")
+    assert pair["prompt"] == [{"role": m.role, "content": m.content} for m in runtime]
+    answer = "hoodie | not color=light blue"
+    assert pair["completion"] == [{"role": "assistant", "content": answer}]

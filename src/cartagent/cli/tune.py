@@ -175,7 +175,8 @@ def train(
 
             requests = train_split.examples[: config.dpo.requests]
             base = config.model.base
-            answerer = gguf_answerer(sft.adapter, base) if base in PACKAGED_MODELS else None
+            style = config.model.prompt_style
+            answerer = gguf_answerer(sft.adapter, base, style) if base in PACKAGED_MODELS else None
             result = train_dpo(
                 config, sft.adapter, requests, out / "dpo", answerer=answerer, progress=not quiet
             )
@@ -406,7 +407,9 @@ def sweep(
         evaluate = None
         if dev_requests > 0 and config.model.base in PACKAGED_MODELS:
             evaluate = llama_cpp_evaluator(
-                cases_from(dev_split.examples[:dev_requests]), config.model.base
+                cases_from(dev_split.examples[:dev_requests]),
+                config.model.base,
+                config.model.prompt_style,
             )
         result = run_sweep(
             config,

@@ -39,6 +39,7 @@ from .cache import SemanticCache
 from .grounding import ground
 from .prompt import RESPONSE_FORMAT, Example, PromptStyle, understanding_messages
 from .query import SearchQuery
+from .query_line import parse_query_line
 from .repair import UnrepairableOutput, repair
 from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, parse
 from .search import Understander
@@ -106,6 +107,9 @@ class ModelUnderstander:
     parser). ``cache`` keeps model answers for requests seen again. ``style`` and ``examples``
     shape the prompt (:func:`~cartagent.retrieval.prompt.understanding_messages`).
     ``max_tokens``, when set, is passed to ``model.complete``, which must accept it.
+    ``constrained=False`` asks without the JSON Schema (no grammar): for a model tuned to
+    answer in the schema, whose grammar costs more time than it saves repairs; its output is
+    then bounded by ``max_tokens`` and still validated, repaired and grounded.
 
     The sync call runs on a background event loop started on first use; :meth:`close` (or
     leaving a ``with`` block) stops it. The model itself is not closed.
@@ -120,9 +124,12 @@ class ModelUnderstander:
         style: PromptStyle = "full",
         examples: Sequence[Example] | None = None,
         max_tokens: int | None = None,
+        constrained: bool = True,
     ) -> None:
-        if style not in ("full", "short"):
-            raise ConfigurationError(f"unknown prompt style {style!r}; use 'full' or 'short'")
+        if style not in ("full", "short", "line"):
+            raise ConfigurationError(
+                f"unknown prompt style {style!r}; use 'full', 'short' or 'line'"
+            )
         self._options: dict[str, Any] = {}
         if max_tokens is not None:
             if max_tokens < 1:
@@ -135,6 +142,8 @@ class ModelUnderstander:
             self._options["max_tokens"] = max_tokens
         self.model = model
         self.cache = cache
+        # The line notation has no JSON Schema: a model tuned to it decodes freely.
+        self._response_format = RESPONSE_FORMAT if constrained and style != "line" else None
         self._fallback = fallback
         self._style: PromptStyle = style
         self._examples = examples
@@ -212,7 +221,7 @@ class ModelUnderstander:
         try:
             with stage("model", timings):
                 completion = await self.model.complete(
-                    messages, response_format=RESPONSE_FORMAT, **self._options
+                    messages, response_format=self._response_format, **self._options
                 )
         except Exception as exc:  # a failing model must not fail the search: rules answer
             problems.append(f"model failed: {_describe(exc)}")
@@ -226,8 +235,8 @@ class ModelUnderstander:
     ) -> tuple[SearchQuery, Source] | None:
         source: Source = "model"
         try:
-            query = SearchQuery.model_validate_json(text)
-        except ValidationError:
+            query = self._parse(text)
+        except (ValidationError, ValueError):
             try:
                 query, notes = repair(text, request)
             except UnrepairableOutput as exc:
@@ -243,6 +252,11 @@ class ModelUnderstander:
             problems.append("the model's query is empty")
             return None
         return query, source
+
+    def _parse(self, text: str) -> SearchQuery:
+        if self._style == "line" and not text.lstrip().startswith("{"):
+            return parse_query_line(text.strip().splitlines()[0] if text.strip() else "")
+        return SearchQuery.model_validate_json(text)
 
     # ------------------------------------------------------------------------------ sync
 

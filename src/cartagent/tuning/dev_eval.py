@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.report import percentile
+from ..retrieval.prompt import PromptStyle
 from ..retrieval.query import SearchQuery
 from .base_model import load_base_config
 from .export import export_gguf_lora
@@ -35,9 +36,10 @@ def cases_from(examples: Sequence[Example]) -> list[dict[str, Any]]:
 
 
 def llama_cpp_evaluator(
-    cases: Sequence[dict[str, Any]], base: str = "smollm2"
+    cases: Sequence[dict[str, Any]], base: str = "smollm2", style: PromptStyle = "short"
 ) -> Callable[[Path], dict[str, float]]:
-    """An evaluator for :func:`~cartagent.tuning.sweep.run_sweep` over ``cases``."""
+    """An evaluator for :func:`~cartagent.tuning.sweep.run_sweep` over ``cases``, asking each
+    adapter with the prompt ``style`` it was trained on."""
     from ..evals.understanding import score_set
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
@@ -50,7 +52,7 @@ def llama_cpp_evaluator(
         gguf = export_gguf_lora(adapter, base_config, adapter / "adapter.gguf")
         model = LlamaCppModel(base_file, chat=True, lora_path=gguf)
         latencies: list[float] = []
-        with ModelUnderstander(model, style="short") as understander:
+        with ModelUnderstander(model, style=style) as understander:
 
             def timed(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
                 started = time.perf_counter()

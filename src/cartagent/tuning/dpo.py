@@ -22,6 +22,8 @@ from typing import Any
 from tqdm import tqdm
 
 from ..errors import ConfigurationError
+from ..retrieval.prompt import PromptStyle
+from ..retrieval.query_line import parse_query_line
 from ..retrieval.repair import UnrepairableOutput, repair
 from .base_model import load_base_model
 from .sft import ADAPTER, RECORD, last_checkpoint, loss_listener, training_arguments
@@ -48,12 +50,13 @@ MAX_NEW_TOKENS = 160
 class Pair:
     example: Example
     rejected: str
+    style: PromptStyle = "short"
 
     def row(self) -> dict[str, Any]:
         """TRL's conversational preference form."""
         return {
-            "prompt": prompt_messages(self.example.request, self.example.context),
-            "chosen": [{"role": "assistant", "content": self.example.completion}],
+            "prompt": prompt_messages(self.example.request, self.example.context, self.style),
+            "chosen": [{"role": "assistant", "content": self.example.answer(self.style)}],
             "rejected": [{"role": "assistant", "content": self.rejected}],
         }
 
@@ -67,12 +70,14 @@ class DpoResult:
     seconds: float
 
 
-def generate_answer(model: Any, tokenizer: Any, example: Example) -> str:
+def generate_answer(
+    model: Any, tokenizer: Any, example: Example, style: PromptStyle = "short"
+) -> str:
     """The model's greedy answer to ``example``'s prompt (the completion text only)."""
     import torch
 
     ids = tokenizer.apply_chat_template(
-        prompt_messages(example.request, example.context),
+        prompt_messages(example.request, example.context, style),
         add_generation_prompt=True,
         return_tensors="pt",
         return_dict=True,
@@ -88,8 +93,9 @@ def generate_answer(model: Any, tokenizer: Any, example: Example) -> str:
     return text.strip()
 
 
-def gguf_answerer(sft_adapter: Path, base: str) -> Answerer:
-    """The SFT adapter served as it will be: llama.cpp, GGUF LoRA, grammar-constrained JSON."""
+def gguf_answerer(sft_adapter: Path, base: str, style: PromptStyle = "short") -> Answerer:
+    """The SFT adapter served as it will be: llama.cpp, GGUF LoRA, grammar-constrained JSON
+    (``short``) or the free query line (``line``)."""
     import asyncio
 
     from ..llm.llama_cpp import LlamaCppModel
@@ -101,31 +107,40 @@ def gguf_answerer(sft_adapter: Path, base: str) -> Answerer:
     gguf = export_gguf_lora(sft_adapter, load_base_config(base), sft_adapter / "adapter.gguf")
     model = LlamaCppModel(packaged_model_path(base), chat=True, lora_path=gguf)
 
+    schema = None if style == "line" else RESPONSE_FORMAT
+
     def answer(example: Example) -> str:
-        messages = understanding_messages(example.request, example.context, style="short")
-        completion = asyncio.run(model.complete(messages, response_format=RESPONSE_FORMAT))
+        messages = understanding_messages(example.request, example.context, style=style)
+        completion = asyncio.run(model.complete(messages, response_format=schema))
         return (completion.message.content or "").strip()
 
     return answer
 
 
-def _is_right(answer: str, example: Example) -> bool:
+def _is_right(answer: str, example: Example, style: PromptStyle) -> bool:
     try:
+        if style == "line":
+            return parse_query_line(answer) == example.gold
         query, _ = repair(answer, example.request)
-    except UnrepairableOutput:
+    except (UnrepairableOutput, ValueError):
         return False
     return query == example.gold
 
 
 def preference_pairs(
-    answerer: Answerer, examples: Iterable[Example], *, progress: bool = True
+    answerer: Answerer,
+    examples: Iterable[Example],
+    *,
+    style: PromptStyle = "short",
+    progress: bool = True,
 ) -> list[Pair]:
     """A pair for every example the model answers wrongly (unparseable or not the gold)."""
     pairs = []
+    empty = "*" if style == "line" else "{}"
     for example in tqdm(list(examples), desc="asking the SFT model", disable=not progress):
         answer = answerer(example)
-        if not _is_right(answer, example) and answer != example.completion:
-            pairs.append(Pair(example, answer or "{}"))
+        if not _is_right(answer, example, style) and answer != example.answer(style):
+            pairs.append(Pair(example, answer or empty, style))
     return pairs
 
 
@@ -146,6 +161,7 @@ def train_dpo(
     from peft import PeftModel
     from trl import DPOConfig, DPOTrainer
 
+    style = config.model.prompt_style
     adapter_in = Path(sft_adapter)
     if not (adapter_in / "adapter_config.json").is_file():
         raise ConfigurationError(
@@ -162,9 +178,9 @@ def train_dpo(
         policy.eval()
 
         def answerer(example: Example) -> str:
-            return generate_answer(policy, base.tokenizer, example)
+            return generate_answer(policy, base.tokenizer, example, style)
 
-    pairs = preference_pairs(answerer, examples, progress=progress)
+    pairs = preference_pairs(answerer, examples, style=style, progress=progress)
     if not pairs:
         raise ConfigurationError("the SFT model answered every request right: no DPO pairs")
     losses: list[tuple[int, float]] = []

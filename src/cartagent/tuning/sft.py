@@ -170,6 +170,7 @@ def train_sft(
     base = load_base_model(config.model.base)
     losses: list[tuple[int, float]] = []
 
+    style = config.model.prompt_style
     arguments = training_arguments(settings, config, folder, len(train.examples))
     sft_config = SFTConfig(
         **arguments,
@@ -181,8 +182,8 @@ def train_sft(
     trainer = SFTTrainer(
         model=base.model,
         args=sft_config,
-        train_dataset=Dataset.from_list([chat(e) for e in train.examples]),
-        eval_dataset=Dataset.from_list([chat(e) for e in dev.examples]) if dev else None,
+        train_dataset=Dataset.from_list([chat(e, style) for e in train.examples]),
+        eval_dataset=Dataset.from_list([chat(e, style) for e in dev.examples]) if dev else None,
         processing_class=base.tokenizer,
         peft_config=lora_config(config.lora),
         optimizer_cls_and_kwargs=optimizer_choice(settings),

@@ -7,6 +7,7 @@ default, unknown keys and values out of range are a :class:`ConfigurationError` 
 
     [model]
     base = "smollm2"          # a packaged GGUF name, a local Hugging Face folder, or a model name
+    output = "line"           # what the model answers: json (a SearchQuery) | line (query line)
     [lora]
     rank = 16
     [sft]
@@ -43,9 +44,18 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+Output = Literal["json", "line"]
+
+
 class ModelSettings(_Section):
     base: str = Field(default="smollm2", min_length=1)
     max_length: int = Field(default=512, ge=32, le=8192)
+    output: Output = "json"
+
+    @property
+    def prompt_style(self) -> Literal["short", "line"]:
+        """The understanding prompt the model is trained and served with."""
+        return "line" if self.output == "line" else "short"
 
 
 class LoraSettings(_Section):

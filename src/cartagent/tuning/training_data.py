@@ -2,8 +2,10 @@
 
 Each row needs ``request``, ``context`` (earlier requests) and ``completion`` (the gold
 SearchQuery JSON). The prompt is rebuilt here with the runtime's own
-:func:`~cartagent.retrieval.prompt.understanding_messages` (short style), so a model is always
-trained on exactly what it will be asked. A malformed row is reported by line and skipped.
+:func:`~cartagent.retrieval.prompt.understanding_messages` (``short`` style, or ``line`` for a
+model answering in the query-line notation) and so is the answer, so a model is always trained
+on exactly what it will be asked and how it must answer. A malformed row is reported by line
+and skipped.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigurationError
-from ..retrieval.prompt import query_json, understanding_messages
+from ..retrieval.prompt import PromptStyle, answer_text, query_json, understanding_messages
 from ..retrieval.query import SearchQuery
 
 __all__ = ["Example", "Split", "chat", "load_split", "prompt_messages"]
@@ -34,6 +36,10 @@ class Example:
     def completion(self) -> str:
         return query_json(self.gold)
 
+    def answer(self, style: PromptStyle = "short") -> str:
+        """The gold answer as a model prompted in ``style`` writes it."""
+        return answer_text(self.gold, style)
+
 
 @dataclass(frozen=True)
 class Split:
@@ -45,17 +51,19 @@ class Split:
     sha256: str
 
 
-def prompt_messages(request: str, context: Sequence[str]) -> list[dict[str, str]]:
+def prompt_messages(
+    request: str, context: Sequence[str], style: PromptStyle = "short"
+) -> list[dict[str, str]]:
     """The chat messages the understanding step sends for ``request``, as role/content dicts."""
-    messages = understanding_messages(request, context, style="short")
+    messages = understanding_messages(request, context, style=style)
     return [{"role": m.role, "content": m.content or ""} for m in messages]
 
 
-def chat(example: Example) -> dict[str, Any]:
+def chat(example: Example, style: PromptStyle = "short") -> dict[str, Any]:
     """``example`` in TRL's conversational prompt-completion form."""
     return {
-        "prompt": prompt_messages(example.request, example.context),
-        "completion": [{"role": "assistant", "content": example.completion}],
+        "prompt": prompt_messages(example.request, example.context, style),
+        "completion": [{"role": "assistant", "content": example.answer(style)}],
     }
 
 

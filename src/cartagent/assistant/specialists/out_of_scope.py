@@ -10,8 +10,9 @@ __all__ = ["OutOfScopeSpecialist"]
 
 ANSWER = (
     "Sorry, I can't help with that: I am this store's shopping assistant. I can find products "
-    "and narrow them down (cheaper, another colour, a size), show you one of the results and "
-    "add it to your cart."
+    "and narrow them down (cheaper, another colour, a size), keep your cart, check out with "
+    "PayPal, tell you where your order is, take a return, and answer questions about our "
+    "shipping, returns, warranty and payment policies."
 )
 
 

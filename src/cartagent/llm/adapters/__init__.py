@@ -14,10 +14,17 @@ from typing import Any
 
 from ...errors import ConfigurationError
 
-__all__ = ["SHIPPED_ADAPTERS", "ShippedAdapter", "shipped_adapter"]
+__all__ = ["SHIPPED_ADAPTERS", "ShippedAdapter", "card_prompt_style", "shipped_adapter"]
 
 SHIPPED_ADAPTERS = {"search-smollm2": "smollm2"}
 """Adapter name -> the packaged base model it was trained on."""
+
+
+def card_prompt_style(card: dict[str, Any]) -> str:
+    """The prompt an adapter was trained on, from its card: ``line`` for an adapter that
+    answers in the query-line notation, else ``short`` (JSON)."""
+    model = (card.get("config") or {}).get("model") or {}
+    return "line" if model.get("output") == "line" else "short"
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,10 @@ class ShippedAdapter:
     base: str
     path: Path
     card: dict[str, Any]
+
+    @property
+    def prompt_style(self) -> str:
+        return card_prompt_style(self.card)
 
 
 def shipped_adapter(name: str = "search-smollm2") -> ShippedAdapter:
