@@ -2,7 +2,8 @@
 on embedded defaults (MiniLM router, rule understanding), talked to over HTTP only.
 
 Shopper: discover, refine, cart, order, approve on PayPal's page, pay, track, return for a
-refund. Merchant: an invoice from plain language, a plan, a dispute answered. Policies.
+refund. Merchant: an invoice from plain language, a plan and a customer subscribed to it
+(approved on the sandbox's page), a dispute answered. Policies.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ def test_a_shopper_cannot_do_the_merchants_work(server: AssistantServer) -> None
     assert "merchant" in reply["text"]
 
 
-def test_merchant_invoices_plans_and_answers_a_dispute(
+def test_merchant_invoices_subscribes_a_customer_to_a_plan_and_answers_a_dispute(
     server: AssistantServer, merchant_paypal: PayPalClient
 ) -> None:
     merchant = Chat(server, merchant=True)
@@ -131,6 +132,17 @@ def test_merchant_invoices_plans_and_answers_a_dispute(
     assert "461.70" in invoice["text"], invoice
     plan = merchant.say("create a monthly plan 'Coffee club' at $15", "back_office")
     assert "Coffee club" in plan["text"] and "P-" in plan["text"], plan
+    plan_id = plan["data"]["plan_id"]
+    subscribed = merchant.say(f"subscribe jamie@example.com to plan {plan_id}", "back_office")
+    sub_id, link = subscribed["data"]["subscription_id"], subscribed["data"]["approve_url"]
+    assert "APPROVAL_PENDING" in subscribed["text"] and link in subscribed["text"], subscribed
+    page = httpx.get(link, timeout=30)  # the subscriber opens the link and agrees
+    assert page.status_code == 200 and "Agree &amp; Subscribe" in page.text, page.text
+    approved = httpx.post(link, data={}, timeout=30)
+    assert approved.status_code == 200 and f"{sub_id} is ACTIVE" in approved.text, approved.text
+    shown = merchant.say(f"show subscription {sub_id}", "back_office")
+    assert shown["text"].startswith(f"Subscription {sub_id}: ACTIVE, plan {plan_id}"), shown
+    assert "subscriber jamie@example.com" in shown["text"], shown
 
     order = Chat(server).pay("a water bottle", "add the first one to my cart")
     dispute = merchant_paypal.post(

@@ -24,7 +24,7 @@ from cartagent.errors import ModelError
 from cartagent.llm import Message, ToolCall, ToolSpec
 from cartagent.paypal import AsyncPayPalClient
 from cartagent.testing import FunctionModel, ScriptedModel
-from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig
+from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig, ToolResult
 from tests.conftest import START
 from tests.tools.flows import paid_capture, sandbox_get, sandbox_post
 
@@ -330,3 +330,115 @@ def test_a_model_that_loops_or_fails_gets_a_clear_answer(toolkit: Toolkit) -> No
 
     failed, _ = say(_conversation(), "list invoices", toolkit, model=FunctionModel(broken))
     assert "did not answer" in failed.text
+
+
+# ---------------------------------------------------------------------------- subscriptions
+
+
+def approve_on_the_page(http: TestClient, link: str) -> None:
+    """Open the subscription's approve link as the subscriber and agree, on the sandbox page."""
+    path = httpx.URL(link).raw_path.decode()
+    page = http.get(path)
+    assert page.status_code == 200 and "Agree &amp; Subscribe" in page.text, page.text
+    done = http.post(path, data={})
+    assert done.status_code == 200 and "is ACTIVE" in done.text, done.text
+
+
+def record_calls(toolkit: Toolkit, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the tools the specialist calls from now on, in order."""
+    called: list[str] = []
+    real = toolkit.call
+
+    async def call(name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        called.append(name)
+        return await real(name, arguments)
+
+    monkeypatch.setattr(toolkit, "call", call)
+    return called
+
+
+def test_a_customer_subscribed_by_plan_id_gets_an_approve_link_and_is_active_once_approved(
+    toolkit: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    conversation = _conversation()
+    plan_id = say(conversation, "create a monthly plan 'Coffee club' at $15", toolkit)[0].data[
+        "plan_id"
+    ]
+
+    subscribed, _ = say(conversation, f"subscribe jamie@example.com to plan {plan_id}", toolkit)
+
+    sub_id, link = subscribed.data["subscription_id"], subscribed.data["approve_url"]
+    assert subscribed.text == (
+        f"Subscription {sub_id} for jamie@example.com to plan {plan_id} is APPROVAL_PENDING. "
+        f"It starts when jamie@example.com approves it on this page: {link}"
+    )
+    sub = sandbox_get(paypal_client, f"/v1/billing/subscriptions/{sub_id}")
+    assert (sub["status"], sub["plan_id"]) == ("APPROVAL_PENDING", plan_id)
+    assert sub["subscriber"]["email_address"] == "jamie@example.com"
+    pending, _ = say(conversation, f"show subscription {sub_id.lower()}", toolkit)
+    assert pending.text.startswith(f"Subscription {sub_id}: APPROVAL_PENDING, plan {plan_id}")
+    assert pending.text.endswith(f"waiting for the subscriber to approve it: {link}")
+
+    approve_on_the_page(http, link)
+
+    shown, _ = say(conversation, f"show subscription {sub_id}", toolkit)
+    assert shown.text.startswith(
+        f"Subscription {sub_id}: ACTIVE, plan {plan_id}, subscriber jamie@example.com"
+    )
+    assert "last payment 15.00" in shown.text and "approve" not in shown.text
+
+
+def test_a_customer_signed_up_by_plan_name_is_subscribed_under_their_name(
+    toolkit: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    conversation = _conversation()
+    say(conversation, "create a monthly plan 'Tea club' at $9", toolkit)
+    plan_id = say(conversation, "create a monthly plan 'Coffee club' at $15", toolkit)[0].data[
+        "plan_id"
+    ]
+
+    subscribed, _ = say(
+        conversation, "sign up Jamie Doe <jamie@example.com> for the coffee club plan", toolkit
+    )
+
+    assert subscribed.data["plan_id"] == plan_id
+    assert f"to plan 'Coffee club' ({plan_id}) is APPROVAL_PENDING" in subscribed.text
+    sub_id = subscribed.data["subscription_id"]
+    subscriber = sandbox_get(paypal_client, f"/v1/billing/subscriptions/{sub_id}")["subscriber"]
+    assert subscriber["email_address"] == "jamie@example.com"
+    assert subscriber["name"] == {"given_name": "Jamie", "surname": "Doe"}
+    approve_on_the_page(http, subscribed.data["approve_url"])
+    shown, _ = say(conversation, f"show subscription {sub_id}", toolkit)
+    assert shown.text.startswith(f"Subscription {sub_id}: ACTIVE, plan {plan_id}")
+
+
+def test_an_unknown_or_ambiguous_plan_or_a_bad_address_is_asked_about_and_nothing_created(
+    toolkit: Toolkit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversation = _conversation()
+    monthly = say(conversation, "create a monthly plan 'Coffee club' at $15", toolkit)[0]
+    called = record_calls(toolkit, monkeypatch)
+
+    unknown, _ = say(conversation, "sign up jamie@example.com for the Tea club plan", toolkit)
+
+    assert unknown.text == (
+        "There is no plan called 'Tea club'. Your plans are: "
+        f"'Coffee club' ({monthly.data['plan_id']})? Which one should I use? Give its name or id."
+    )
+    assert called == ["list_subscription_plans"] and not unknown.data
+    for text, question in (
+        ("subscribe jamie@example.com to the plan", "Which plan should jamie@example.com join?"),
+        ("subscribe jamie to the Coffee club plan", "Which e-mail address should I subscribe"),
+        ("subscribe jamie@example to plan P-ABCD1234", "jamie@example is not an e-mail address"),
+        ("subscribe a@example.com and b@example.com to the Coffee club plan", "one address"),
+    ):
+        asked, turn = say(conversation, text, toolkit)
+        assert question in asked.text and "tools" not in turn.timings, (text, asked.text)
+    assert called == ["list_subscription_plans"]
+
+    yearly = say(conversation, "create a yearly plan 'Coffee club' at $150", toolkit)[0]
+    called.clear()
+    ambiguous, _ = say(conversation, "subscribe jamie@example.com to 'Coffee club'", toolkit)
+    assert ambiguous.text.startswith("2 plans are called 'Coffee club':")
+    assert monthly.data["plan_id"] in ambiguous.text and yearly.data["plan_id"] in ambiguous.text
+    assert called == ["list_subscription_plans"]

@@ -8,8 +8,9 @@ one intent, and each answer is rendered from tool results:
   (:mod:`..invoice_request` reads it) and send it; the answer has the payer's link;
 * "unpaid invoices", "show invoice #0001", "send invoice INV2-...";
 * "open disputes", "show dispute PP-D-12345", "accept the claim on dispute PP-D-12345";
-* "create a monthly plan 'Coffee club' at $15" (a catalog product, then the plan), "my plans",
-  "show subscription I-...";
+* "create a monthly plan 'Coffee club' at $15" (a catalog product, then the plan), "my plans";
+* "subscribe jamie@example.com to plan P-...", "sign up jamie@example.com for the Coffee club
+  plan", "show subscription I-..." (:mod:`..back_office_subscriptions`);
 * "sales this week", "transactions in the last 30 days": count and totals per currency.
 
 In both modes a money-moving or destructive call (accepting a claim, deleting or cancelling
@@ -32,8 +33,10 @@ from pydantic import ValidationError
 from ...errors import ModelError, StepLimitExceeded
 from ...llm import Message
 from ...money import CURRENCY_DECIMALS, Money
-from ...tools import ALL_TOOLS, ToolResult
+from ...tools import ALL_TOOLS
 from ...tools.plans import CreatePlanArgs
+from ..back_office_subscriptions import SUBSCRIBE, show_subscription, subscribe
+from ..back_office_subscriptions import failure as _message
 from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import PendingConfirmation
@@ -74,6 +77,8 @@ HELP = (
     "- list invoices ('unpaid invoices'), show one ('show invoice #0001')\n"
     "- list open disputes, show one, accept a claim ('accept the claim on dispute PP-D-12345')\n"
     "- create a subscription plan ('create a monthly plan \"Coffee club\" at $15'), list plans\n"
+    "- subscribe a customer ('subscribe jamie@example.com to the Coffee club plan'), show a "
+    "subscription ('show subscription I-BW452GLLEP1G')\n"
     "- sum up sales ('sales this week', 'transactions in the last 30 days')"
 )
 ACCEPT_NOTE = "The merchant accepted the claim."
@@ -105,7 +110,6 @@ _INVOICE_NUMBER = re.compile(
     r"invoice\s+(?P<m>\d{1,25})\b",
     re.IGNORECASE,
 )
-_SUBSCRIPTION_ID = re.compile(r"\bI-[A-Z0-9]{6,40}\b", re.IGNORECASE)
 _UNPAID = re.compile(r"\b(?:unpaid|outstanding|open|due|overdue|owed|not\s+paid)\b", re.I)
 _OVERDUE = re.compile(r"\b(?:overdue|late|past\s+due)\b", re.IGNORECASE)
 _UNPAID_STATUSES = ["SENT", "UNPAID", "PARTIALLY_PAID", "PAYMENT_PENDING"]
@@ -132,14 +136,6 @@ _EVERY = re.compile(r"\bevery\s+(?P<n>\d{1,3})\s+(?P<unit>day|week|month|year)s?
 _LAST_DAYS = re.compile(
     r"\b(?:last|past|previous)\s+(?P<n>\d{1,4})\s+(?P<unit>days?|weeks?)\b", re.IGNORECASE
 )
-
-
-def _message(result: ToolResult) -> str:
-    """A tool error in a sentence: PayPal's or the tool's message and the issues it names."""
-    content = result.content
-    text = str(content.get("message") or content.get("error") or "unknown error")
-    issues = [str(i.get("description") or i.get("issue")) for i in content.get("issues") or []]
-    return "; ".join([text, *issues])[:500]
 
 
 def _amount(value: Any, currency: Any) -> str:
@@ -494,29 +490,13 @@ class BackOfficeSpecialist:
         lines.extend(f"- {p.get('name')} ({p.get('id')}): {p.get('status')}" for p in plans)
         return Reply("\n".join(lines), self.domain)
 
+    # ------------------------------------------------------------------ subscriptions
+
+    async def _subscribe(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        return await subscribe(turn)
+
     async def _subscriptions(self, turn: TurnContext, match: re.Match[str]) -> Reply:
-        found = _SUBSCRIPTION_ID.search(turn.text)
-        if found is None:
-            return Reply(
-                "I can't list a plan's subscriptions (PayPal has no call for that), but I can "
-                "show one: give me its id, like I-BW452GLLEP1G.",
-                self.domain,
-            )
-        sub_id = found.group().upper()
-        shown = await turn.call("show_subscription_details", {"subscription_id": sub_id})
-        if shown.is_error:
-            return Reply(f"I could not read subscription {sub_id}: {_message(shown)}.", self.domain)
-        s = shown.content
-        parts = [f"Subscription {sub_id}: {s.get('status')}, plan {s.get('plan_id')}"]
-        for key, label in (
-            ("subscriber_email", "subscriber"),
-            ("next_billing_time", "next billing"),
-            ("last_payment", "last payment"),
-            ("outstanding_balance", "outstanding"),
-        ):
-            if s.get(key):
-                parts.append(f"{label} {s[key]}")
-        return Reply(", ".join(parts) + ".", self.domain)
+        return await show_subscription(turn)
 
     # ------------------------------------------------------------------ transactions
 
@@ -691,6 +671,8 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 # The embedded intents, tried in order: the first pattern found in the text answers.
 _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
+    # First: an address in the request ("claims@...", "invoices@...") must not pick another intent.
+    (SUBSCRIBE, BackOfficeSpecialist._subscribe),
     (
         _compile(r"\baccept(?:ing)?\b.*\b(?:claim|dispute)\b|\b(?:claim|dispute)\b.*\baccept\b"),
         BackOfficeSpecialist._accept_claim,
