@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cartagent.child_process import LlamaServerProcess
@@ -12,12 +14,44 @@ from cartagent.retrieval.understanding import ModelUnderstander
 
 
 def test_every_model_name_is_offered() -> None:
-    assert set(UNDERSTANDERS) == {"rules", "smollm2", "gemma3-270m", "openai", "tuned"}
+    assert set(UNDERSTANDERS) == {
+        "rules",
+        "smollm2",
+        "gemma3-270m",
+        "qwen2.5-coder-0.5b",
+        "qwen2.5-coder-1.5b",
+        "openai",
+        "tuned",
+    }
 
 
 def test_rules_need_no_model() -> None:
     parse = UNDERSTANDERS["rules"]()
     assert parse("red mug").options == {"color": ["red"]}
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
+def test_qwen_is_a_chat_model_joined_into_the_data_folder(
+    name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from cartagent.llm import qwen
+
+    asked: list[tuple[str, Path]] = []
+
+    def joined(model: str, *, cache_dir: Path) -> Path:
+        asked.append((model, cache_dir))
+        path = tmp_path / "model.gguf"
+        path.write_bytes(b"GGUF")
+        return path
+
+    monkeypatch.setattr(qwen, "qwen_model_path", joined)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+    understander = UNDERSTANDERS[name]()
+
+    assert isinstance(understander, ModelUnderstander)
+    assert understander.model.chat  # type: ignore[attr-defined]
+    assert asked == [(name, tmp_path / "data" / "cartagent" / "models")]
 
 
 def test_an_openai_endpoint_must_be_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,3 +186,11 @@ def test_tuned_is_smollm2_with_the_shipped_adapter_and_the_short_prompt(
         assert tuned.model.lora_path == shipped_adapter().path  # type: ignore[attr-defined]
     assert outcome.source in ("model", "repaired")
     assert outcome.query.price is not None and outcome.query.price.max == 40
+
+
+def test_an_adapter_card_names_the_prompt_it_was_trained_on() -> None:
+    from cartagent.llm.adapters import card_prompt_style
+
+    assert card_prompt_style({"config": {"model": {"output": "line"}}}) == "line"
+    assert card_prompt_style({"config": {"model": {"output": "json"}}}) == "short"
+    assert card_prompt_style({}) == "short"

@@ -59,3 +59,7 @@ def test_the_config_that_rebuilds_it_is_valid_and_names_its_base() -> None:
     config = load_training_config(folder / "search-smollm2.toml")
 
     assert config.model.base == adapters.SHIPPED_ADAPTERS["search-smollm2"]
+
+
+def test_the_shipped_adapter_answers_in_the_query_line() -> None:
+    assert shipped_adapter("search-smollm2").prompt_style == "line"

@@ -8,7 +8,11 @@ OpenAI-compatible server named by ``CARTAGENT_LLM_BASE_URL`` (and ``CARTAGENT_LL
 ``CARTAGENT_LLM_API_KEY``, ``CARTAGENT_LLM_SCHEMA_STYLE``: ``json_schema`` for OpenAI and vLLM,
 ``json_object`` for llama.cpp's server). ``tuned`` is SmolLM2-135M with the LoRA adapter
 ``cartagent tune`` made for this step (the shipped one, or the GGUF LoRA file named by
-``CARTAGENT_SEARCH_ADAPTER``), asked with the short prompt the adapter was trained on.
+``CARTAGENT_SEARCH_ADAPTER``), asked with the prompt its card says it was trained on (the
+short JSON prompt, or the query line: a third of the tokens, decoded without a grammar).
+``qwen2.5-coder-0.5b`` and ``qwen2.5-coder-1.5b`` are the untuned base models of the benchmark:
+Qwen2.5-Coder-Instruct, joined and verified from the part packages of the ``qwen`` extra into
+cartagent's data folder, as chat models with the few-shot prompt.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ if TYPE_CHECKING:
     from ..retrieval.search import Understander
 
 __all__ = ["UNDERSTANDERS", "model_option", "model_understander", "understander_for"]
+
+LINE_MAX_TOKENS = 64
+"""A query line's bound: the tuning set's longest line is 41 tokens, its p95 28."""
 
 
 def _rules() -> Understander:
@@ -43,17 +50,44 @@ def _packaged(name: str, *, chat: bool) -> Callable[[], Understander]:
     return make
 
 
+def _qwen(name: str) -> Callable[[], Understander]:
+    def make() -> Understander:
+        from ..llm.llama_cpp import LlamaCppModel
+        from ..llm.qwen import qwen_model_path
+        from ..settings import _data_dir
+
+        path = qwen_model_path(name, cache_dir=_data_dir() / "models")
+        return model_understander(LlamaCppModel(path, chat=True))
+
+    return make
+
+
 def _tuned() -> Understander:
-    from ..llm.adapters import shipped_adapter
+    import json
+    from pathlib import Path
+
+    from ..llm.adapters import card_prompt_style, shipped_adapter
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
     from ..retrieval.understanding import ModelUnderstander
     from ..settings import AdapterSettings
 
     chosen = AdapterSettings.from_env().search_adapter
-    adapter = chosen if chosen is not None else shipped_adapter("search-smollm2").path
-    model = LlamaCppModel(packaged_model_path("smollm2"), chat=True, lora_path=adapter)
-    return ModelUnderstander(model, style="short")
+    if chosen is None:
+        shipped = shipped_adapter("search-smollm2")
+        adapter, style = shipped.path, shipped.prompt_style
+    else:
+        # An adapter of one's own is asked the way its card (beside it) says it was trained.
+        adapter, card = Path(chosen), Path(chosen).with_suffix(".json")
+        style = card_prompt_style(json.loads(card.read_text())) if card.is_file() else "short"
+    line = style == "line"
+    model = LlamaCppModel(
+        packaged_model_path("smollm2"),
+        chat=True,
+        lora_path=adapter,
+        max_tokens=LINE_MAX_TOKENS if line else 256,
+    )
+    return ModelUnderstander(model, style="line" if line else "short")
 
 
 def _openai() -> Understander:
@@ -90,6 +124,8 @@ UNDERSTANDERS: dict[str, Callable[[], Understander]] = {
     "rules": _rules,
     "smollm2": _packaged("smollm2", chat=True),
     "gemma3-270m": _packaged("gemma3-270m", chat=False),
+    "qwen2.5-coder-0.5b": _qwen("qwen2.5-coder-0.5b"),
+    "qwen2.5-coder-1.5b": _qwen("qwen2.5-coder-1.5b"),
     "openai": _openai,
     "tuned": _tuned,
 }
@@ -110,7 +146,8 @@ model_option = click.option(
     default="rules",
     show_default=True,
     help="How requests are understood: rules, or a small language model (smollm2, "
-    "gemma3-270m in-process; tuned: SmolLM2 with cartagent's LoRA adapter; openai: the server "
-    "in CARTAGENT_LLM_BASE_URL).",
+    "gemma3-270m in-process; qwen2.5-coder-0.5b, qwen2.5-coder-1.5b in-process from the qwen "
+    "extra; tuned: SmolLM2 with cartagent's LoRA adapter; openai: the server in "
+    "CARTAGENT_LLM_BASE_URL).",
 )
 """The ``--model`` option every command that understands requests takes."""
