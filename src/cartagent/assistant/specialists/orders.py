@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["OrdersSpecialist"]
 
-_ORDER_ID = re.compile(r"\b([A-Z0-9]{17})\b")
+ORDER_ID = re.compile(r"\b([A-Z0-9]{17})\b")
+"""A PayPal order id as a shopper types it (17 letters and digits)."""
 _MINE = re.compile(r"\b(my|mine|i ordered|i bought)\b|#\w", re.IGNORECASE)
 _SOME_ID = re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{8,}\b")
 MAX_SHOWN = 5
@@ -63,7 +64,7 @@ class OrdersSpecialist:
                 "show up with their status and tracking.",
                 self.domain,
             )
-        named = set(_ORDER_ID.findall(turn.text.upper()))
+        named = set(ORDER_ID.findall(turn.text.upper()))
         chosen = [o for o in conversation.orders if o.order_id in named]
         if named and not chosen:
             return Reply(

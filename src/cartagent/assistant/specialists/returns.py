@@ -10,7 +10,6 @@ runs only after the shopper's "yes", under a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -27,6 +26,7 @@ from ..policy_fallback import policy_answer
 from ..reply import Reply
 from ..specialist import TurnContext
 from ..store_terms import DEMO_STORE, StoreTerms
+from .orders import ORDER_ID
 
 if TYPE_CHECKING:
     from .store_questions import StoreQuestionsSpecialist
@@ -35,8 +35,6 @@ __all__ = ["REFUND", "ReturnsSpecialist"]
 
 REFUND = "refund"
 """The pending confirmation's kind while a refund waits for the shopper's yes."""
-
-_ORDER_ID = re.compile(r"\b([A-Z0-9]{17})\b")
 
 
 def _now() -> datetime:
@@ -75,7 +73,7 @@ class ReturnsSpecialist:
                 conversation.pending = None
                 return Reply("OK, no refund. Nothing was changed.", self.domain)
         paid = [o for o in conversation.orders if o.status == "COMPLETED" and o.capture_id]
-        named = _ORDER_ID.search(turn.text.upper()) or any(
+        named = ORDER_ID.search(turn.text.upper()) or any(
             names(turn.text, line) for order in paid for line in order.lines
         )
         if not named:
@@ -129,7 +127,7 @@ class ReturnsSpecialist:
         self, text: str, paid: list[PlacedOrder]
     ) -> tuple[PlacedOrder | None, CartLine | None, str | None]:
         """The order (and line) ``text`` means, or a question back when it is unclear."""
-        named = set(_ORDER_ID.findall(text.upper()))
+        named = set(ORDER_ID.findall(text.upper()))
         if named:
             orders = [o for o in paid if o.order_id in named]
             if not orders:
