@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cartagent.bench.retrieval_slm import SlmResult, measure_slm, render_slm
+from cartagent.bench.retrieval_slm import SlmResult, measure_slm, plot_slm, render_slm
 from cartagent.catalog.tau import tau_catalog
 from cartagent.cli.main import cli
 from cartagent.evals.retrieval import load_retrieval_cases
@@ -66,6 +66,17 @@ def test_the_tables_show_each_model_against_the_reference() -> None:
     assert text.count("| smollm2 ") == 2
 
 
+def test_the_plot_draws_every_model(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from PIL import Image
+
+    rows = [row("rules", 0.0, 1.0), row("smollm2", 400.0, 900.0), row("tuned", 100.0, 300.0)]
+    path = plot_slm(rows, tmp_path / "nested" / "slm.png")
+
+    with Image.open(path) as image:
+        assert image.size[0] > image.size[1] > 300
+
+
 def test_the_command_refuses_an_unknown_model_or_a_missing_test_split(tmp_path: Path) -> None:
     runner = CliRunner()
     unknown = runner.invoke(cli, ["bench", "retrieval-slm", "--models", "rules,gpt9"])
@@ -87,11 +98,12 @@ def test_the_command_prints_both_tables_and_writes_json(tmp_path: Path) -> None:
         cli,
         [
             "bench", "retrieval-slm", "--models", "rules", "--test", str(split), "--no-turns",
-            "--webshop-limit", "5", "--json", str(out),
+            "--webshop-limit", "5", "--json", str(out), "--plot", str(tmp_path / "slm.png"),
         ],
     )  # fmt: skip
 
     assert result.exit_code == 0, result.output
+    assert (tmp_path / "slm.png").read_bytes().startswith(b"\x89PNG")
     assert "labelled F1" in result.output and "step p50 ms" in result.output
     [figures] = json.loads(out.read_text())
     assert figures["model"] == "rules" and figures["turn_p50_ms"] is None

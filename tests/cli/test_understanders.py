@@ -194,3 +194,31 @@ def test_an_adapter_card_names_the_prompt_it_was_trained_on() -> None:
     assert card_prompt_style({"config": {"model": {"output": "line"}}}) == "line"
     assert card_prompt_style({"config": {"model": {"output": "json"}}}) == "short"
     assert card_prompt_style({}) == "short"
+
+
+def test_tuned_serves_the_named_adapter_else_the_promoted_one_else_the_shipped_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import json
+
+    from cartagent.cli.understanders import _tuned_adapter
+    from cartagent.llm.adapters import shipped_adapter
+    from cartagent.tuning.registry import Registry
+
+    monkeypatch.delenv("CARTAGENT_SEARCH_ADAPTER", raising=False)
+    monkeypatch.setenv("CARTAGENT_REGISTRY", str(tmp_path / "registry"))
+    shipped = shipped_adapter("search-smollm2")
+    assert _tuned_adapter() == (shipped.path, shipped.prompt_style)
+
+    version = tmp_path / "registry" / "search" / "v1"
+    version.mkdir(parents=True)
+    lineage = {"config": {"model": {"output": "line", "guided": True}}}
+    (version / "lineage.json").write_text(json.dumps(lineage))
+    assert _tuned_adapter()[0] == shipped.path  # registered, not promoted: not served
+    Registry(tmp_path / "registry").set_alias("search", "production", 1)
+    assert _tuned_adapter() == (version / "adapter.gguf", "guided")
+
+    own = tmp_path / "mine.gguf"
+    own.write_bytes(b"GGUF")
+    monkeypatch.setenv("CARTAGENT_SEARCH_ADAPTER", str(own))
+    assert _tuned_adapter() == (own, "short")  # no card beside it: the JSON prompt

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from cartagent.cli.main import cli
 from cartagent.errors import ConfigurationError
 from cartagent.llm import adapters
-from cartagent.llm.adapters import shipped_adapter
+from cartagent.llm.adapters import card_prompt_style, shipped_adapter
 
 
 def test_the_search_adapter_ships_with_its_card() -> None:
@@ -63,3 +63,13 @@ def test_the_config_that_rebuilds_it_is_valid_and_names_its_base() -> None:
 
 def test_the_shipped_adapter_answers_in_the_query_line() -> None:
     assert shipped_adapter("search-smollm2").prompt_style == "line"
+
+
+def test_a_card_names_the_prompt_its_adapter_was_trained_on() -> None:
+    def card(**model: object) -> dict[str, object]:
+        return {"config": {"model": model}}
+
+    assert card_prompt_style(card(output="json")) == "short"
+    assert card_prompt_style(card(output="line")) == "line"
+    assert card_prompt_style(card(output="line", guided=True)) == "guided"
+    assert card_prompt_style({}) == "short"

@@ -10,16 +10,19 @@ import pytest
 from cartagent.errors import ConfigurationError
 from cartagent.retrieval.prompt import (
     FEW_SHOT,
+    GUIDED_INSTRUCTION,
     INSTRUCTION,
     RESPONSE_FORMAT,
     SHORT_INSTRUCTION,
     Example,
     PromptStyle,
+    answer_text,
     query_json,
     understanding_messages,
 )
 from cartagent.retrieval.query import SearchQuery, search_query_json_schema
-from cartagent.retrieval.rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS
+from cartagent.retrieval.query_line import query_line
+from cartagent.retrieval.rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, parse
 
 
 def test_the_full_prompt_is_instruction_then_examples_then_the_request() -> None:
@@ -134,3 +137,23 @@ def test_the_response_format_asks_for_the_search_query_schema() -> None:
         },
     }
     assert expected == RESPONSE_FORMAT
+
+
+def test_the_guided_prompt_shows_the_rule_parsers_line_for_the_request_in_context() -> None:
+    messages = understanding_messages("in blue instead", ["mens hoodie under $40"], style="guided")
+    assert [m.role for m in messages] == ["system", "user"]
+    assert messages[0].content == GUIDED_INSTRUCTION
+    lines = (messages[-1].content or "").splitlines()
+    expected = query_line(parse("in blue instead", context=["mens hoodie under $40"]))
+    assert lines[-1] == f"Parser: {expected}"
+    assert "color:blue" in expected and "price<=40" in expected  # the follow-up was merged
+    assert answer_text(parse("red running shoes"), "guided") == "running shoes | color:red"
+
+
+def test_a_parser_reading_that_no_line_can_hold_is_shown_as_unreadable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cartagent.retrieval import prompt
+
+    monkeypatch.setattr(prompt, "parse", lambda request, context=(): SearchQuery(text="a | b"))
+    assert prompt.parser_line("anything") == prompt.UNREADABLE

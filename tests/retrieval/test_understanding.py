@@ -390,3 +390,20 @@ def test_stage_spans_nest_under_the_callers_span_across_the_loop_thread(exporter
     for name in ("retrieval.cache", "retrieval.model", "retrieval.repair"):
         assert spans[name].parent is not None
         assert spans[name].parent.span_id == parent
+
+
+def test_a_guided_model_reads_the_parsers_line_and_answers_a_corrected_line() -> None:
+    model = _answers("wallet | material=leather | gender=men")
+    understander = ModelUnderstander(model, style="guided")
+    result = _understand(understander, "lether walet for men", ["a red mug"])
+    (call,) = model.calls
+    assert call.response_format is None  # a line has no JSON Schema
+    last = call.messages[-1].content or ""
+    assert last.splitlines()[-2:] == [
+        "Request: lether walet for men",
+        "Parser: wallet | material=leather | gender=men",
+    ]
+    assert result.query == SearchQuery(
+        category="wallet", attributes={"material": ["leather"], "gender": ["men"]}
+    )
+    assert result.source == "model"

@@ -110,3 +110,20 @@ def test_a_base_model_that_is_not_there_is_a_clear_error(tmp_path: Path) -> None
     with pytest.raises(ConfigurationError, match=r"no config\.json"):
         resolve_base(str(tmp_path / "empty"))
     assert resolve_base("smollm2")[1] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "adamw"])
+def test_the_learning_rate_reaches_either_optimizer(
+    tiny_base: str, tmp_path: Path, optimizer: str
+) -> None:
+    train = load_split(write_split(tmp_path / "train.jsonl"))
+
+    def trained(rate: float) -> bytes:
+        settings = {"sft.optimizer": optimizer, "sft.learning_rate": rate}
+        run = train_sft(
+            config_for(tiny_base, **settings), train, tmp_path / str(rate), progress=False
+        )
+        return adapter_bytes(run.adapter)
+
+    # Adam once ran at torch's default rate whatever the config said: same bytes for both.
+    assert trained(1e-4) != trained(1e-2)

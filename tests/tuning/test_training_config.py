@@ -44,6 +44,7 @@ def test_a_file_sets_any_section(tmp_path: Path) -> None:
         ("[lora]\nrank = 0\n", "lora.rank"),
         ("[lora]\nrnak = 8\n", "lora.rnak"),
         ("[training]\nx = 1\n", "training"),
+        ("[model]\nguided = true\n", "guided = true needs output"),
     ],
 )
 def test_a_wrong_setting_is_named_in_the_error(tmp_path: Path, text: str, named: str) -> None:
@@ -71,3 +72,17 @@ def test_overrides_replace_dotted_keys_and_are_validated() -> None:
         config.with_overrides({"sft.lr": 1.0})
     with pytest.raises(ConfigurationError, match=r"sft\.optimizer"):
         config.with_overrides({"sft.optimizer": "lion"})
+
+
+def test_the_output_and_guidance_choose_the_prompt_style() -> None:
+    styles = {
+        (output, guided): TrainingConfig()
+        .with_overrides({"model.output": output, "model.guided": guided})
+        .model.prompt_style
+        for output, guided in (("json", False), ("line", False), ("line", True))
+    }
+    assert styles == {
+        ("json", False): "short",
+        ("line", False): "line",
+        ("line", True): "guided",
+    }

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..retrieval.embeddings import Embedder
     from ..retrieval.search import Understander
 
-__all__ = ["SlmResult", "measure_slm", "render_slm"]
+__all__ = ["SlmResult", "measure_slm", "plot_slm", "render_slm"]
 
 
 @dataclass(frozen=True)
@@ -229,3 +229,41 @@ def render_slm(results: Sequence[SlmResult], reference: str | None = None) -> st
         rows,
     )  # fmt: skip
     return f"{quality}\n\n{latency}"
+
+
+def plot_slm(results: Sequence[SlmResult], path: str | Path) -> Path:
+    """A PNG: quality per model (labelled and test field F1, nDCG@10) beside retrieval-step
+    latency (p50 bar, p95 whisker, log scale), so the trade-off reads at a glance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [r.model for r in results]
+    positions = range(len(results))
+    figure, (quality, latency) = plt.subplots(1, 2, figsize=(12, 4.5))
+    series = (
+        ("labelled F1", [r.labelled_f1 for r in results]),
+        ("test F1", [r.test_f1 for r in results]),
+        ("nDCG@10", [r.ndcg for r in results]),
+    )
+    width = 0.8 / len(series)
+    for index, (label, values) in enumerate(series):
+        quality.bar([p + index * width for p in positions], values, width, label=label)
+    quality.set_xticks([p + width for p in positions], names, rotation=20, ha="right")
+    quality.set_ylim(0, 1)
+    quality.set_title("quality (higher is better)")
+    quality.legend(loc="lower right")
+    p50 = [max(r.step_p50_ms, 0.01) for r in results]
+    spread = [max(r.step_p95_ms - r.step_p50_ms, 0) for r in results]
+    latency.bar(list(positions), p50, yerr=[[0] * len(p50), spread], capsize=4, color="tab:gray")
+    latency.set_yscale("log")
+    latency.set_xticks(list(positions), names, rotation=20, ha="right")
+    latency.set_ylabel("ms per request (p50, whisker to p95)")
+    latency.set_title("retrieval step latency (lower is better)")
+    figure.tight_layout()
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(target, dpi=110)
+    plt.close(figure)
+    return target

@@ -38,6 +38,12 @@ from .search import load_catalog, locate_catalog
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write every figure to this JSON file.",
 )
+@click.option(
+    "--plot",
+    "plot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also draw quality and latency per model to this PNG (needs matplotlib).",
+)
 def slm_bench(
     models: str,
     test_path: Path,
@@ -46,9 +52,10 @@ def slm_bench(
     reference: str | None,
     no_turns: bool,
     json_path: Path | None,
+    plot_path: Path | None,
 ) -> None:
     """Quality, retrieval-step and whole-turn latency, and CPU cost per understanding model."""
-    from ..bench.retrieval_slm import measure_models, render_slm
+    from ..bench.retrieval_slm import measure_models, plot_slm, render_slm
     from ..errors import ConfigurationError
     from ..evals.retrieval import load_retrieval_cases
     from ..evals.understanding import load_cases
@@ -95,3 +102,5 @@ def slm_bench(
         json_path.write_bytes(
             orjson.dumps([asdict(r) for r in results], option=orjson.OPT_INDENT_2)
         )
+    if plot_path is not None:
+        click.echo(f"plot: {plot_slm(results, plot_path)}", err=True)

@@ -7,9 +7,12 @@ repair, grounding and the rule parser as fallback. ``openai`` sends the same pro
 OpenAI-compatible server named by ``CARTAGENT_LLM_BASE_URL`` (and ``CARTAGENT_LLM_MODEL``,
 ``CARTAGENT_LLM_API_KEY``, ``CARTAGENT_LLM_SCHEMA_STYLE``: ``json_schema`` for OpenAI and vLLM,
 ``json_object`` for llama.cpp's server). ``tuned`` is SmolLM2-135M with the LoRA adapter
-``cartagent tune`` made for this step (the shipped one, or the GGUF LoRA file named by
-``CARTAGENT_SEARCH_ADAPTER``), asked with the prompt its card says it was trained on (the
-short JSON prompt, or the query line: a third of the tokens, decoded without a grammar).
+``cartagent tune`` made for this step (the GGUF LoRA file named by ``CARTAGENT_SEARCH_ADAPTER``,
+else the registry's ``search`` model promoted to ``production``, else the shipped one), folded
+into the base's weights on first use (cached in cartagent's data folder: a runtime LoRA decodes
+about four times slower) and asked with the prompt its card says it was trained on (the short
+JSON prompt; the query line, a third of the tokens, decoded without a grammar; or the guided
+line, which also shows the rule parser's line).
 ``qwen2.5-coder-0.5b`` and ``qwen2.5-coder-1.5b`` are the untuned base models of the benchmark:
 Qwen2.5-Coder-Instruct, joined and verified from the part packages of the ``qwen`` extra into
 cartagent's data folder, as chat models with the few-shot prompt.
@@ -18,6 +21,7 @@ cartagent's data folder, as chat models with the few-shot prompt.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -30,8 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["UNDERSTANDERS", "model_option", "model_understander", "understander_for"]
 
-LINE_MAX_TOKENS = 64
-"""A query line's bound: the tuning set's longest line is 41 tokens, its p95 28."""
+REGISTERED_NAME = "search"
+"""The registry name `cartagent tune register` gives the search adapter by default."""
 
 
 def _rules() -> Understander:
@@ -62,32 +66,47 @@ def _qwen(name: str) -> Callable[[], Understander]:
     return make
 
 
-def _tuned() -> Understander:
+def _tuned_adapter() -> tuple[Path, str]:
+    """The adapter ``--model tuned`` serves and the prompt style it was trained on:
+    ``CARTAGENT_SEARCH_ADAPTER`` if set, else the registry's ``search`` model at its
+    ``production`` alias if one was promoted, else the adapter shipped with cartagent."""
     import json
-    from pathlib import Path
 
     from ..llm.adapters import card_prompt_style, shipped_adapter
+    from ..settings import AdapterSettings
+    from ..tuning.registry import Registry
+
+    settings = AdapterSettings.from_env()
+    if settings.search_adapter is not None:
+        # An adapter of one's own is asked the way its card (beside it) says it was trained.
+        adapter, card = settings.search_adapter, settings.search_adapter.with_suffix(".json")
+        return adapter, card_prompt_style(
+            json.loads(card.read_text())
+        ) if card.is_file() else "short"
+    registry = Registry(settings.registry)
+    if "production" in registry.aliases(REGISTERED_NAME):
+        version = registry.resolve(REGISTERED_NAME, "production")
+        return version.gguf, card_prompt_style(version.lineage)
+    shipped = shipped_adapter("search-smollm2")
+    return shipped.path, shipped.prompt_style
+
+
+def _tuned() -> Understander:
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
+    from ..retrieval.prompt import answer_tokens, check_style
     from ..retrieval.understanding import ModelUnderstander
-    from ..settings import AdapterSettings
+    from ..settings import _data_dir
 
-    chosen = AdapterSettings.from_env().search_adapter
-    if chosen is None:
-        shipped = shipped_adapter("search-smollm2")
-        adapter, style = shipped.path, shipped.prompt_style
-    else:
-        # An adapter of one's own is asked the way its card (beside it) says it was trained.
-        adapter, card = Path(chosen), Path(chosen).with_suffix(".json")
-        style = card_prompt_style(json.loads(card.read_text())) if card.is_file() else "short"
-    line = style == "line"
+    adapter, style = _tuned_adapter()
     model = LlamaCppModel(
         packaged_model_path("smollm2"),
         chat=True,
         lora_path=adapter,
-        max_tokens=LINE_MAX_TOKENS if line else 256,
+        merge_cache=_data_dir() / "models",
+        max_tokens=answer_tokens(style),
     )
-    return ModelUnderstander(model, style="line" if line else "short")
+    return ModelUnderstander(model, style=check_style(style))
 
 
 def _openai() -> Understander:

@@ -32,6 +32,10 @@ class LlamaCppModel:
     ``chat=True`` formats the conversation with the chat template inside the GGUF; use
     ``chat=False`` for base models without one: the conversation is then written as a plain
     ``Request: ...`` / ``JSON: ...`` transcript that the model continues.
+
+    ``lora_path`` applies a GGUF LoRA at run time; with ``merge_cache`` as well, the adapter is
+    folded into the base's weights instead (:mod:`cartagent.llm.merged`, cached in that folder
+    and built on first use), which decodes at the base model's speed.
     """
 
     def __init__(
@@ -45,6 +49,7 @@ class LlamaCppModel:
         temperature: float = 0.0,
         max_tokens: int = 256,
         lora_path: str | Path | None = None,
+        merge_cache: str | Path | None = None,
         verbose: bool = False,
     ) -> None:
         self.model_path = Path(model_path)
@@ -52,6 +57,8 @@ class LlamaCppModel:
             raise ConfigurationError(f"no model file at {self.model_path}")
         if lora_path is not None and not Path(lora_path).is_file():
             raise ConfigurationError(f"no LoRA adapter file at {lora_path}")
+        if merge_cache is not None and lora_path is None:
+            raise ConfigurationError("merge_cache needs a lora_path to merge")
         if n_ctx <= 0 or max_tokens <= 0:
             raise ConfigurationError(f"n_ctx ({n_ctx}) and max_tokens ({max_tokens}) must be > 0")
         if n_threads is not None and n_threads <= 0:
@@ -60,6 +67,7 @@ class LlamaCppModel:
             raise ConfigurationError(f"temperature must be >= 0, not {temperature}")
         self.chat = chat
         self.lora_path = None if lora_path is None else Path(lora_path)
+        self.merge_cache = None if merge_cache is None else Path(merge_cache)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self._seed = seed
@@ -68,7 +76,7 @@ class LlamaCppModel:
             "seed": seed,
             "verbose": verbose,
             **({"n_threads": n_threads} if n_threads is not None else {}),
-            **({"lora_path": str(lora_path)} if lora_path is not None else {}),
+            **({"lora_path": str(lora_path)} if lora_path and not merge_cache else {}),
         }
         self._llama: Llama | None = None
         # llama.cpp contexts are not thread-safe: one generation (or load, or close) at a time.
@@ -118,12 +126,15 @@ class LlamaCppModel:
     def _loaded(self) -> Llama:
         if self._llama is None:
             llama_cpp = _import_llama_cpp()
+            path = self.model_path
+            if self.merge_cache is not None and self.lora_path is not None:
+                from .merged import merged_model_path
+
+                path = merged_model_path(self.model_path, self.lora_path, self.merge_cache)
             try:
-                self._llama = llama_cpp.Llama(str(self.model_path), **self._load_options)
+                self._llama = llama_cpp.Llama(str(path), **self._load_options)
             except ValueError as exc:
-                raise ConfigurationError(
-                    f"llama.cpp could not load {self.model_path}: {exc}"
-                ) from exc
+                raise ConfigurationError(f"llama.cpp could not load {path}: {exc}") from exc
         return self._llama
 
     def _generate(self, messages: list[Message], schema_text: str | None) -> Completion:

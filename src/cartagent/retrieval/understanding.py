@@ -37,7 +37,14 @@ from ..errors import ConfigurationError
 from ..llm import Model, Usage
 from .cache import SemanticCache
 from .grounding import ground
-from .prompt import RESPONSE_FORMAT, Example, PromptStyle, understanding_messages
+from .prompt import (
+    RESPONSE_FORMAT,
+    Example,
+    PromptStyle,
+    answers_in_line,
+    check_style,
+    understanding_messages,
+)
 from .query import SearchQuery
 from .query_line import parse_query_line
 from .repair import UnrepairableOutput, repair
@@ -126,10 +133,7 @@ class ModelUnderstander:
         max_tokens: int | None = None,
         constrained: bool = True,
     ) -> None:
-        if style not in ("full", "short", "line"):
-            raise ConfigurationError(
-                f"unknown prompt style {style!r}; use 'full', 'short' or 'line'"
-            )
+        check_style(style)
         self._options: dict[str, Any] = {}
         if max_tokens is not None:
             if max_tokens < 1:
@@ -143,7 +147,9 @@ class ModelUnderstander:
         self.model = model
         self.cache = cache
         # The line notation has no JSON Schema: a model tuned to it decodes freely.
-        self._response_format = RESPONSE_FORMAT if constrained and style != "line" else None
+        self._response_format = (
+            RESPONSE_FORMAT if constrained and not answers_in_line(style) else None
+        )
         self._fallback = fallback
         self._style: PromptStyle = style
         self._examples = examples
@@ -254,7 +260,7 @@ class ModelUnderstander:
         return query, source
 
     def _parse(self, text: str) -> SearchQuery:
-        if self._style == "line" and not text.lstrip().startswith("{"):
+        if answers_in_line(self._style) and not text.lstrip().startswith("{"):
             return parse_query_line(text.strip().splitlines()[0] if text.strip() else "")
         return SearchQuery.model_validate_json(text)
 

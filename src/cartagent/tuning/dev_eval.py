@@ -43,6 +43,7 @@ def llama_cpp_evaluator(
     from ..evals.understanding import score_set
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
+    from ..retrieval.prompt import answer_tokens
     from ..retrieval.understanding import ModelUnderstander
 
     base_config = load_base_config(base)
@@ -50,7 +51,14 @@ def llama_cpp_evaluator(
 
     def evaluate(adapter: Path) -> dict[str, float]:
         gguf = export_gguf_lora(adapter, base_config, adapter / "adapter.gguf")
-        model = LlamaCppModel(base_file, chat=True, lora_path=gguf)
+        # Folded into the base, as `--model tuned` serves it: the latency is the served one.
+        model = LlamaCppModel(
+            base_file,
+            chat=True,
+            lora_path=gguf,
+            merge_cache=adapter,
+            max_tokens=answer_tokens(style),
+        )
         latencies: list[float] = []
         with ModelUnderstander(model, style=style) as understander:
 

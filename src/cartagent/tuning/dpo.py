@@ -22,7 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 from ..errors import ConfigurationError
-from ..retrieval.prompt import PromptStyle
+from ..retrieval.prompt import PromptStyle, answers_in_line
 from ..retrieval.query_line import parse_query_line
 from ..retrieval.repair import UnrepairableOutput, repair
 from .base_model import load_base_model
@@ -100,14 +100,20 @@ def gguf_answerer(sft_adapter: Path, base: str, style: PromptStyle = "short") ->
 
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
-    from ..retrieval.prompt import RESPONSE_FORMAT, understanding_messages
+    from ..retrieval.prompt import RESPONSE_FORMAT, answer_tokens, understanding_messages
     from .base_model import load_base_config
     from .export import export_gguf_lora
 
     gguf = export_gguf_lora(sft_adapter, load_base_config(base), sft_adapter / "adapter.gguf")
-    model = LlamaCppModel(packaged_model_path(base), chat=True, lora_path=gguf)
+    model = LlamaCppModel(
+        packaged_model_path(base),
+        chat=True,
+        lora_path=gguf,
+        merge_cache=sft_adapter,
+        max_tokens=answer_tokens(style),
+    )
 
-    schema = None if style == "line" else RESPONSE_FORMAT
+    schema = None if answers_in_line(style) else RESPONSE_FORMAT
 
     def answer(example: Example) -> str:
         messages = understanding_messages(example.request, example.context, style=style)
@@ -119,7 +125,7 @@ def gguf_answerer(sft_adapter: Path, base: str, style: PromptStyle = "short") ->
 
 def _is_right(answer: str, example: Example, style: PromptStyle) -> bool:
     try:
-        if style == "line":
+        if answers_in_line(style):
             return parse_query_line(answer) == example.gold
         query, _ = repair(answer, example.request)
     except (UnrepairableOutput, ValueError):
@@ -136,7 +142,7 @@ def preference_pairs(
 ) -> list[Pair]:
     """A pair for every example the model answers wrongly (unparseable or not the gold)."""
     pairs = []
-    empty = "*" if style == "line" else "{}"
+    empty = "*" if answers_in_line(style) else "{}"
     for example in tqdm(list(examples), desc="asking the SFT model", disable=not progress):
         answer = answerer(example)
         if not _is_right(answer, example, style) and answer != example.answer(style):

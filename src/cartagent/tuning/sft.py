@@ -112,7 +112,12 @@ def optimizer_choice(settings: Optimisation) -> tuple[type[Any], dict[str, Any]]
     if settings.optimizer == "adam":
         import torch
 
-        return torch.optim.Adam, {"weight_decay": settings.weight_decay}
+        # The trainer hands a custom optimizer no learning rate: without ``lr`` here, Adam ran
+        # at torch's default 1e-3 whatever the config said.
+        return torch.optim.Adam, {
+            "lr": settings.learning_rate,
+            "weight_decay": settings.weight_decay,
+        }
     raise ConfigurationError(f"unknown optimizer {settings.optimizer!r}; use 'adam' or 'adamw'")
 
 

@@ -8,6 +8,7 @@ default, unknown keys and values out of range are a :class:`ConfigurationError` 
     [model]
     base = "smollm2"          # a packaged GGUF name, a local Hugging Face folder, or a model name
     output = "line"           # what the model answers: json (a SearchQuery) | line (query line)
+    guided = true             # show the rule parser's line in the prompt (line output only)
     [lora]
     rank = 16
     [sft]
@@ -22,7 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import ConfigurationError
 
@@ -51,11 +52,20 @@ class ModelSettings(_Section):
     base: str = Field(default="smollm2", min_length=1)
     max_length: int = Field(default=512, ge=32, le=8192)
     output: Output = "json"
+    guided: bool = False
+
+    @model_validator(mode="after")
+    def _guided_lines_only(self) -> ModelSettings:
+        if self.guided and self.output != "line":
+            raise ValueError('guided = true needs output = "line" (the parser\'s line is shown)')
+        return self
 
     @property
-    def prompt_style(self) -> Literal["short", "line"]:
+    def prompt_style(self) -> Literal["short", "line", "guided"]:
         """The understanding prompt the model is trained and served with."""
-        return "line" if self.output == "line" else "short"
+        if self.output != "line":
+            return "short"
+        return "guided" if self.guided else "line"
 
 
 class LoraSettings(_Section):

@@ -22,9 +22,12 @@ SHIPPED_ADAPTERS = {"search-smollm2": "smollm2"}
 
 def card_prompt_style(card: dict[str, Any]) -> str:
     """The prompt an adapter was trained on, from its card: ``line`` for an adapter that
-    answers in the query-line notation, else ``short`` (JSON)."""
+    answers in the query-line notation, ``guided`` for one that also reads the rule parser's
+    line, else ``short`` (JSON)."""
     model = (card.get("config") or {}).get("model") or {}
-    return "line" if model.get("output") == "line" else "short"
+    if model.get("output") != "line":
+        return "short"
+    return "guided" if model.get("guided") else "line"
 
 
 @dataclass(frozen=True)

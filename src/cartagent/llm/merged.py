@@ -1,0 +1,141 @@
+"""A GGUF LoRA adapter folded into its base model's weights: one file llama.cpp runs at base speed.
+
+llama.cpp applies a LoRA at run time as two extra small matrix products per adapted weight and
+token; on SmolLM2-135M (2 threads) that slows decoding about fourfold. Folding
+``W + alpha / rank * B @ A`` into the weights once takes seconds and gives the base's speed
+back. An adapted weight is dequantized, changed and stored as Q8_0: re-quantizing it to the
+base's 4-bit type would round most of the adapter's change away. Every other tensor and all
+metadata are copied unchanged.
+
+:func:`merged_model_path` keeps the merge in a cache folder under a name made of the SHA-256
+of the base and of the adapter, so it is built once per pair, a changed adapter never meets a
+stale merge, and a half-written file is never used (it is renamed into place when complete).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+
+__all__ = ["merge_lora", "merged_model_path"]
+
+_CHUNK = 1 << 20
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def merged_model_path(base: str | Path, adapter: str | Path, cache_dir: str | Path) -> Path:
+    """The merged GGUF of ``adapter`` on ``base`` in ``cache_dir``, built on first use."""
+    base_file, adapter_file = Path(base), Path(adapter)
+    for file in (base_file, adapter_file):
+        if not file.is_file():
+            raise ConfigurationError(f"{file}: no such model file")
+    key = hashlib.sha256(f"{_sha256(base_file)}:{_sha256(adapter_file)}".encode()).hexdigest()
+    target = Path(cache_dir) / f"{base_file.stem}+{adapter_file.stem}-{key[:16]}.gguf"
+    if not target.is_file():
+        merge_lora(base_file, adapter_file, target)
+    return target
+
+
+def _reader(path: Path) -> Any:
+    import gguf
+
+    try:
+        return gguf.GGUFReader(str(path))
+    except (ValueError, OSError, KeyError, IndexError) as error:
+        raise ConfigurationError(f"{path}: not a readable GGUF file: {error}") from None
+
+
+def _adapter_pairs(adapter: Any, path: Path) -> tuple[float, dict[str, tuple[Any, Any]]]:
+    """``(alpha, {base tensor name: (lora_a, lora_b)})`` of a GGUF LoRA."""
+    import gguf
+
+    kind = adapter.get_field(gguf.Keys.Adapter.TYPE)
+    alpha = adapter.get_field(gguf.Keys.Adapter.LORA_ALPHA)
+    if kind is None or kind.contents() != "lora" or alpha is None:
+        raise ConfigurationError(f"{path}: not a GGUF LoRA adapter")
+    halves: dict[str, dict[str, Any]] = {}
+    for tensor in adapter.tensors:
+        name, dot, which = tensor.name.rpartition(".")
+        if not dot or which not in ("lora_a", "lora_b"):
+            raise ConfigurationError(f"{path}: unexpected adapter tensor {tensor.name!r}")
+        halves.setdefault(name, {})[which] = tensor
+    pairs = {}
+    for name, half in halves.items():
+        if set(half) != {"lora_a", "lora_b"}:
+            raise ConfigurationError(f"{path}: {name} has only one of lora_a and lora_b")
+        pairs[name] = (half["lora_a"], half["lora_b"])
+    return float(alpha.contents()), pairs
+
+
+def _folded(weight: Any, lora_a: Any, lora_b: Any, alpha: float, name: str) -> Any:
+    """``weight`` (dequantized, float32) plus the adapter's change, as Q8_0 blocks."""
+    import gguf
+    import numpy as np
+
+    dense = gguf.quants.dequantize(weight.data, weight.tensor_type).astype(np.float32)
+    a = np.asarray(lora_a.data, dtype=np.float32)
+    b = np.asarray(lora_b.data, dtype=np.float32)
+    rank = a.shape[0]
+    if b.shape != (dense.shape[0], rank) or a.shape != (rank, dense.shape[1]):
+        raise ConfigurationError(
+            f"the adapter's {name} ({b.shape[0]}x{rank} @ {rank}x{a.shape[1]}) does not fit "
+            f"the base weight ({dense.shape[0]}x{dense.shape[1]}): trained on another model?"
+        )
+    dense += (alpha / rank) * (b @ a)
+    return gguf.quants.quantize(dense, gguf.GGMLQuantizationType.Q8_0)
+
+
+def merge_lora(base: str | Path, adapter: str | Path, out: str | Path) -> Path:
+    """Write ``base`` with ``adapter`` folded in to ``out`` (atomically); return ``out``."""
+    import gguf
+
+    base_file, adapter_file, target = Path(base), Path(adapter), Path(out)
+    model = _reader(base_file)
+    alpha, pairs = _adapter_pairs(_reader(adapter_file), adapter_file)
+    tensors = {t.name: t for t in model.tensors}
+    unknown = sorted(set(pairs) - set(tensors))
+    if unknown:
+        raise ConfigurationError(
+            f"{adapter_file}: adapts {unknown[0]}, which {base_file.name} does not have"
+        )
+    arch_field = model.get_field(gguf.Keys.General.ARCHITECTURE)
+    if arch_field is None:
+        raise ConfigurationError(f"{base_file}: no general.architecture")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    os.close(handle)
+    try:
+        writer = gguf.GGUFWriter(partial, arch=arch_field.contents(), endianess=model.endianess)
+        for field in model.fields.values():
+            if field.name == gguf.Keys.General.ARCHITECTURE or field.name.startswith("GGUF."):
+                continue
+            kind = field.types[0]
+            sub = field.types[-1] if kind == gguf.GGUFValueType.ARRAY else None
+            writer.add_key_value(field.name, field.contents(), kind, sub_type=sub)
+        for tensor in model.tensors:
+            if tensor.name in pairs:
+                folded = _folded(tensor, *pairs[tensor.name], alpha, tensor.name)
+                writer.add_tensor(tensor.name, folded, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+            else:
+                writer.add_tensor(tensor.name, tensor.data, raw_dtype=tensor.tensor_type)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        os.chmod(partial, 0o644)  # mkstemp makes it private; a model file is not a secret
+        os.replace(partial, target)
+    finally:
+        Path(partial).unlink(missing_ok=True)
+    return target

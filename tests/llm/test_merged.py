@@ -1,0 +1,200 @@
+"""A GGUF LoRA folded into its base: the same function, one file, cached by content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cartagent.errors import ConfigurationError
+from cartagent.llm import merged
+from cartagent.llm.merged import merge_lora, merged_model_path
+
+gguf = pytest.importorskip("gguf")
+np = pytest.importorskip("numpy")
+
+ROWS, COLS, RANK, ALPHA = 8, 64, 2, 8.0
+
+
+def _base(path: Path, weight: Any) -> Path:
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_string("general.name", "tiny")
+    writer.add_array("tokenizer.ggml.tokens", ["a", "b", "c"])
+    writer.add_uint32("llama.block_count", 1)
+    writer.add_tensor(
+        "blk.0.attn_q.weight",
+        gguf.quants.quantize(weight, gguf.GGMLQuantizationType.Q8_0),
+        raw_dtype=gguf.GGMLQuantizationType.Q8_0,
+    )
+    writer.add_tensor("token_embd.weight", np.arange(3 * COLS, dtype=np.float32).reshape(3, COLS))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def _adapter(path: Path, a: Any, b: Any, name: str = "blk.0.attn_q.weight") -> Path:
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_string(gguf.Keys.General.TYPE, gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, ALPHA)
+    writer.add_tensor(f"{name}.lora_a", a.astype(np.float16))
+    writer.add_tensor(f"{name}.lora_b", b.astype(np.float16))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path, Any, Any]:
+    rng = np.random.default_rng(0)
+    weight = rng.normal(0, 0.05, (ROWS, COLS)).astype(np.float32)
+    a = rng.normal(0, 0.5, (RANK, COLS)).astype(np.float32)
+    b = rng.normal(0, 0.5, (ROWS, RANK)).astype(np.float32)
+    base = _base(tmp_path / "base.gguf", weight)
+    adapter = _adapter(tmp_path / "adapter.gguf", a, b)
+    quantized = gguf.quants.dequantize(
+        gguf.quants.quantize(weight, gguf.GGMLQuantizationType.Q8_0),
+        gguf.GGMLQuantizationType.Q8_0,
+    )
+    a16, b16 = a.astype(np.float16).astype(np.float32), b.astype(np.float16).astype(np.float32)
+    return base, adapter, quantized, quantized + (ALPHA / RANK) * (b16 @ a16)
+
+
+def test_the_adapted_weight_changes_and_everything_else_is_copied(
+    pair: tuple[Path, Path, Any, Any], tmp_path: Path
+) -> None:
+    base, adapter, before, expected = pair
+    out = merge_lora(base, adapter, tmp_path / "out" / "merged.gguf")
+
+    reader = gguf.GGUFReader(str(out))
+    tensors = {t.name: t for t in reader.tensors}
+    q = tensors["blk.0.attn_q.weight"]
+    assert q.tensor_type == gguf.GGMLQuantizationType.Q8_0
+    got = gguf.quants.dequantize(q.data, q.tensor_type)
+    step = float(np.abs(expected).max()) / 127  # one Q8_0 rounding step at most
+    assert np.abs(got - expected).max() <= step
+    assert np.abs(got - before).max() > 10 * step  # the adapter really changed it
+    embedding = np.asarray(tensors["token_embd.weight"].data)
+    assert np.array_equal(embedding, np.arange(3 * COLS, dtype=np.float32).reshape(3, COLS))
+    assert reader.get_field("general.name").contents() == "tiny"
+    assert reader.get_field("tokenizer.ggml.tokens").contents() == ["a", "b", "c"]
+    assert reader.get_field("general.architecture").contents() == "llama"
+    assert [p.name for p in out.parent.iterdir()] == ["merged.gguf"]  # no partial file left
+
+
+def test_it_is_built_once_per_base_and_adapter(
+    pair: tuple[Path, Path, Any, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, adapter, *_ = pair
+    builds: list[Path] = []
+    real = merged.merge_lora
+
+    def counting(base: Path, adapter: Path, out: Path) -> Path:
+        builds.append(out)
+        return real(base, adapter, out)
+
+    monkeypatch.setattr(merged, "merge_lora", counting)
+    cache = tmp_path / "cache"
+    first = merged_model_path(base, adapter, cache)
+    assert merged_model_path(base, adapter, cache) == first
+    assert len(builds) == 1
+
+    rng = np.random.default_rng(1)
+    _adapter(adapter, rng.normal(size=(RANK, COLS)), rng.normal(size=(ROWS, RANK)))
+    second = merged_model_path(base, adapter, cache)
+    assert second != first and len(builds) == 2
+
+
+def test_an_adapter_for_another_model_is_refused(
+    pair: tuple[Path, Path, Any, Any], tmp_path: Path
+) -> None:
+    base, _, *_ = pair
+    wrong_shape = _adapter(tmp_path / "wide.gguf", np.ones((RANK, COLS * 2)), np.ones((ROWS, RANK)))
+    with pytest.raises(ConfigurationError, match="does not fit the base weight"):
+        merge_lora(base, wrong_shape, tmp_path / "m.gguf")
+    missing = _adapter(
+        tmp_path / "other.gguf", np.ones((RANK, COLS)), np.ones((ROWS, RANK)), "blk.7.ffn_up.weight"
+    )
+    with pytest.raises(ConfigurationError, match=r"adapts blk\.7\.ffn_up\.weight"):
+        merge_lora(base, missing, tmp_path / "m.gguf")
+    assert not (tmp_path / "m.gguf").exists()
+
+
+def test_files_that_are_not_an_adapter_are_refused(
+    pair: tuple[Path, Path, Any, Any], tmp_path: Path
+) -> None:
+    base, *_ = pair
+    with pytest.raises(ConfigurationError, match="not a GGUF LoRA adapter"):
+        merge_lora(base, base, tmp_path / "m.gguf")
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(b"not a gguf at all")
+    with pytest.raises(ConfigurationError, match="not a readable GGUF file"):
+        merge_lora(base, garbage, tmp_path / "m.gguf")
+    with pytest.raises(ConfigurationError, match="no such model file"):
+        merged_model_path(base, tmp_path / "absent.gguf", tmp_path)
+
+
+@pytest.mark.llm
+def test_the_merged_shipped_adapter_computes_what_the_runtime_lora_computes(
+    tmp_path: Path,
+) -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from cartagent.llm.adapters import shipped_adapter
+    from cartagent.llm.packaged import packaged_model_path
+
+    base = packaged_model_path("smollm2")
+    adapter = shipped_adapter("search-smollm2").path
+    prompt = (
+        "<|im_start|>user\nRequest: red running shoes under $60<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+    def logits(model: Path, lora: Path | None = None) -> Any:
+        llm = llama_cpp.Llama(
+            model_path=str(model),
+            lora_path=None if lora is None else str(lora),
+            n_ctx=256,
+            logits_all=True,
+            verbose=False,
+        )
+        tokens = llm.tokenize(prompt.encode(), add_bos=False, special=True)
+        llm.eval(tokens)
+        return np.array(llm.scores[llm.n_tokens - 1])
+
+    runtime = logits(base, adapter)
+    folded = logits(merged_model_path(base, adapter, tmp_path))
+    plain = logits(base)
+    # Q8_0 rounding of the folded weights: close to the runtime LoRA, far from the bare base.
+    assert np.abs(folded - runtime).mean() < 0.25 * np.abs(plain - runtime).mean()
+    assert int(np.argmax(folded)) == int(np.argmax(runtime))
+
+
+def test_a_corrupt_adapter_makes_the_rules_answer_with_the_reason(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    from cartagent.llm.llama_cpp import LlamaCppModel
+    from cartagent.llm.packaged import packaged_model_path
+    from cartagent.retrieval.rules import parse
+    from cartagent.retrieval.understanding import ModelUnderstander
+
+    corrupt = tmp_path / "adapter.gguf"
+    corrupt.write_bytes(b"GGUF" + b"\0" * 64)
+    model = LlamaCppModel(
+        packaged_model_path("smollm2"), lora_path=corrupt, merge_cache=tmp_path / "cache"
+    )
+    with ModelUnderstander(model, style="guided") as understander:
+        outcome = understander.understand_sync("red mug under $20")
+
+    assert outcome.source == "rules" and outcome.query == parse("red mug under $20")
+    assert any("not a readable GGUF file" in p for p in outcome.problems), outcome.problems
+
+
+def test_merging_needs_an_adapter() -> None:
+    from cartagent.llm.llama_cpp import LlamaCppModel
+    from cartagent.llm.packaged import packaged_model_path
+
+    with pytest.raises(ConfigurationError, match="merge_cache needs a lora_path"):
+        LlamaCppModel(packaged_model_path("smollm2"), merge_cache="/tmp")
