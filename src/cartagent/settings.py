@@ -34,12 +34,16 @@ class SandboxSettings:
 
 @dataclass(frozen=True)
 class LLMEndpointSettings:
-    """An OpenAI-compatible endpoint for query understanding (``--model openai``)."""
+    """An OpenAI-compatible endpoint for query understanding (``--model openai``).
+
+    ``prompt_style`` is the prompt it is asked with: ``full`` (few-shot, for a general model), or
+    the style an adapter served there (vLLM ``--lora-modules``) was trained on."""
 
     base_url: str | None
     model: str
     api_key: str | None
     schema_style: str
+    prompt_style: str = "full"
 
     @classmethod
     def from_env(cls) -> LLMEndpointSettings:
@@ -49,6 +53,7 @@ class LLMEndpointSettings:
             model=env.get("CARTAGENT_LLM_MODEL", "default"),
             api_key=env.get("CARTAGENT_LLM_API_KEY") or None,
             schema_style=env.get("CARTAGENT_LLM_SCHEMA_STYLE", "json_schema"),
+            prompt_style=env.get("CARTAGENT_LLM_PROMPT_STYLE", "full"),
         )
 
 

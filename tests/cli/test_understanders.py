@@ -222,3 +222,41 @@ def test_tuned_serves_the_named_adapter_else_the_promoted_one_else_the_shipped_o
     own.write_bytes(b"GGUF")
     monkeypatch.setenv("CARTAGENT_SEARCH_ADAPTER", str(own))
     assert _tuned_adapter() == (own, "short")  # no card beside it: the JSON prompt
+
+
+def test_an_endpoint_serving_a_tuned_adapter_is_asked_in_its_prompt_style(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    import httpx
+
+    from cartagent.llm import openai_compat
+
+    sent: list[dict[str, object]] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        message = {"role": "assistant", "content": "wallet | material=leather"}
+        return httpx.Response(200, json={"choices": [{"message": message}]})
+
+    transport, real_client = httpx.MockTransport(reply), httpx.AsyncClient
+    monkeypatch.setattr(
+        openai_compat.httpx, "AsyncClient", lambda: real_client(transport=transport)
+    )
+    monkeypatch.setenv("CARTAGENT_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("CARTAGENT_LLM_PROMPT_STYLE", "guided")
+    understander = UNDERSTANDERS["openai"]()
+    assert isinstance(understander, ModelUnderstander)
+    with understander:
+        outcome = understander.understand_sync("lether walet")
+
+    assert outcome.query == SearchQuery(category="wallet", attributes={"material": ["leather"]})
+    [body] = sent
+    assert body["max_tokens"] == 64 and "response_format" not in body
+    messages = body["messages"]
+    assert isinstance(messages, list) and "Parser: " in messages[-1]["content"]
+
+    monkeypatch.setenv("CARTAGENT_LLM_PROMPT_STYLE", "poem")
+    with pytest.raises(ConfigurationError, match="unknown prompt style 'poem'"):
+        UNDERSTANDERS["openai"]()

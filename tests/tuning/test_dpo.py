@@ -35,6 +35,8 @@ def test_dpo_continues_the_sft_adapter_on_its_own_wrong_answers(
     assert result.losses and result.losses[0][1] == pytest.approx(0.693, abs=0.01)
     record = json.loads((result.adapter / "training.json").read_text())
     assert record["method"] == "dpo" and record["sft_adapter"] == str(sft.adapter)
+    assert record["data"]["train"]["sha256"] == train.sha256  # the lineage goes on
+    assert record["sft"]["steps"] == sft.steps
     saved = json.loads((result.adapter / "adapter_config.json").read_text())
     assert saved["r"] == 4
 

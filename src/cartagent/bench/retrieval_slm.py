@@ -251,9 +251,10 @@ def plot_slm(results: Sequence[SlmResult], path: str | Path) -> Path:
     for index, (label, values) in enumerate(series):
         quality.bar([p + index * width for p in positions], values, width, label=label)
     quality.set_xticks([p + width for p in positions], names, rotation=20, ha="right")
-    quality.set_ylim(0, 1)
+    quality.set_ylim(0, 1.15)  # room above the bars for the legend
+    quality.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     quality.set_title("quality (higher is better)")
-    quality.legend(loc="lower right")
+    quality.legend(loc="upper center", ncol=len(series), fontsize=8)
     p50 = [max(r.step_p50_ms, 0.01) for r in results]
     spread = [max(r.step_p95_ms - r.step_p50_ms, 0) for r in results]
     latency.bar(list(positions), p50, yerr=[[0] * len(p50), spread], capsize=4, color="tab:gray")

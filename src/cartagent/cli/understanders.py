@@ -6,7 +6,9 @@ model, as plain completion), with the few-shot prompt, JSON-schema-constrained d
 repair, grounding and the rule parser as fallback. ``openai`` sends the same prompt to any
 OpenAI-compatible server named by ``CARTAGENT_LLM_BASE_URL`` (and ``CARTAGENT_LLM_MODEL``,
 ``CARTAGENT_LLM_API_KEY``, ``CARTAGENT_LLM_SCHEMA_STYLE``: ``json_schema`` for OpenAI and vLLM,
-``json_object`` for llama.cpp's server). ``tuned`` is SmolLM2-135M with the LoRA adapter
+``json_object`` for llama.cpp's server; ``CARTAGENT_LLM_PROMPT_STYLE``: ``full`` few-shot, or
+``short``, ``line`` or ``guided`` for a tuned adapter served there, e.g. by vLLM).
+``tuned`` is SmolLM2-135M with the LoRA adapter
 ``cartagent tune`` made for this step (the GGUF LoRA file named by ``CARTAGENT_SEARCH_ADAPTER``,
 else the registry's ``search`` model promoted to ``production``, else the shipped one), folded
 into the base's weights on first use (cached in cartagent's data folder: a runtime LoRA decodes
@@ -111,6 +113,8 @@ def _tuned() -> Understander:
 
 def _openai() -> Understander:
     from ..llm.openai_compat import OpenAICompatibleModel
+    from ..retrieval.prompt import answer_tokens, check_style
+    from ..retrieval.understanding import ModelUnderstander
     from ..settings import LLMEndpointSettings
 
     settings = LLMEndpointSettings.from_env()
@@ -123,13 +127,18 @@ def _openai() -> Understander:
             f"CARTAGENT_LLM_SCHEMA_STYLE={settings.schema_style!r}: "
             "expected json_schema or json_object"
         )
+    style = check_style(settings.prompt_style)
     model = OpenAICompatibleModel(
         settings.base_url,
         settings.model,
         api_key=settings.api_key,
         schema_style="json_object" if settings.schema_style == "json_object" else "json_schema",
+        # A tuned adapter is bounded like the in-process one: no runaway generations.
+        extra_body=None if style == "full" else {"max_tokens": answer_tokens(style)},
     )
-    return model_understander(model)
+    if style == "full":
+        return model_understander(model)
+    return ModelUnderstander(model, style=style)
 
 
 def model_understander(model: Model) -> Understander:

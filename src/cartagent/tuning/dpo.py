@@ -229,6 +229,7 @@ def train_dpo(
         "base_model": config.model.base,
         "sft_adapter": str(adapter_in),
         "config": config.model_dump(mode="json"),
+        **sft_lineage(adapter_in),
         "pairs": len(pairs),
         "steps": result.steps,
         "final_loss": losses[-1][1] if losses else None,
@@ -236,3 +237,14 @@ def train_dpo(
     }
     (adapter / RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return result
+
+
+def sft_lineage(sft_adapter: Path) -> dict[str, Any]:
+    """What a DPO adapter inherits from the SFT run it continues: the data it was trained on
+    (files and SHA-256) and that run's figures, so its card and registry entry keep the lineage."""
+    try:
+        sft = json.loads((sft_adapter / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    figures = {k: sft.get(k) for k in ("steps", "final_loss", "eval_loss", "seconds")}
+    return {"data": sft.get("data"), "sft": figures}

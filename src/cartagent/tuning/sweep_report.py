@@ -99,10 +99,14 @@ def _plots(sweep: SweepResult, folder: Path) -> list[str]:
             _star(by_rank, sweep.best.params["rank"], sweep.best.objective)
             _star(by_lr, sweep.best.params["learning_rate"], sweep.best.objective)
         objective = "dev field F1" if any("f1" in t.metrics for t in done) else "- dev loss"
-        by_rank.set(xlabel="LoRA rank", ylabel=objective, xscale="log", title="Quality by rank")
+        by_rank.set(xlabel="LoRA rank", ylabel=objective, title="Quality by rank")
         by_lr.set(
             xlabel="learning rate", ylabel=objective, xscale="log", title="Quality by learning rate"
         )
+        ranks = sorted({t.params["rank"] for t in done})
+        by_rank.set_xscale("log", base=2)
+        by_rank.set_xticks(ranks, [str(r) for r in ranks])
+        by_rank.minorticks_off()
         by_rank.legend(fontsize=7)
         figure.tight_layout()
         figure.savefig(folder / "quality.png", dpi=120)
