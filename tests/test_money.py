@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cartagent.money import Money, percent_of, unit_tax
+from cartagent.money import Money, paypal_amount, percent_of, unit_tax
 
 cents = st.integers(min_value=0, max_value=10**9).map(lambda c: Decimal(c).scaleb(-2))
 
@@ -62,3 +62,9 @@ def test_percentages_round_half_up_to_cents(amount: Decimal, basis_points: int) 
     got = percent_of(Money(amount, "USD"), percent).amount
     assert abs(got - exact) <= Decimal("0.005")
     assert got.as_tuple().exponent == -2
+
+
+def test_a_paypal_amount_is_rounded_to_the_currencys_places_half_up() -> None:
+    assert paypal_amount(Decimal("1.005"), "USD") == {"currency_code": "USD", "value": "1.01"}
+    assert paypal_amount(Decimal("3"), "USD") == {"currency_code": "USD", "value": "3.00"}
+    assert paypal_amount(Decimal("12.5"), "JPY") == {"currency_code": "JPY", "value": "13"}

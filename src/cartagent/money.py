@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-__all__ = ["CURRENCY_DECIMALS", "Money", "percent_of", "unit_tax"]
+__all__ = ["CURRENCY_DECIMALS", "Money", "paypal_amount", "percent_of", "unit_tax"]
 
 # ISO 4217 codes PayPal supports and their decimal places.
 CURRENCY_DECIMALS: dict[str, int] = {
@@ -92,3 +92,8 @@ def percent_of(money: Money, percent: Decimal | str) -> Money:
 def unit_tax(unit_price: Money, percent: Decimal | str) -> Money:
     """The tax on ONE unit, rounded: PayPal's ``items[].tax`` (multiplied by quantity later)."""
     return percent_of(unit_price, percent)
+
+
+def paypal_amount(value: Decimal, currency: str) -> dict[str, str]:
+    """``value`` in ``currency`` as PayPal's money object, rounded the way PayPal rounds."""
+    return Money(value, currency).to_paypal()

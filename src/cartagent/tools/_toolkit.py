@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -110,7 +111,7 @@ class Toolkit:
         try:
             amount: Money | None = await tool.spend(self._context, args) if tool.spend else None
             # Spend checks and recording must not interleave between concurrent calls.
-            async with self._lock if tool.moves_money else _nothing():
+            async with self._lock if tool.moves_money else nullcontext():
                 await gate(tool, raw, amount, self._approve, self._limits)
                 content = await tool.run(self._context, args)
                 if amount is not None and tool.moves_money:
@@ -157,15 +158,3 @@ class Toolkit:
     def call_sync(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """``call`` for synchronous hosts (not from inside a running event loop)."""
         return asyncio.run(self.call(name, arguments))
-
-
-class _nothing:  # noqa: N801 - a tiny async null context
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-
-def known_pairs(tools: Iterable[Tool[Any]]) -> list[tuple[str, str]]:
-    return [(t.family, t.action) for t in tools]

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..errors import ToolError
-from ..money import Money
+from ..money import paypal_amount
 from ..paypal import api_path
 from ._tool import ToolContext, tool
 from .invoice_args import (
@@ -42,10 +42,6 @@ def _path(invoice_id: str, action: str = "") -> str:
     return api_path(BASE + "/{}", invoice_id) + (f"/{action}" if action else "")
 
 
-def _money(value: Decimal, currency: str) -> dict[str, str]:
-    return Money(value, currency).to_paypal()
-
-
 def _value(obj: Any) -> str | None:
     if not isinstance(obj, dict) or "value" not in obj:
         return None
@@ -56,7 +52,7 @@ def _item(item: InvoiceItem, currency: str) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": item.name,
         "quantity": str(item.quantity),
-        "unit_amount": _money(item.unit_price, currency),
+        "unit_amount": paypal_amount(item.unit_price, currency),
     }
     if item.description:
         entry["description"] = item.description
@@ -65,7 +61,7 @@ def _item(item: InvoiceItem, currency: str) -> dict[str, Any]:
     if item.discount_percent is not None:
         entry["discount"] = {"percent": str(item.discount_percent)}
     elif item.discount_amount is not None:
-        entry["discount"] = {"amount": _money(item.discount_amount, currency)}
+        entry["discount"] = {"amount": paypal_amount(item.discount_amount, currency)}
     return entry
 
 
@@ -103,10 +99,10 @@ def _apply(ctx: ToolContext, doc: dict[str, Any], args: InvoiceFields, currency:
     if args.discount_percent is not None:
         breakdown["discount"] = {"invoice_discount": {"percent": str(args.discount_percent)}}
     elif args.discount_amount is not None:
-        amount = _money(args.discount_amount, currency)
+        amount = paypal_amount(args.discount_amount, currency)
         breakdown["discount"] = {"invoice_discount": {"amount": amount}}
     if args.shipping is not None:
-        breakdown["shipping"] = {"amount": _money(args.shipping, currency)}
+        breakdown["shipping"] = {"amount": paypal_amount(args.shipping, currency)}
     if not breakdown:
         doc.pop("amount")
 
@@ -379,7 +375,7 @@ async def record_invoice_payment(ctx: ToolContext, args: RecordPaymentArgs) -> d
     currency = invoice["detail"]["currency_code"]
     body: dict[str, Any] = {"method": args.method}
     if args.amount is not None:
-        body["amount"] = _money(args.amount, currency)
+        body["amount"] = paypal_amount(args.amount, currency)
     if args.payment_date is not None:
         body["payment_date"] = args.payment_date.isoformat()
     if args.note:
@@ -399,7 +395,7 @@ async def record_invoice_refund(ctx: ToolContext, args: RecordRefundArgs) -> dic
     currency = invoice["detail"]["currency_code"]
     body: dict[str, Any] = {"method": args.method}
     if args.amount is not None:
-        body["amount"] = _money(args.amount, currency)
+        body["amount"] = paypal_amount(args.amount, currency)
     if args.refund_date is not None:
         body["refund_date"] = args.refund_date.isoformat()
     answer = await ctx.client.post(_path(args.invoice_id, "refunds"), body)
@@ -419,8 +415,8 @@ async def search_invoices(ctx: ToolContext, args: SearchInvoicesArgs) -> dict[st
     if args.currency:
         criteria["currency_code"] = args.currency
     if args.currency and (args.min_total is not None or args.max_total is not None):
-        low = _money(args.min_total or Decimal(0), args.currency)
-        high = _money(args.max_total or Decimal("9999999.99"), args.currency)
+        low = paypal_amount(args.min_total or Decimal(0), args.currency)
+        high = paypal_amount(args.max_total or Decimal("9999999.99"), args.currency)
         criteria["total_amount_range"] = {"lower_amount": low, "upper_amount": high}
     for key, start, end in (
         ("invoice_date_range", args.invoice_date_from, args.invoice_date_to),

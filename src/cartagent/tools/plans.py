@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from ..errors import ToolError
-from ..money import Money
+from ..money import paypal_amount
 from ..paypal import api_path
 from ._models import Amount, Args, PayPalId, Percent, WithCurrency, id_field
 from ._tool import ToolContext, tool
@@ -60,10 +60,6 @@ class CreatePlanArgs(WithCurrency):
         return _check_count(value, info.data.get("interval_unit"))
 
 
-def _money(value: Decimal, currency: str) -> dict[str, str]:
-    return Money(value, currency).to_paypal()
-
-
 def _plan_body(args: CreatePlanArgs) -> dict[str, Any]:
     cycles: list[dict[str, Any]] = []
     if args.trial:
@@ -77,7 +73,9 @@ def _plan_body(args: CreatePlanArgs) -> dict[str, Any]:
             "total_cycles": args.trial.cycles,
         }
         if args.trial.price:
-            trial["pricing_scheme"] = {"fixed_price": _money(args.trial.price, args.currency)}
+            trial["pricing_scheme"] = {
+                "fixed_price": paypal_amount(args.trial.price, args.currency)
+            }
         cycles.append(trial)
     cycles.append(
         {
@@ -88,7 +86,7 @@ def _plan_body(args: CreatePlanArgs) -> dict[str, Any]:
             "tenure_type": "REGULAR",
             "sequence": len(cycles) + 1,
             "total_cycles": args.total_cycles,
-            "pricing_scheme": {"fixed_price": _money(args.price, args.currency)},
+            "pricing_scheme": {"fixed_price": paypal_amount(args.price, args.currency)},
         }
     )
     preferences: dict[str, Any] = {
@@ -97,7 +95,7 @@ def _plan_body(args: CreatePlanArgs) -> dict[str, Any]:
         "payment_failure_threshold": 3,
     }
     if args.setup_fee:
-        preferences["setup_fee"] = _money(args.setup_fee, args.currency)
+        preferences["setup_fee"] = paypal_amount(args.setup_fee, args.currency)
     body: dict[str, Any] = {
         "product_id": args.product_id,
         "name": args.name,
@@ -231,7 +229,7 @@ async def update_subscription_plan(ctx: ToolContext, args: UpdatePlanArgs) -> di
         patch.append({"op": "replace", "path": "/taxes/percentage", "value": str(args.tax_percent)})
     if args.setup_fee is not None:
         currency = _currency(await ctx.client.get(path))
-        fee = _money(args.setup_fee, currency)
+        fee = paypal_amount(args.setup_fee, currency)
         patch.append({"op": "replace", "path": "/payment_preferences/setup_fee", "value": fee})
     if not patch:
         raise ToolError("nothing to change: give at least one field to update", field="name")
