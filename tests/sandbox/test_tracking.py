@@ -190,6 +190,13 @@ def test_trackers_are_private_to_their_merchant(api: Api, other_api: Api) -> Non
     assert put.status_code == 404
     listed = other_api.get(TRACKERS, params={"transaction_id": capture_id})
     assert listed.status_code == 404
+    assert listed.json()["name"] == "RESOURCE_NOT_FOUND"
+    [reason] = listed.json()["details"]
+    assert (reason["issue"], reason["field"], reason["location"]) == (
+        "INVALID_RESOURCE_ID",
+        "/transaction_id",
+        "query",
+    )
     result = other_api.post(BATCH, {"trackers": [tracker(capture_id, "THEIRS")]}).json()
     assert "tracker_identifiers" not in result
     assert result["errors"][0]["details"][0]["issue"] == "INVALID_RESOURCE_ID"

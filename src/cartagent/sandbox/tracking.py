@@ -87,6 +87,16 @@ def _document(call: Call, tracker: Doc) -> Doc:
     return doc
 
 
+def _unknown_transaction(reason: dict[str, Any]) -> PayPalError:
+    """PayPal's 404 for a tracker naming a capture the merchant does not have."""
+    return PayPalError(
+        404,
+        name="RESOURCE_NOT_FOUND",
+        message="The specified resource does not exist.",
+        details=[reason],
+    )
+
+
 def _add(call: Call, tx: Tx, tracker: Doc, where: str) -> Doc:
     """Store one tracker or raise the error that says why it cannot be."""
     problem = _problem(tracker, where)
@@ -94,18 +104,13 @@ def _add(call: Call, tx: Tx, tracker: Doc, where: str) -> Doc:
         raise problem
     transaction_id = tracker["transaction_id"]
     if tx.get(CAPTURE, transaction_id) is None:
-        raise PayPalError(
-            404,
-            name="RESOURCE_NOT_FOUND",
-            message="The specified resource does not exist.",
-            details=[
-                detail(
-                    "INVALID_RESOURCE_ID",
-                    "The transaction ID does not identify one of your transactions.",
-                    field=f"{where}/transaction_id",
-                    value=transaction_id,
-                )
-            ],
+        raise _unknown_transaction(
+            detail(
+                "INVALID_RESOURCE_ID",
+                "The transaction ID does not identify one of your transactions.",
+                field=f"{where}/transaction_id",
+                value=transaction_id,
+            )
         )
     ident = make_id(transaction_id, tracker.get("tracking_number"))
     if tx.get(TRACKER, ident) is not None:
@@ -177,19 +182,10 @@ def show_tracker(call: Call, tx: Tx, tracker_id: str) -> Reply:
 def list_trackers(call: Call, tx: Tx) -> Reply:
     transaction_id = call.query["transaction_id"]
     if tx.get(CAPTURE, transaction_id) is None:
-        raise PayPalError(
-            404,
-            name="RESOURCE_NOT_FOUND",
-            message="The specified resource does not exist.",
-            details=[
-                detail(
-                    "INVALID_RESOURCE_ID",
-                    field="transaction_id",
-                    value=transaction_id,
-                    location="query",
-                )
-            ],
+        reason = detail(
+            "INVALID_RESOURCE_ID", field="transaction_id", value=transaction_id, location="query"
         )
+        raise _unknown_transaction(reason)
     rows = tx.children(TRACKER, transaction_id)
     number = call.query.get("tracking_number")
     docs = [r.data for r in rows if number is None or r.data.get("tracking_number") == number]
