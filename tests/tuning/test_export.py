@@ -101,3 +101,7 @@ def test_llama_cpp_with_the_exported_adapter_agrees_with_peft(
     monkeypatch.undo()
     answer = gguf_answerer(tmp_path / "adapter", "smollm2")(Example("red shoes", (), SearchQuery()))
     assert answer.startswith("{")
+    # Served merged, with the merged file beside the adapter folder (which MLflow logs and the
+    # registry copies), not in it.
+    assert not list((tmp_path / "adapter").glob("*+*.gguf"))
+    assert len(list((tmp_path / "merged").glob("*.gguf"))) == 1

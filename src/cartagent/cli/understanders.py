@@ -82,9 +82,8 @@ def _tuned_adapter() -> tuple[Path, str]:
     if settings.search_adapter is not None:
         # An adapter of one's own is asked the way its card (beside it) says it was trained.
         adapter, card = settings.search_adapter, settings.search_adapter.with_suffix(".json")
-        return adapter, card_prompt_style(
-            json.loads(card.read_text())
-        ) if card.is_file() else "short"
+        style = card_prompt_style(json.loads(card.read_text())) if card.is_file() else "short"
+        return adapter, style
     registry = Registry(settings.registry)
     if "production" in registry.aliases(REGISTERED_NAME):
         version = registry.resolve(REGISTERED_NAME, "production")

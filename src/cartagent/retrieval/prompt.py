@@ -124,6 +124,13 @@ GUIDED_INSTRUCTION = (
 """The system instruction of the ``guided`` prompt: the rule parser's line is shown after the
 request, and the answer is the right line (the same one when the parser read it right)."""
 
+_INSTRUCTIONS: dict[str, str] = {
+    "full": INSTRUCTION,
+    "short": SHORT_INSTRUCTION,
+    "line": LINE_INSTRUCTION,
+    "guided": GUIDED_INSTRUCTION,
+}
+
 UNREADABLE = "?"
 """What the ``guided`` prompt shows when the rule parser's query cannot be written as a line."""
 
@@ -239,14 +246,7 @@ def understanding_messages(
     ``examples`` defaults to :data:`FEW_SHOT` for the ``full`` style and to none for ``short``,
     ``line`` and ``guided`` (the tuned models' prompts); pass a sequence to override any.
     """
-    check_style(style)
-    instructions = {
-        "full": INSTRUCTION,
-        "short": SHORT_INSTRUCTION,
-        "line": LINE_INSTRUCTION,
-        "guided": GUIDED_INSTRUCTION,
-    }
-    messages = [Message("system", instructions[style])]
+    messages = [Message("system", _INSTRUCTIONS[check_style(style)])]
     shots = (FEW_SHOT if style == "full" else ()) if examples is None else examples
     guided = style == "guided"
     for shot in shots:

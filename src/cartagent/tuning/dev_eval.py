@@ -1,9 +1,10 @@
-"""Dev metrics of a trained adapter, measured the way it will serve: llama.cpp, GGUF LoRA.
+"""Dev metrics of a trained adapter, measured the way it will serve.
 
-The adapter is exported beside itself (``adapter.gguf``), loaded on the packaged base GGUF and
-asked through the full understanding pipeline (short prompt, grammar, repair, grounding,
-fallback). Reported: field F1, exact, price exact, valid JSON, how often the rule parser had to
-answer instead, and latency p50/p95 per request.
+The adapter is served as ``--model tuned`` serves it (exported to GGUF and folded into the
+packaged base: :func:`~cartagent.tuning.export.served_model`) and asked through the full
+understanding pipeline (its prompt style, grammar for JSON, repair, grounding, fallback).
+Reported: field F1, exact, price exact, valid JSON, how often the rule parser had to answer
+instead, and latency p50/p95 per request.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from typing import Any
 from ..bench.report import percentile
 from ..retrieval.prompt import PromptStyle
 from ..retrieval.query import SearchQuery
-from .base_model import load_base_config
-from .export import export_gguf_lora
+from .export import served_model
 from .training_data import Example
 
 __all__ = ["cases_from", "llama_cpp_evaluator"]
@@ -41,24 +41,14 @@ def llama_cpp_evaluator(
     """An evaluator for :func:`~cartagent.tuning.sweep.run_sweep` over ``cases``, asking each
     adapter with the prompt ``style`` it was trained on."""
     from ..evals.understanding import score_set
-    from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
-    from ..retrieval.prompt import answer_tokens
     from ..retrieval.understanding import ModelUnderstander
 
-    base_config = load_base_config(base)
-    base_file = packaged_model_path(base)
+    packaged_model_path(base)  # a missing base fails now, not after the first trial's training
 
     def evaluate(adapter: Path) -> dict[str, float]:
-        gguf = export_gguf_lora(adapter, base_config, adapter / "adapter.gguf")
-        # Folded into the base, as `--model tuned` serves it: the latency is the served one.
-        model = LlamaCppModel(
-            base_file,
-            chat=True,
-            lora_path=gguf,
-            merge_cache=adapter,
-            max_tokens=answer_tokens(style),
-        )
+        # As `--model tuned` serves it (merged, bounded): the latency is the served one.
+        model = served_model(adapter, base, style)
         latencies: list[float] = []
         with ModelUnderstander(model, style=style) as understander:
 

@@ -94,24 +94,14 @@ def generate_answer(
 
 
 def gguf_answerer(sft_adapter: Path, base: str, style: PromptStyle = "short") -> Answerer:
-    """The SFT adapter served as it will be: llama.cpp, GGUF LoRA, grammar-constrained JSON
-    (``short``) or the free query line (``line``)."""
+    """The SFT adapter served as it will be (:func:`~cartagent.tuning.export.served_model`):
+    grammar-constrained JSON (``short``) or a free query line (``line``, ``guided``)."""
     import asyncio
 
-    from ..llm.llama_cpp import LlamaCppModel
-    from ..llm.packaged import packaged_model_path
-    from ..retrieval.prompt import RESPONSE_FORMAT, answer_tokens, understanding_messages
-    from .base_model import load_base_config
-    from .export import export_gguf_lora
+    from ..retrieval.prompt import RESPONSE_FORMAT, understanding_messages
+    from .export import served_model
 
-    gguf = export_gguf_lora(sft_adapter, load_base_config(base), sft_adapter / "adapter.gguf")
-    model = LlamaCppModel(
-        packaged_model_path(base),
-        chat=True,
-        lora_path=gguf,
-        merge_cache=sft_adapter,
-        max_tokens=answer_tokens(style),
-    )
+    model = served_model(sft_adapter, base, style)
 
     schema = None if answers_in_line(style) else RESPONSE_FORMAT
 

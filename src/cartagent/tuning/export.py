@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 
-__all__ = ["export_gguf_lora", "gguf_tensor_name"]
+if TYPE_CHECKING:
+    from ..llm.llama_cpp import LlamaCppModel
+
+__all__ = ["export_gguf_lora", "gguf_tensor_name", "served_model"]
 
 _MODULES = {
     "self_attn.q_proj": "attn_q",
@@ -100,3 +103,23 @@ def export_gguf_lora(adapter: str | Path, base_config: dict[str, Any], out: str 
     writer.write_tensors_to_file()
     writer.close()
     return target
+
+
+def served_model(adapter: Path, base: str, style: str) -> LlamaCppModel:
+    """``adapter`` (a PEFT folder trained on the packaged ``base``) as ``--model tuned`` serves
+    it: exported to ``adapter.gguf``, folded into the base's weights and bounded to an answer in
+    ``style``. The merged GGUF goes in ``merged/`` beside the folder, not in it: adapter folders
+    are logged to MLflow and copied into the registry, and it weighs as much as the base."""
+    from ..llm.llama_cpp import LlamaCppModel
+    from ..llm.packaged import packaged_model_path
+    from ..retrieval.prompt import answer_tokens
+    from .base_model import load_base_config
+
+    gguf = export_gguf_lora(adapter, load_base_config(base), adapter / "adapter.gguf")
+    return LlamaCppModel(
+        packaged_model_path(base),
+        chat=True,
+        lora_path=gguf,
+        merge_cache=adapter.parent / "merged",
+        max_tokens=answer_tokens(style),
+    )
