@@ -10,6 +10,7 @@
     │   └── PayPalServerError     5xx or transport failure after retries: try again later
     ├── ModelError                the model endpoint failed (HTTP error, transport, garbled reply)
     ├── ToolError                 the model: bad arguments or a refused action it can fix
+    ├── CheckoutError             a shopping agent: a checkout request the merchant refuses
     ├── StepLimitExceeded         the model kept calling tools past the turn's step limit
     └── ApprovalError             the human: a money-moving or destructive tool needs a yes
         ├── ApprovalRequired      no decision yet (or the host has no approval callback)
@@ -27,6 +28,7 @@ __all__ = [
     "ApprovalError",
     "ApprovalRequired",
     "CartagentError",
+    "CheckoutError",
     "ConfigurationError",
     "ModelError",
     "PayPalAuthError",
@@ -147,6 +149,29 @@ class ToolError(CartagentError):
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class CheckoutError(CartagentError):
+    """A merchant refuses a checkout request; the agent that sent it must change it.
+
+    ``code`` is machine-readable (``not_found``, ``invalid``, ``out_of_stock``...), ``param`` the
+    offending field as a path of keys and indexes (each protocol renders it its own way) and
+    ``status`` the HTTP status the refusal is answered with.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "invalid",
+        param: tuple[str | int, ...] = (),
+        status: int = 400,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.param = param
+        self.status = status
 
 
 class StepLimitExceeded(CartagentError):

@@ -60,6 +60,19 @@ class Money:
     def zero(cls, currency: str) -> Money:
         return cls(Decimal(0), currency)
 
+    @classmethod
+    def from_minor(cls, units: int, currency: str) -> Money:
+        """``units`` of the currency's smallest unit: ``from_minor(1234, "USD")`` is 12.34 USD."""
+        currency = currency.upper()
+        if currency not in CURRENCY_DECIMALS:
+            raise ValueError(f"currency {currency!r} is not one PayPal supports")
+        return cls(Decimal(units).scaleb(-CURRENCY_DECIMALS[currency]), currency)
+
+    @property
+    def minor_units(self) -> int:
+        """The amount in the currency's smallest unit, as the checkout protocols send it."""
+        return int(self.amount.scaleb(CURRENCY_DECIMALS[self.currency]))
+
     def to_paypal(self) -> dict[str, str]:
         return {"currency_code": self.currency, "value": str(self.amount)}
 

@@ -21,7 +21,7 @@ from cartagent.assistant import (
     ConversationStore,
     Reply,
 )
-from cartagent.assistant.conversation_store import create_engine
+from cartagent.database import create_engine
 from cartagent.retrieval.search import Searcher
 from cartagent.web import ApiKeys, create_api
 

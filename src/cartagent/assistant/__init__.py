@@ -7,6 +7,7 @@ free-form tool loop a capable model runs through the toolkit.
 
 from __future__ import annotations
 
+from ..commerce.terms import DEMO_STORE, Quote, StoreTerms
 from ..errors import StepLimitExceeded
 from .assistant import Assistant
 from .cards import ProductCard
@@ -23,7 +24,6 @@ from .reply import STAGES, Reply
 from .router import EmbeddingRouter, ModelRouter, Route, RouteContext, Router
 from .runner import run_turn, tool_specs
 from .specialist import Specialist, TurnContext
-from .store_terms import DEMO_STORE, Quote, StoreTerms
 
 __all__ = [
     "DEMO_STORE",

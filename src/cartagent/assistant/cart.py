@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..commerce.terms import StoreTerms
 from .cards import ProductCard
 from .conversation import CartLine, Conversation
-from .store_terms import StoreTerms
 
 __all__ = ["add_card", "describe_cart", "describe_line", "lines_named", "names"]
 

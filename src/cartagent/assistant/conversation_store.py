@@ -17,14 +17,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
-from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
+from ..database import create_engine
 from ..errors import CartagentError
 from .cards import ProductCard
 from .conversation import (
@@ -40,7 +39,6 @@ __all__ = [
     "ConversationConflict",
     "ConversationStore",
     "UnknownSession",
-    "create_engine",
     "metadata",
 ]
 
@@ -146,41 +144,6 @@ def _dumps(value: Any) -> str:
 def _aware(moment: datetime) -> datetime:
     # SQLite hands back naive datetimes; everything stored is UTC.
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def create_engine(url: str) -> Engine:
-    """An engine for ``url``: SQLite with WAL and write transactions that lock up front
-    (``BEGIN IMMEDIATE``, so two writers queue instead of failing), or PostgreSQL
-    (``postgresql://`` URLs use psycopg 3)."""
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    if not url.startswith("sqlite"):
-        return sa.create_engine(url, pool_pre_ping=True)
-    path = sa.engine.make_url(url).database
-    options: dict[str, Any] = {}
-    if path and path != ":memory:":
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    else:  # an in-memory database lives in one connection: every thread must share it
-        options["poolclass"] = sa.pool.StaticPool
-    engine = sa.create_engine(
-        url, connect_args={"timeout": 30, "check_same_thread": False}, **options
-    )
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # The driver's implicit BEGIN is switched off; the "begin" hook below issues ours.
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-    return engine
 
 
 def _now() -> datetime:

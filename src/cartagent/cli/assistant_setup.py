@@ -89,24 +89,34 @@ def assistant_options(command: F) -> F:
     return wrapped  # type: ignore[return-value]
 
 
-def paypal_client(options: AssistantOptions) -> AsyncPayPalClient:
-    from ..paypal import AsyncPayPalClient
+def paypal_endpoint(
+    paypal_url: str | None, client_id: str | None, client_secret: str | None
+) -> tuple[str, str, str]:
+    """Base URL, client id and secret: the local sandbox's demo merchant unless ``--paypal``."""
     from ..settings import SandboxSettings
     from .mcp import resolve_base_url
 
     local = SandboxSettings.from_env()
-    if options.paypal_url is None:
-        url = f"http://{local.host}:{local.port}"
-        client_id = options.client_id or local.client_id
-        secret = options.client_secret or local.client_secret
-    else:
-        url = resolve_base_url(options.paypal_url)
-        if not options.client_id or not options.client_secret:
-            raise click.UsageError(
-                "--paypal needs --client-id and --client-secret "
-                "(or CARTAGENT_PAYPAL_CLIENT_ID and CARTAGENT_PAYPAL_CLIENT_SECRET)"
-            )
-        client_id, secret = options.client_id, options.client_secret
+    if paypal_url is None:
+        return (
+            f"http://{local.host}:{local.port}",
+            client_id or local.client_id,
+            client_secret or local.client_secret,
+        )
+    if not client_id or not client_secret:
+        raise click.UsageError(
+            "--paypal needs --client-id and --client-secret "
+            "(or CARTAGENT_PAYPAL_CLIENT_ID and CARTAGENT_PAYPAL_CLIENT_SECRET)"
+        )
+    return resolve_base_url(paypal_url), client_id, client_secret
+
+
+def paypal_client(options: AssistantOptions) -> AsyncPayPalClient:
+    from ..paypal import AsyncPayPalClient
+
+    url, client_id, secret = paypal_endpoint(
+        options.paypal_url, options.client_id, options.client_secret
+    )
     return AsyncPayPalClient(client_id, secret, base_url=url)
 
 

@@ -10,6 +10,7 @@ from .catalog import catalog
 from .chat import chat
 from .evaluate import evaluate
 from .mcp import mcp
+from .merchant import merchant
 from .sandbox import sandbox
 from .search import search, understand
 from .serve import serve
@@ -32,6 +33,7 @@ cli.add_command(evaluate)
 cli.add_command(chat)
 cli.add_command(tune)
 cli.add_command(serve)
+cli.add_command(merchant)
 
 
 def main() -> None:

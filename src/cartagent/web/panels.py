@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, Field
 
 from ..assistant import Assistant, Conversation, Domain, UnknownSession
-from ..assistant.store_terms import DEMO_STORE, StoreTerms
+from ..commerce.terms import DEMO_STORE, StoreTerms
 from .auth import Principal, Role
 from .failures import NOT_FOUND
 from .guest import GuestTokens, IssueLimit

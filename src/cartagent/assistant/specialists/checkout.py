@@ -22,6 +22,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_plus
 
+from ...commerce.terms import DEMO_STORE, Quote, StoreTerms
 from ...money import Money
 from ...tools import ToolResult
 from ..cart import add_card, describe_cart, describe_line, lines_named
@@ -33,7 +34,6 @@ from ..policy_fallback import is_question, policy_answer
 from ..references import LAST, find_reference
 from ..reply import Reply
 from ..specialist import TurnContext
-from ..store_terms import DEMO_STORE, Quote, StoreTerms
 
 if TYPE_CHECKING:
     from .store_questions import StoreQuestionsSpecialist

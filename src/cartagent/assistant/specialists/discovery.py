@@ -21,6 +21,7 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from ...commerce.terms import DEMO_STORE, StoreTerms
 from ...money import CURRENCY_DECIMALS
 from ...retrieval.filters import Plan, Words, analyzer, check
 from ...retrieval.query import PriceRange, SearchQuery
@@ -31,7 +32,6 @@ from ..domains import Domain
 from ..references import LAST, Reference, find_reference
 from ..reply import Reply
 from ..specialist import TurnContext
-from ..store_terms import DEMO_STORE, StoreTerms
 
 if TYPE_CHECKING:
     from ...retrieval.filters import Hit

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from ...commerce.terms import DEMO_STORE, StoreTerms
 from ...money import Money
 from ..cart import names
 from ..confirmation import read_answer
@@ -25,7 +26,6 @@ from ..domains import Domain
 from ..policy_fallback import policy_answer
 from ..reply import Reply
 from ..specialist import TurnContext
-from ..store_terms import DEMO_STORE, StoreTerms
 from .orders import ORDER_ID
 
 if TYPE_CHECKING:

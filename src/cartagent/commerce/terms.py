@@ -1,7 +1,8 @@
 """The demo store's commercial terms: tax, shipping, the return window.
 
-The store's policy documents (``assistant/policies/``) state the same numbers; a test keeps
-them in step. Totals are computed the way the ``create_order`` tool sends them to PayPal
+The assistant quotes with them and the merchant side (UCP/ACP checkouts) prices with them; the
+store's policy documents (``assistant/policies/``) state the same numbers and a test keeps them
+in step. Totals are computed the way the ``create_order`` tool sends them to PayPal
 (tax per unit, rounded, times the quantity), so the quote a shopper sees is what PayPal charges.
 """
 
@@ -10,11 +11,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol
 
 from ..money import Money, unit_tax
-from .conversation import CartLine
 
-__all__ = ["DEMO_STORE", "Quote", "StoreTerms"]
+__all__ = ["DEMO_STORE", "PricedLine", "Quote", "StoreTerms"]
+
+
+class PricedLine(Protocol):
+    """A cart line as the terms see it: a unit price in a currency, times a quantity."""
+
+    @property
+    def unit_price(self) -> Decimal: ...
+
+    @property
+    def currency(self) -> str: ...
+
+    @property
+    def quantity(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -45,14 +59,14 @@ class StoreTerms:
     free_shipping_from: Decimal = Decimal("50.00")
     return_days: int = 30
 
-    def line_tax(self, line: CartLine) -> Money:
+    def line_tax(self, line: PricedLine) -> Money:
         return unit_tax(Money(line.unit_price, line.currency), self.tax_percent) * line.quantity
 
-    def line_total(self, line: CartLine) -> Money:
+    def line_total(self, line: PricedLine) -> Money:
         """A line's price with its tax: what returning it gives back."""
         return Money(line.unit_price, line.currency) * line.quantity + self.line_tax(line)
 
-    def quote(self, lines: Sequence[CartLine]) -> Quote:
+    def quote(self, lines: Sequence[PricedLine]) -> Quote:
         if not lines:
             raise ValueError("there is nothing to quote")
         currencies = {line.currency for line in lines}
@@ -65,9 +79,13 @@ class StoreTerms:
         for line in lines:
             items = items + Money(line.unit_price, line.currency) * line.quantity
             tax = tax + self.line_tax(line)
-        free = items.amount >= self.free_shipping_from
-        shipping = Money(Decimal(0) if free else self.shipping, self.currency)
+        shipping = self.shipping_for(items)
         return Quote(items, tax, shipping, items + tax + shipping)
+
+    def shipping_for(self, items: Money) -> Money:
+        """Standard shipping on an order whose items cost ``items``: free from the threshold."""
+        free = items.amount >= self.free_shipping_from
+        return Money(Decimal(0) if free else self.shipping, items.currency)
 
 
 DEMO_STORE = StoreTerms()

@@ -1,0 +1,41 @@
+"""Agentic commerce: the store as a merchant that agents check out at (ACP), paid via PayPal.
+
+::
+
+    merchant = Merchant(MerchantCatalog(products), CheckoutRecords(engine), PayPalPayments(paypal))
+    app = create_merchant_app(merchant, Agents([AgentKey("agent", token)]), base_url=url)
+
+Protocol front ends live in subpackages (``commerce.acp``); the checkout rules in
+:mod:`~cartagent.commerce.checkout` and :mod:`~cartagent.commerce.merchant` are shared.
+"""
+
+from .agents import AgentKey, Agents, sign
+from .catalog import MerchantCatalog, Offer
+from .checkout import Address, Bill, Checkout, Contact
+from .merchant import Changes, Merchant, PaymentUnavailable
+from .payment import PaymentDeclined, PayPalPayments
+from .records import CheckoutRecords
+from .server import create_merchant_app
+from .terms import DEMO_STORE, Quote, StoreTerms
+
+__all__ = [
+    "DEMO_STORE",
+    "Address",
+    "AgentKey",
+    "Agents",
+    "Bill",
+    "Changes",
+    "Checkout",
+    "CheckoutRecords",
+    "Contact",
+    "Merchant",
+    "MerchantCatalog",
+    "Offer",
+    "PayPalPayments",
+    "PaymentDeclined",
+    "PaymentUnavailable",
+    "Quote",
+    "StoreTerms",
+    "create_merchant_app",
+    "sign",
+]

@@ -1,0 +1,91 @@
+"""The agents a merchant lets in: bearer tokens, and the secrets their requests are signed with.
+
+ACP asks the merchant to publish its signature scheme out of band; cartagent's is::
+
+    Signature: base64url(HMAC-SHA256(secret, Timestamp + "." + canonical JSON of the body))
+
+with the body's keys sorted and no insignificant whitespace (the empty string for a request
+without a body), and ``Timestamp`` (RFC 3339) within :data:`MAX_SKEW` of the merchant's clock.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+__all__ = ["MAX_SKEW", "AgentKey", "Agents", "sign", "signature_problem"]
+
+MAX_SKEW = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class AgentKey:
+    """One agent platform: its name (what its checkouts and idempotency keys are scoped to),
+    its bearer token and, if it signs its requests, the shared signing secret."""
+
+    name: str
+    token: str
+    signing_secret: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name or not self.token:
+            raise ValueError("an agent needs a name and a token")
+
+
+class Agents:
+    def __init__(self, keys: Iterable[AgentKey]) -> None:
+        self.keys = tuple(keys)
+        if not self.keys:
+            raise ValueError("a merchant needs at least one agent key")
+        names = [key.name for key in self.keys]
+        if len(set(names)) != len(names):
+            raise ValueError("agent names must be unique")
+
+    def by_token(self, token: str) -> AgentKey | None:
+        """The agent holding ``token``; every key is compared, in constant time."""
+        found = None
+        for key in self.keys:
+            if hmac.compare_digest(key.token.encode(), token.encode()):
+                found = key
+        return found
+
+
+def _canonical(body: Any) -> bytes:
+    return b"" if body is None else orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
+
+
+def sign(secret: str, timestamp: str, body: Any) -> str:
+    """The ``Signature`` header for ``body`` sent at ``timestamp``."""
+    digest = hmac.new(
+        secret.encode(), timestamp.encode() + b"." + _canonical(body), hashlib.sha256
+    ).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def signature_problem(
+    key: AgentKey, signature: str | None, timestamp: str | None, body: Any, now: datetime
+) -> str | None:
+    """Why the request's signature is not acceptable, or ``None`` if it is (or none is due)."""
+    if key.signing_secret is None:
+        return None
+    if not signature or not timestamp:
+        return "this agent must sign its requests (Signature and Timestamp headers)"
+    try:
+        sent = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return "Timestamp is not an RFC 3339 date-time"
+    if sent.tzinfo is None:
+        return "Timestamp needs a UTC offset"
+    if abs(now - sent) > MAX_SKEW:
+        return f"Timestamp is more than {int(MAX_SKEW.total_seconds())} s from the server's clock"
+    expected = sign(key.signing_secret, timestamp, body)
+    if not hmac.compare_digest(expected.encode(), signature.encode()):
+        return "the Signature does not match the request"
+    return None

@@ -1,0 +1,326 @@
+"""A checkout, whichever protocol carries it: lines, buyer, destination, cost and state.
+
+ACP and UCP render the same :class:`Checkout` in their own wire shapes; the rules live here once.
+Stored status is ``open`` (being built), ``in_progress`` (being paid: a recovery point, so a
+crashed or concurrent completion never pays twice), ``completed`` or ``canceled``. Whether an open
+checkout can be paid is derived each time from the catalog and the store's terms
+(:func:`bill`), so a price change or a variant going out of stock shows up on the next read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any, Literal
+
+from ..errors import CheckoutError
+from ..money import Money, unit_tax
+from .catalog import MerchantCatalog, Offer
+from .terms import StoreTerms
+
+__all__ = [
+    "MAX_LINES",
+    "MAX_QUANTITY",
+    "Address",
+    "Bill",
+    "Checkout",
+    "Contact",
+    "Line",
+    "LineCost",
+    "Payment",
+    "Problem",
+    "ShippingOption",
+    "bill",
+    "merge_items",
+]
+
+MAX_LINES = 100
+MAX_QUANTITY = 999
+STANDARD_SHIPPING = "standard"
+DELIVERY_DAYS = (3, 5)
+
+Status = Literal["open", "in_progress", "completed", "canceled"]
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Address:
+    name: str
+    line_one: str
+    city: str
+    state: str
+    country: str
+    postal_code: str
+    line_two: str = ""
+
+
+@dataclass(frozen=True)
+class Contact:
+    """Who receives the goods and the messages about them."""
+
+    name: str = ""
+    email: str = ""
+    phone: str = ""
+
+
+@dataclass(frozen=True)
+class Line:
+    id: str
+    item_id: str
+    quantity: int
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a checkout cannot be paid yet, or something the buyer should know.
+
+    ``code`` is one both protocols know (``not_found``, ``out_of_stock``, ``missing``,
+    ``invalid``, ``payment_declined``); ``param`` is a path of keys and indexes into the
+    checkout (``("line_items", 0)``) that each protocol renders its own way.
+    """
+
+    code: str
+    message: str
+    param: tuple[str | int, ...] = ()
+    severity: Severity = "error"
+
+
+@dataclass(frozen=True)
+class Payment:
+    """The PayPal side of a checkout. ``attempt`` rises after each definitive decline so a new
+    instrument gets a new PayPal order, while a retry of the same attempt reuses its request ids
+    (PayPal then answers the first result instead of charging again)."""
+
+    attempt: int = 0
+    paypal_order_id: str | None = None
+    capture_id: str | None = None
+    declined: str | None = None
+
+
+@dataclass(frozen=True)
+class Checkout:
+    id: str
+    owner: str
+    protocol: str
+    currency: str
+    lines: tuple[Line, ...]
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime
+    status: Status = "open"
+    buyer: dict[str, str] = field(default_factory=dict)
+    contact: Contact | None = None
+    address: Address | None = None
+    shipping_option: str | None = None
+    payment: Payment = Payment()
+    order_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for key in ("created_at", "updated_at", "expires_at"):
+            data[key] = data[key].isoformat()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Checkout:
+        contact = data.get("contact")
+        address = data.get("address")
+        return cls(
+            id=data["id"],
+            owner=data["owner"],
+            protocol=data["protocol"],
+            currency=data["currency"],
+            lines=tuple(Line(**line) for line in data["lines"]),
+            created_at=datetime.fromisoformat(data["created_at"]),
+            updated_at=datetime.fromisoformat(data["updated_at"]),
+            expires_at=datetime.fromisoformat(data["expires_at"]),
+            status=data["status"],
+            buyer=dict(data.get("buyer") or {}),
+            contact=Contact(**contact) if contact else None,
+            address=Address(**address) if address else None,
+            shipping_option=data.get("shipping_option"),
+            payment=Payment(**(data.get("payment") or {})),
+            order_id=data.get("order_id"),
+            metadata=dict(data.get("metadata") or {}),
+            version=int(data.get("version", 0)),
+        )
+
+    @property
+    def order_number(self) -> str | None:
+        return None if self.order_id is None else self.order_id.removeprefix("ord_").upper()
+
+    def editable(self) -> None:
+        """Raise unless the checkout can still change."""
+        if self.status != "open":
+            raise CheckoutError(
+                f"checkout {self.id} is {self.status} and can no longer change",
+                code="invalid_state",
+                status=409,
+            )
+
+    def with_lines(self, items: Sequence[tuple[str, int]], catalog: MerchantCatalog) -> Checkout:
+        """The same checkout holding exactly ``items`` ((item id, quantity) pairs, merged)."""
+        lines = merge_items(items, catalog, self.currency)
+        return replace(self, lines=lines)
+
+
+def merge_items(
+    items: Sequence[tuple[str, int]], catalog: MerchantCatalog, currency: str
+) -> tuple[Line, ...]:
+    """Lines for ``items``, one per item id in first-seen order (repeats add up).
+
+    Raises :class:`CheckoutError` for an unknown id, a quantity out of range, an item sold in
+    another currency, or too many lines.
+    """
+    if not items:
+        raise CheckoutError("a checkout needs at least one item", code="missing", param=("items",))
+    if len(items) > MAX_LINES:
+        raise CheckoutError(
+            f"a checkout holds at most {MAX_LINES} items", code="invalid", param=("items",)
+        )
+    quantities: dict[str, int] = {}
+    for index, (item_id, quantity) in enumerate(items):
+        offer = catalog.offer(item_id)
+        if offer is None:
+            raise CheckoutError(
+                f"no item with id {item_id!r} is sold here",
+                code="not_found",
+                param=("items", index, "id"),
+            )
+        if offer.currency != currency:
+            raise CheckoutError(
+                f"item {item_id!r} is sold in {offer.currency}, not {currency}",
+                code="invalid",
+                param=("items", index, "id"),
+            )
+        total = quantities.get(item_id, 0) + quantity
+        if not quantity >= 1 or total > MAX_QUANTITY:
+            raise CheckoutError(
+                f"quantity must be between 1 and {MAX_QUANTITY}, not {total}",
+                code="invalid",
+                param=("items", index, "quantity"),
+            )
+        quantities[item_id] = total
+    return tuple(
+        Line(id=f"li_{item_id}", item_id=item_id, quantity=quantity)
+        for item_id, quantity in quantities.items()
+    )
+
+
+@dataclass(frozen=True)
+class LineCost:
+    """One line at today's price. Tax is per unit, rounded, times the quantity (PayPal's rule),
+    so the total a protocol shows is the total PayPal captures."""
+
+    line: Line
+    offer: Offer | None
+    unit_price: Money
+    unit_tax: Money
+
+    @property
+    def base(self) -> Money:
+        return self.unit_price * self.line.quantity
+
+    @property
+    def tax(self) -> Money:
+        return self.unit_tax * self.line.quantity
+
+    @property
+    def total(self) -> Money:
+        return self.base + self.tax
+
+
+@dataclass(frozen=True)
+class ShippingOption:
+    id: str
+    title: str
+    cost: Money
+    earliest: datetime
+    latest: datetime
+
+
+@dataclass(frozen=True)
+class Bill:
+    """What a checkout costs now and what, if anything, stops it from being paid."""
+
+    lines: tuple[LineCost, ...]
+    items: Money
+    tax: Money
+    shipping: Money
+    total: Money
+    options: tuple[ShippingOption, ...]
+    problems: tuple[Problem, ...]
+
+    @property
+    def payable(self) -> bool:
+        return not any(problem.severity == "error" for problem in self.problems)
+
+
+def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: datetime) -> Bill:
+    """Price ``checkout`` against the catalog and the store's terms as of ``now``."""
+    currency = checkout.currency
+    problems: list[Problem] = []
+    costs: list[LineCost] = []
+    for index, line in enumerate(checkout.lines):
+        offer = catalog.offer(line.item_id)
+        price = offer.unit_price if offer is not None else Decimal(0)
+        if offer is None:
+            problems.append(
+                Problem("not_found", f"item {line.item_id} is no longer sold", ("lines", index))
+            )
+        elif not offer.available:
+            problems.append(
+                Problem("out_of_stock", f"{offer.name} is out of stock", ("lines", index))
+            )
+        unit = Money(price, currency)
+        costs.append(LineCost(line, offer, unit, unit_tax(unit, terms.tax_percent)))
+    items = sum((cost.base for cost in costs), Money.zero(currency))
+    tax = sum((cost.tax for cost in costs), Money.zero(currency))
+    options: tuple[ShippingOption, ...] = ()
+    shipping = Money.zero(currency)
+    if checkout.address is None:
+        problems.append(
+            Problem("missing", "a shipping address is needed", ("address",), severity="error")
+        )
+    else:
+        cost = terms.shipping_for(items)
+        options = (
+            ShippingOption(
+                id=STANDARD_SHIPPING,
+                title="Standard shipping" + (" (free)" if cost.amount == 0 else ""),
+                cost=cost,
+                earliest=now + timedelta(days=DELIVERY_DAYS[0]),
+                latest=now + timedelta(days=DELIVERY_DAYS[1]),
+            ),
+        )
+        chosen = checkout.shipping_option or STANDARD_SHIPPING
+        selected = next((option for option in options if option.id == chosen), None)
+        if selected is None:
+            problems.append(
+                Problem("invalid", f"no shipping option {chosen!r}", ("shipping_option",))
+            )
+        else:
+            shipping = selected.cost
+    if checkout.payment.declined and checkout.status == "open":
+        problems.append(
+            Problem(
+                "payment_declined",
+                f"the last payment was declined ({checkout.payment.declined}); "
+                "try another instrument",
+                ("payment",),
+                severity="warning",
+            )
+        )
+    return Bill(
+        lines=tuple(costs),
+        items=items,
+        tax=tax,
+        shipping=shipping,
+        total=items + tax + shipping,
+        options=options,
+        problems=tuple(problems),
+    )

@@ -1,0 +1,210 @@
+"""The merchant: checkouts over the store's catalog and terms, paid through PayPal.
+
+Protocol front ends (``commerce.acp``, ...) parse their wire format into the calls below and
+render what comes back; the rules (what is sellable, what it costs, when it can be paid, that
+it is paid once) live here, once.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ..errors import CheckoutError, PayPalServerError
+from .catalog import MerchantCatalog
+from .checkout import Address, Bill, Checkout, Contact, Payment, bill, merge_items
+from .payment import PaymentDeclined, PayPalPayments
+from .records import CheckoutRecords
+from .terms import DEMO_STORE, StoreTerms
+
+__all__ = ["Changes", "Merchant", "PaymentUnavailable"]
+
+CHECKOUT_LIFETIME = timedelta(hours=6)
+PAYING_TIMEOUT = timedelta(seconds=60)
+
+
+class PaymentUnavailable(Exception):
+    """PayPal could not be reached or failed; nothing is known to be charged, retry later."""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(12)}"
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a create or update sets; ``None`` leaves a field as it is."""
+
+    items: Sequence[tuple[str, int]] | None = None
+    buyer: dict[str, str] | None = None
+    contact: Contact | None = None
+    address: Address | None = None
+    shipping_option: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class Merchant:
+    """Checkouts for agents (each sees only its own), priced by ``terms``, paid by ``payments``."""
+
+    def __init__(
+        self,
+        catalog: MerchantCatalog,
+        records: CheckoutRecords,
+        payments: PayPalPayments,
+        *,
+        terms: StoreTerms = DEMO_STORE,
+        clock: Callable[[], datetime] = _now,
+        new_id: Callable[[str], str] = _new_id,
+    ) -> None:
+        self.catalog = catalog
+        self.records = records
+        self.payments = payments
+        self.terms = terms
+        self.clock = clock
+        self.new_id = new_id
+
+    def bill(self, checkout: Checkout) -> Bill:
+        return bill(checkout, self.catalog, self.terms, self.clock())
+
+    def create(self, owner: str, protocol: str, currency: str, changes: Changes) -> Checkout:
+        currency = currency.upper()
+        if currency != self.terms.currency:
+            raise CheckoutError(
+                f"this store sells in {self.terms.currency} only, not {currency}",
+                code="invalid",
+                param=("currency",),
+            )
+        now = self.clock()
+        lines = merge_items(changes.items or (), self.catalog, currency)
+        checkout = Checkout(
+            id=self.new_id("cs"),
+            owner=owner,
+            protocol=protocol,
+            currency=currency,
+            lines=lines,
+            created_at=now,
+            updated_at=now,
+            expires_at=now + CHECKOUT_LIFETIME,
+        )
+        checkout = self._apply(checkout, replace(changes, items=None))
+        self.records.insert(checkout)
+        return checkout
+
+    def get(self, owner: str, checkout_id: str) -> Checkout:
+        checkout = self.records.get(checkout_id, owner)
+        if checkout is None:
+            raise CheckoutError(
+                f"no checkout {checkout_id}", code="not_found", param=("id",), status=404
+            )
+        return checkout
+
+    def update(self, owner: str, checkout_id: str, changes: Changes) -> Checkout:
+        checkout = self.get(owner, checkout_id)
+        checkout.editable()
+        return self.records.save(self._apply(checkout, changes))
+
+    def _apply(self, checkout: Checkout, changes: Changes) -> Checkout:
+        if changes.items is not None:
+            checkout = checkout.with_lines(changes.items, self.catalog)
+        if (
+            changes.shipping_option is not None
+            and checkout.address is None
+            and (changes.address is None)
+        ):
+            raise CheckoutError(
+                "choose a shipping option after giving a shipping address",
+                code="missing",
+                param=("address",),
+            )
+        updates: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("buyer", changes.buyer),
+                ("contact", changes.contact),
+                ("address", changes.address),
+                ("shipping_option", changes.shipping_option),
+                ("metadata", changes.metadata),
+            )
+            if value is not None
+        }
+        checkout = replace(checkout, **updates, updated_at=self.clock())
+        if changes.shipping_option is not None:
+            offered = {option.id for option in self.bill(checkout).options}
+            if changes.shipping_option not in offered:
+                raise CheckoutError(
+                    f"no shipping option {changes.shipping_option!r}; offered: "
+                    f"{', '.join(sorted(offered))}",
+                    code="invalid",
+                    param=("shipping_option",),
+                )
+        return checkout
+
+    def cancel(self, owner: str, checkout_id: str) -> Checkout:
+        checkout = self.get(owner, checkout_id)
+        checkout.editable()
+        return self.records.save(replace(checkout, status="canceled", updated_at=self.clock()))
+
+    def complete(
+        self, owner: str, checkout_id: str, token: str, buyer: dict[str, str] | None = None
+    ) -> Checkout:
+        """Pay for the checkout and turn it into an order, exactly once.
+
+        Raises :class:`CheckoutError` if it cannot be paid (its state, a problem, a decline
+        leaves it open with the reason), :class:`PaymentUnavailable` if PayPal failed: the same
+        attempt is then retried with the same request ids, so PayPal never charges twice.
+        """
+        checkout = self.get(owner, checkout_id)
+        now = self.clock()
+        if checkout.status == "in_progress" and now - checkout.updated_at < PAYING_TIMEOUT:
+            raise CheckoutError(
+                f"checkout {checkout.id} is being paid by another request",
+                code="in_progress",
+                status=409,
+            )
+        if checkout.status not in ("open", "in_progress"):
+            checkout.editable()
+        if buyer:
+            checkout = replace(checkout, buyer=buyer)
+        priced = self.bill(checkout)
+        blocking = next((p for p in priced.problems if p.severity == "error"), None)
+        if blocking is not None:
+            raise CheckoutError(blocking.message, code=blocking.code, param=blocking.param)
+        paying = self.records.save(replace(checkout, status="in_progress", updated_at=now))
+        try:
+            receipt = self.payments.charge(paying, priced, token)
+        except PaymentDeclined as declined:
+            payment = Payment(attempt=paying.payment.attempt + 1, declined=declined.reason)
+            self.records.save(
+                replace(paying, status="open", payment=payment, updated_at=self.clock())
+            )
+            raise CheckoutError(
+                f"PayPal declined the payment ({declined.reason}); try another instrument",
+                code="payment_declined",
+                param=("payment",),
+                status=402,
+            ) from declined
+        except PayPalServerError as error:
+            self.records.save(replace(paying, status="open", updated_at=self.clock()))
+            raise PaymentUnavailable(str(error)) from error
+        payment = replace(
+            paying.payment,
+            paypal_order_id=receipt.paypal_order_id,
+            capture_id=receipt.capture_id,
+            declined=None,
+        )
+        return self.records.save(
+            replace(
+                paying,
+                status="completed",
+                payment=payment,
+                order_id=self.new_id("ord"),
+                updated_at=self.clock(),
+            )
+        )

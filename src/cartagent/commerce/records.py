@@ -1,0 +1,198 @@
+"""The merchant's state in SQL (SQLite by default, PostgreSQL by URL): checkouts and the
+idempotency keys of the protocol calls that changed them.
+
+A checkout is one JSON document guarded by a ``version``: :meth:`CheckoutRecords.save` writes
+only if nobody saved in between, so two agents racing on one checkout cannot both win.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+import orjson
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from ..errors import CheckoutError
+from .checkout import Checkout
+
+__all__ = ["CheckoutRecords", "Claim", "fingerprint", "metadata"]
+
+metadata = sa.MetaData()
+
+checkouts = sa.Table(
+    "merchant_checkouts",
+    metadata,
+    sa.Column("id", sa.String(64), primary_key=True),
+    sa.Column("owner", sa.String(128), nullable=False, index=True),
+    sa.Column("protocol", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("data", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+idempotency_keys = sa.Table(
+    "merchant_idempotency_keys",
+    metadata,
+    sa.Column("scope", sa.String(400), primary_key=True),
+    sa.Column("key", sa.String(255), primary_key=True),
+    sa.Column("fingerprint", sa.String(64), nullable=False),
+    sa.Column("state", sa.String(12), nullable=False),
+    sa.Column("status_code", sa.Integer, nullable=True),
+    sa.Column("body", sa.LargeBinary, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _normal(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_normal(item) for item in value]
+    return value
+
+
+def fingerprint(body: Any) -> str:
+    """SHA-256 of ``body`` as canonical JSON: key order and ``1.0`` vs ``1`` do not matter,
+    array order and ``null`` vs absent do (ACP's rules for "the same request")."""
+    canonical = orjson.dumps(_normal(body), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canonical).hexdigest()
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a mutating call may do with its idempotency key.
+
+    ``new``: run it (the key is now in flight); ``replay``: answer ``status_code`` and ``body``
+    again; ``conflict``: the key was used with another body; ``in_flight``: the first call
+    with this key is still running.
+    """
+
+    kind: Literal["new", "replay", "conflict", "in_flight"]
+    status_code: int = 0
+    body: bytes = b""
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+class CheckoutRecords:
+    """Checkouts and idempotency keys in one database; tables are created if missing."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        key_ttl: timedelta = timedelta(hours=24),
+        abandoned_after: timedelta = timedelta(seconds=60),
+    ) -> None:
+        self.engine = engine
+        self.key_ttl = key_ttl
+        self.abandoned_after = abandoned_after
+        metadata.create_all(engine)
+
+    def insert(self, checkout: Checkout) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(checkouts).values(**self._row(checkout)))
+
+    def get(self, checkout_id: str, owner: str) -> Checkout | None:
+        """The checkout, or ``None`` if it does not exist or belongs to another agent."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(checkouts.c.data).where(
+                    checkouts.c.id == checkout_id, checkouts.c.owner == owner
+                )
+            ).first()
+        return None if row is None else Checkout.from_json(orjson.loads(row.data))
+
+    def save(self, checkout: Checkout) -> Checkout:
+        """Store ``checkout`` over the version it was read at; the saved copy is returned.
+
+        Raises :class:`CheckoutError` (409, ``conflict``) if it changed in between.
+        """
+        saved = Checkout.from_json({**checkout.to_json(), "version": checkout.version + 1})
+        with self.engine.begin() as conn:
+            done = conn.execute(
+                sa.update(checkouts)
+                .where(checkouts.c.id == checkout.id, checkouts.c.version == checkout.version)
+                .values(**self._row(saved))
+            )
+        if done.rowcount != 1:
+            raise CheckoutError(
+                f"checkout {checkout.id} was changed by another request; read it again",
+                code="conflict",
+                status=409,
+            )
+        return saved
+
+    @staticmethod
+    def _row(checkout: Checkout) -> dict[str, Any]:
+        return {
+            "id": checkout.id,
+            "owner": checkout.owner,
+            "protocol": checkout.protocol,
+            "status": checkout.status,
+            "version": checkout.version,
+            "data": orjson.dumps(checkout.to_json()).decode(),
+            "updated_at": checkout.updated_at,
+        }
+
+    def claim(self, scope: str, key: str, print_: str, now: datetime) -> Claim:
+        """Reserve ``key`` in ``scope`` for a request whose body has fingerprint ``print_``."""
+        where = sa.and_(idempotency_keys.c.scope == scope, idempotency_keys.c.key == key)
+        for _ in range(2):
+            try:
+                with self.engine.begin() as conn:
+                    row = conn.execute(sa.select(idempotency_keys).where(where)).first()
+                    if row is not None and not self._expired(row, now):
+                        return self._existing(row, print_)
+                    if row is not None:
+                        conn.execute(sa.delete(idempotency_keys).where(where))
+                    conn.execute(
+                        sa.insert(idempotency_keys).values(
+                            scope=scope,
+                            key=key,
+                            fingerprint=print_,
+                            state="in_flight",
+                            created_at=now,
+                        )
+                    )
+                    return Claim("new")
+            except sa.exc.IntegrityError:
+                continue  # another request inserted the same key first: read what it holds
+        return Claim("in_flight")
+
+    def _expired(self, row: Any, now: datetime) -> bool:
+        age = now - _aware(row.created_at)
+        if age >= self.key_ttl:
+            return True
+        # A process that died mid-request leaves its key in flight; let a retry take it over.
+        return row.state == "in_flight" and age >= self.abandoned_after
+
+    @staticmethod
+    def _existing(row: Any, print_: str) -> Claim:
+        if row.fingerprint != print_:
+            return Claim("conflict")
+        if row.state == "in_flight":
+            return Claim("in_flight")
+        return Claim("replay", row.status_code, bytes(row.body))
+
+    def finish(self, scope: str, key: str, status_code: int, body: bytes) -> None:
+        """Store the answer to replay; a 5xx releases the key instead (it is never replayed)."""
+        where = sa.and_(idempotency_keys.c.scope == scope, idempotency_keys.c.key == key)
+        with self.engine.begin() as conn:
+            if status_code >= 500:
+                conn.execute(sa.delete(idempotency_keys).where(where))
+            else:
+                conn.execute(
+                    sa.update(idempotency_keys)
+                    .where(where)
+                    .values(state="done", status_code=status_code, body=body)
+                )

@@ -1,0 +1,125 @@
+"""``cartagent merchant`` as a real process: an agent checks out over ACP on loopback HTTP,
+PayPal (the sandbox started beside it) shows one capture, and the checkout survives a kill -9."""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from cartagent.child_process import ServerProcess, free_port
+from cartagent.paypal import PayPalClient
+from tests.conftest import SHARED
+
+TAU = SHARED / "data" / "tau-bench-retail"
+TOKEN = "acp-e2e-token"
+
+
+class MerchantProcess(ServerProcess):
+    name = "cartagent merchant"
+
+    def __init__(self, folder: Path, sandbox_port: int) -> None:
+        super().__init__(startup_timeout=120)
+        self.folder = folder
+        self.sandbox_port = sandbox_port
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "cartagent", "merchant", "--port", str(self.port),
+            "--catalog", str(TAU), "--agent-token", TOKEN,
+            "--db", f"sqlite:///{self.folder / 'merchant.db'}",
+        ]  # fmt: skip
+
+    def environment(self) -> dict[str, str]:
+        return {
+            **os.environ,
+            "XDG_DATA_HOME": str(self.folder),
+            "CARTAGENT_SANDBOX_PORT": str(self.sandbox_port),
+            "CARTAGENT_SANDBOX_DB": f"sqlite:///{self.folder / 'sandbox.db'}",
+        }
+
+    def probe(self) -> None:
+        httpx.get(f"{self.base_url}/.well-known/acp.json", timeout=2).raise_for_status()
+
+
+def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = client.post(path, json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
+    assert response.status_code in (200, 201), response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.timeout(300)
+def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
+    sandbox_port = free_port()
+    headers = {"Authorization": f"Bearer {TOKEN}", "API-Version": "2026-04-17"}
+    with MerchantProcess(tmp_path, sandbox_port) as process:
+        discovery = httpx.get(f"{process.base_url}/.well-known/acp.json").json()
+        assert discovery["api_base_url"] == process.base_url
+        with httpx.Client(base_url=process.base_url, headers=headers, timeout=30) as client:
+            session = _post(
+                client,
+                "/checkout_sessions",
+                {
+                    "line_items": [{"id": "9612497925", "quantity": 2}],
+                    "currency": "usd",
+                    "capabilities": {},
+                    "fulfillment_details": {
+                        "name": "Ada",
+                        "address": {
+                            "name": "Ada",
+                            "line_one": "1 Way",
+                            "city": "Austin",
+                            "state": "TX",
+                            "country": "US",
+                            "postal_code": "78701",
+                        },
+                    },
+                },
+            )
+            assert session["status"] == "ready_for_payment"
+        process.kill()  # kill -9: nothing is flushed on the way out
+
+    with MerchantProcess(tmp_path, sandbox_port) as process:
+        with httpx.Client(base_url=process.base_url, headers=headers, timeout=30) as client:
+            again = client.get(f"/checkout_sessions/{session['id']}").json()
+            assert again["totals"] == session["totals"]
+            payment = {
+                "handler_id": "paypal",
+                "instrument": {
+                    "type": "paypal",
+                    "credential": {"type": "paypal_payment_token", "token": "BA-E2E"},
+                },
+            }
+            done = _post(
+                client, f"/checkout_sessions/{session['id']}/complete", {"payment_data": payment}
+            )
+            assert done["status"] == "completed"
+        total = next(t["amount"] for t in done["totals"] if t["type"] == "total")
+        now = datetime.now(UTC)
+        with PayPalClient(
+            "cartagent-sandbox-client",
+            "cartagent-sandbox-secret",
+            base_url=f"http://127.0.0.1:{sandbox_port}",
+        ) as paypal:
+            found = paypal.get(
+                "/v1/reporting/transactions",
+                params={
+                    "start_date": (now - timedelta(days=1)).isoformat(timespec="seconds"),
+                    "end_date": (now + timedelta(days=1)).isoformat(timespec="seconds"),
+                },
+            )
+        captures = [
+            t for t in found.get("transaction_details", [])
+            if t["transaction_info"].get("custom_field") == session["id"]
+        ]  # fmt: skip
+        assert len(captures) == 1
+        value = captures[0]["transaction_info"]["transaction_amount"]["value"]
+        assert round(float(value) * 100) == total
