@@ -18,14 +18,14 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...errors import CheckoutError
 from ..agents import AgentKey, Agents, signature_problem
 from ..merchant import Merchant, PaymentUnavailable
 from ..records import fingerprint
-from . import wire
+from . import feed, wire
 from .schema import SUPPORTED_VERSIONS, check
 
 __all__ = ["AcpSettings", "acp_router"]
@@ -184,6 +184,20 @@ def acp_router(merchant: Merchant, agents: Agents, settings: AcpSettings) -> API
     @router.get("/.well-known/acp.json", include_in_schema=False)
     def well_known() -> Response:
         return _json(200, wire.discovery(settings.base_url), {})
+
+    started = merchant.clock()
+
+    @router.get("/feed/metadata.json", include_in_schema=False)
+    def metadata() -> Response:
+        return _json(200, feed.feed_metadata(started), {})
+
+    @router.get("/feed/products.jsonl", include_in_schema=False)
+    def products() -> StreamingResponse:
+        lines = (
+            orjson.dumps(feed.feed_product(product)) + b"\n"
+            for product in merchant.catalog.products
+        )
+        return StreamingResponse(lines, media_type="application/jsonl")
 
     @router.post("/checkout_sessions")
     async def create(request: Request) -> Response:

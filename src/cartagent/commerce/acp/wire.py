@@ -9,7 +9,7 @@ from typing import Any
 
 from ...errors import CheckoutError
 from ...money import Money
-from ..checkout import Address, Bill, Checkout, Contact, Problem
+from ..checkout import Address, Bill, Checkout, Contact, LineCost, Problem
 from ..merchant import Changes
 from .schema import API_VERSION, json_path
 
@@ -17,8 +17,10 @@ __all__ = [
     "PAYPAL_HANDLER_ID",
     "changes_from",
     "discovery",
+    "fulfillment_details",
     "payment_handler",
     "payment_token",
+    "price_warnings",
     "session",
 ]
 
@@ -154,6 +156,32 @@ def payment_handler(environment: str) -> dict[str, Any]:
     }
 
 
+def fulfillment_details(contact: Contact | None, address: Address | None) -> dict[str, Any]:
+    """ACP ``FulfillmentDetails`` (empty when there is neither a contact nor an address)."""
+    details: dict[str, Any] = {}
+    if contact is not None:
+        details |= {
+            key: value
+            for key, value in (
+                ("name", contact.name),
+                ("email", contact.email),
+                ("phone_number", contact.phone),
+            )
+            if value
+        }
+    if address is not None:
+        details["address"] = {
+            "name": address.name,
+            "line_one": address.line_one,
+            **({"line_two": address.line_two} if address.line_two else {}),
+            "city": address.city,
+            "state": address.state,
+            "country": address.country,
+            "postal_code": address.postal_code,
+        }
+    return details
+
+
 def _total(kind: str, text: str, money: Money) -> dict[str, Any]:
     return {"type": kind, "display_text": text, "amount": money.minor_units}
 
@@ -171,7 +199,7 @@ def _message(problem: Problem) -> dict[str, Any]:
     }
 
 
-def _line_item(cost: Any) -> dict[str, Any]:
+def _line_item(cost: LineCost) -> dict[str, Any]:
     offer = cost.offer
     unit = cost.unit_price.minor_units
     item: dict[str, Any] = {"id": cost.line.item_id, "unit_amount": unit}
@@ -222,30 +250,8 @@ def session(
     }
     if checkout.buyer.get("email"):
         body["buyer"] = dict(checkout.buyer)
-    if checkout.contact is not None or checkout.address is not None:
-        details: dict[str, Any] = {}
-        if checkout.contact is not None:
-            contact = checkout.contact
-            details |= {
-                key: value
-                for key, value in (
-                    ("name", contact.name),
-                    ("email", contact.email),
-                    ("phone_number", contact.phone),
-                )
-                if value
-            }
-        if checkout.address is not None:
-            address = checkout.address
-            details["address"] = {
-                "name": address.name,
-                "line_one": address.line_one,
-                **({"line_two": address.line_two} if address.line_two else {}),
-                "city": address.city,
-                "state": address.state,
-                "country": address.country,
-                "postal_code": address.postal_code,
-            }
+    details = fulfillment_details(checkout.contact, checkout.address)
+    if details:
         body["fulfillment_details"] = details
     body["fulfillment_options"] = [
         {

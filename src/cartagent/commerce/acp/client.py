@@ -1,0 +1,333 @@
+"""An agent's ACP client: discover a merchant, read its product feed, run a checkout session.
+
+::
+
+    with AcpClient.discover("http://127.0.0.1:8780", token) as shop:
+        session = shop.create([("9612497925", 1)], address=address)
+        if shop_user_says_yes(session.total):
+            paid = shop.complete(session.id, payment_token)
+
+Each call sends ``API-Version``, the bearer token and, for an agent with a signing secret, the
+request's ``Signature``. A POST keeps ONE ``Idempotency-Key`` across its retries (transport
+errors, 409 in flight, 503), so a retried completion is answered, never charged twice. A
+refusal raises :class:`~cartagent.errors.CheckoutError` with the merchant's code and the
+offending field.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+import orjson
+
+from ...catalog.product import Product
+from ...errors import CheckoutError
+from ...money import Money
+from ...paypal import path_segment
+from ..agents import sign
+from ..checkout import Address, Contact
+from .feed import products_from_feed
+from .schema import API_VERSION
+from .wire import fulfillment_details
+
+__all__ = ["AcpClient", "SessionLine", "SessionView"]
+
+RETRY_STATUSES = (409, 503)
+MAX_WAIT = 5.0
+_PATH_PART = re.compile(r"\.([A-Za-z_][\w]*)|\[(\d+)\]")
+
+
+def parse_json_path(path: str | None) -> tuple[str | int, ...]:
+    """``$.line_items[0].id`` as ``("line_items", 0, "id")``."""
+    if not path or not path.startswith("$"):
+        return ()
+    return tuple(int(index) if index else name for name, index in _PATH_PART.findall(path[1:]))
+
+
+@dataclass(frozen=True)
+class SessionLine:
+    item_id: str
+    name: str
+    quantity: int
+    unit_price: Money
+    total: Money
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """A checkout session as the merchant last described it (``raw`` is the whole answer)."""
+
+    id: str
+    status: str
+    currency: str
+    lines: tuple[SessionLine, ...]
+    totals: dict[str, Money]
+    messages: tuple[dict[str, Any], ...]
+    order: dict[str, Any] | None
+    raw: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any]) -> SessionView:
+        currency = str(body["currency"]).upper()
+
+        def money(amount: int) -> Money:
+            return Money.from_minor(int(amount), currency)
+
+        lines = []
+        for line in body.get("line_items", []):
+            line_totals = {t["type"]: t["amount"] for t in line.get("totals", [])}
+            unit = line.get("unit_amount", line["item"].get("unit_amount", 0))
+            lines.append(
+                SessionLine(
+                    item_id=str(line["item"]["id"]),
+                    name=str(line.get("name") or line["item"].get("name") or line["item"]["id"]),
+                    quantity=int(line["quantity"]),
+                    unit_price=money(unit),
+                    total=money(line_totals.get("total", unit * int(line["quantity"]))),
+                )
+            )
+        return cls(
+            id=str(body["id"]),
+            status=str(body["status"]),
+            currency=currency,
+            lines=tuple(lines),
+            totals={t["type"]: money(t["amount"]) for t in body.get("totals", [])},
+            messages=tuple(body.get("messages", [])),
+            order=body.get("order"),
+            raw=body,
+        )
+
+    @property
+    def total(self) -> Money:
+        return self.totals.get("total", Money.zero(self.currency))
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "ready_for_payment"
+
+    @property
+    def problems(self) -> list[str]:
+        """The merchant's error messages, as text."""
+        return [m["content"] for m in self.messages if m.get("type") == "error"]
+
+
+class AcpClient:
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        signing_secret: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+        attempts: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self._secret = signing_secret
+        self._http = httpx.Client(base_url=self.base_url, transport=transport, timeout=timeout)
+        self._attempts = max(1, attempts)
+        self._sleep = sleep
+
+    @classmethod
+    def discover(
+        cls, url: str, token: str, *, transport: httpx.BaseTransport | None = None, **kwargs: Any
+    ) -> AcpClient:
+        """The client for the merchant at ``url``, from its ``/.well-known/acp.json``.
+
+        Raises :class:`CheckoutError` if it has no discovery document or does not speak this
+        client's API version.
+        """
+        with httpx.Client(transport=transport, timeout=kwargs.get("timeout", 30.0)) as http:
+            try:
+                response = http.get(f"{url.rstrip('/')}/.well-known/acp.json")
+            except httpx.TransportError as error:
+                raise CheckoutError(
+                    f"{url} cannot be reached: {error}", code="unreachable", status=503
+                ) from error
+        if response.status_code != 200:
+            raise CheckoutError(
+                f"{url} serves no ACP discovery document (HTTP {response.status_code})",
+                code="not_found",
+                status=404,
+            )
+        document = response.json()
+        versions = document.get("protocol", {}).get("supported_versions", [])
+        if API_VERSION not in versions:
+            raise CheckoutError(
+                f"{url} speaks ACP {', '.join(versions) or '(none)'}, not {API_VERSION}",
+                code="unsupported_api_version",
+            )
+        return cls(str(document["api_base_url"]), token, transport=transport, **kwargs)
+
+    def products(self) -> list[Product]:
+        """The merchant's product feed as catalog products (variants priced, with stock)."""
+        response = self._http.get("/feed/products.jsonl")
+        if response.status_code != 200:
+            raise CheckoutError(
+                f"the merchant's feed answered HTTP {response.status_code}",
+                code="not_found",
+                status=response.status_code,
+            )
+        rows = (orjson.loads(line) for line in response.content.splitlines() if line.strip())
+        return list(products_from_feed(rows))
+
+    def create(
+        self,
+        items: Sequence[tuple[str, int]],
+        *,
+        address: Address | None = None,
+        contact: Contact | None = None,
+        buyer: dict[str, str] | None = None,
+    ) -> SessionView:
+        body: dict[str, Any] = {
+            "line_items": [{"id": item, "quantity": quantity} for item, quantity in items],
+            "currency": "usd",
+            "capabilities": {},
+        }
+        body |= _people(address, contact, buyer)
+        return self._session("POST", "/checkout_sessions", body)
+
+    def update(
+        self,
+        session_id: str,
+        *,
+        items: Sequence[tuple[str, int]] | None = None,
+        address: Address | None = None,
+        contact: Contact | None = None,
+        shipping_option: str | None = None,
+    ) -> SessionView:
+        body: dict[str, Any] = _people(address, contact, None)
+        if items is not None:
+            body["line_items"] = [{"id": item, "quantity": n} for item, n in items]
+        if shipping_option is not None:
+            body["selected_fulfillment_options"] = [
+                {"type": "shipping", "option_id": shipping_option, "item_ids": []}
+            ]
+        return self._session("POST", f"/checkout_sessions/{path_segment(session_id)}", body)
+
+    def get(self, session_id: str) -> SessionView:
+        return self._session("GET", f"/checkout_sessions/{path_segment(session_id)}", None)
+
+    def complete(
+        self, session_id: str, payment_token: str, *, buyer: dict[str, str] | None = None
+    ) -> SessionView:
+        """Pay with a PayPal payment token. Only call this after the buyer said yes to
+        :attr:`SessionView.total`: it moves money."""
+        body: dict[str, Any] = {
+            "payment_data": {
+                "handler_id": "paypal",
+                "instrument": {
+                    "type": "paypal",
+                    "credential": {"type": "paypal_payment_token", "token": payment_token},
+                },
+            }
+        }
+        if buyer:
+            body["buyer"] = buyer
+        path = f"/checkout_sessions/{path_segment(session_id)}/complete"
+        return self._session("POST", path, body)
+
+    def cancel(self, session_id: str) -> SessionView:
+        return self._session("POST", f"/checkout_sessions/{path_segment(session_id)}/cancel", {})
+
+    def _session(self, method: str, path: str, body: dict[str, Any] | None) -> SessionView:
+        return SessionView.from_json(self._send(method, path, body))
+
+    def _send(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {self._token}", "API-Version": API_VERSION}
+        if method == "POST":
+            headers["Idempotency-Key"] = str(uuid.uuid4())
+        content = None if body is None else orjson.dumps(body)
+        if content is not None:
+            headers["Content-Type"] = "application/json"
+        response: httpx.Response | None = None
+        for attempt in range(self._attempts):
+            if self._secret is not None:
+                stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+                headers |= {"Timestamp": stamp, "Signature": sign(self._secret, stamp, body)}
+            try:
+                response = self._http.request(method, path, content=content, headers=headers)
+            except httpx.TransportError as error:
+                if attempt + 1 == self._attempts:
+                    raise CheckoutError(
+                        f"the merchant cannot be reached: {error}", code="unreachable", status=503
+                    ) from error
+                self._sleep(min(MAX_WAIT, 0.2 * 2**attempt))
+                continue
+            if response.status_code not in RETRY_STATUSES or attempt + 1 == self._attempts:
+                break
+            if response.status_code == 409 and _code(response) not in (
+                "idempotency_in_flight",
+                "in_progress",
+            ):
+                break
+            self._sleep(_retry_after(response, attempt))
+        assert response is not None
+        if response.is_success:
+            answer: dict[str, Any] = response.json()
+            return answer
+        raise _refusal(response)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _people(
+    address: Address | None, contact: Contact | None, buyer: dict[str, str] | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"buyer": buyer} if buyer else {}
+    details = fulfillment_details(contact, address)
+    if details:
+        out["fulfillment_details"] = details
+    return out
+
+
+def _code(response: httpx.Response) -> str:
+    try:
+        return str(response.json().get("code", ""))
+    except ValueError:
+        return ""
+
+
+def _retry_after(response: httpx.Response, attempt: int) -> float:
+    backoff: float = 0.2 * 2**attempt
+    with contextlib.suppress(ValueError):
+        backoff = float(response.headers.get("Retry-After", ""))
+    return min(MAX_WAIT, backoff)
+
+
+def _refusal(response: httpx.Response) -> CheckoutError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    return CheckoutError(
+        str(body.get("message") or f"HTTP {response.status_code}"),
+        code=str(body.get("code") or "error"),
+        param=parse_json_path(body.get("param")),
+        status=response.status_code,
+    )
