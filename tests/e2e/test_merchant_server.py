@@ -3,10 +3,14 @@ PayPal (the sandbox started beside it) shows one capture, and the checkout survi
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import threading
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +18,55 @@ import httpx
 import pytest
 
 from cartagent.child_process import ServerProcess, free_port
+from cartagent.commerce.webhooks import verify_merchant_signature
 from cartagent.paypal import PayPalClient
 from tests.conftest import SHARED
 
 TAU = SHARED / "data" / "tau-bench-retail"
 TOKEN = "acp-e2e-token"
+HOOK_SECRET = "whsec-e2e"
+
+
+class Receiver(ThreadingHTTPServer):
+    """The agent platform's order-events endpoint, on loopback: keeps what it is sent."""
+
+    def __init__(self) -> None:
+        self.received: list[tuple[str | None, bytes]] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.received.append((self.headers["Merchant-Signature"], body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/order_events"
 
 
 class MerchantProcess(ServerProcess):
     name = "cartagent merchant"
 
-    def __init__(self, folder: Path, sandbox_port: int) -> None:
+    def __init__(self, folder: Path, sandbox_port: int, hook: str) -> None:
         super().__init__(startup_timeout=120)
         self.folder = folder
         self.sandbox_port = sandbox_port
+        self.hook = hook
 
     def command(self) -> list[str]:
         return [
             sys.executable, "-m", "cartagent", "merchant", "--port", str(self.port),
             "--catalog", str(TAU), "--agent-token", TOKEN,
             "--db", f"sqlite:///{self.folder / 'merchant.db'}",
+            "--webhook-url", self.hook, "--webhook-secret", HOOK_SECRET,
         ]  # fmt: skip
 
     def environment(self) -> dict[str, str]:
@@ -59,8 +92,9 @@ def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, An
 @pytest.mark.timeout(300)
 def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
     sandbox_port = free_port()
+    receiver = Receiver()
     headers = {"Authorization": f"Bearer {TOKEN}", "API-Version": "2026-04-17"}
-    with MerchantProcess(tmp_path, sandbox_port) as process:
+    with MerchantProcess(tmp_path, sandbox_port, receiver.url) as process:
         discovery = httpx.get(f"{process.base_url}/.well-known/acp.json").json()
         assert discovery["api_base_url"] == process.base_url
         with httpx.Client(base_url=process.base_url, headers=headers, timeout=30) as client:
@@ -87,7 +121,7 @@ def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
             assert session["status"] == "ready_for_payment"
         process.kill()  # kill -9: nothing is flushed on the way out
 
-    with MerchantProcess(tmp_path, sandbox_port) as process:
+    with MerchantProcess(tmp_path, sandbox_port, receiver.url) as process:
         with httpx.Client(base_url=process.base_url, headers=headers, timeout=30) as client:
             again = client.get(f"/checkout_sessions/{session['id']}").json()
             assert again["totals"] == session["totals"]
@@ -102,6 +136,14 @@ def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
                 client, f"/checkout_sessions/{session['id']}/complete", {"payment_data": payment}
             )
             assert done["status"] == "completed"
+            deadline = time.monotonic() + 20
+            while not receiver.received and time.monotonic() < deadline:
+                time.sleep(0.1)
+        receiver.shutdown()
+        [(signature, body)] = receiver.received
+        assert verify_merchant_signature(signature, body, HOOK_SECRET, datetime.now(UTC))
+        event = json.loads(body)
+        assert (event["type"], event["data"]["id"]) == ("order_create", done["order"]["id"])
         total = next(t["amount"] for t in done["totals"] if t["type"] == "total")
         now = datetime.now(UTC)
         with PayPalClient(

@@ -71,6 +71,20 @@ def _token(data_dir: Path) -> str:
     help="If set, agents must sign each request (Signature, Timestamp) with this secret.",
 )
 @click.option(
+    "--webhook-url",
+    envvar="CARTAGENT_MERCHANT_WEBHOOK_URL",
+    show_envvar=True,
+    default=None,
+    help="The agent platform's order-events receiver (order_create on each completed checkout).",
+)
+@click.option(
+    "--webhook-secret",
+    envvar="CARTAGENT_MERCHANT_WEBHOOK_SECRET",
+    show_envvar=True,
+    default=None,
+    help="The secret order events are signed with (Merchant-Signature); needed with --webhook-url.",
+)
+@click.option(
     "--paypal",
     "paypal_url",
     envvar="CARTAGENT_PAYPAL_BASE_URL",
@@ -88,6 +102,8 @@ def merchant(
     db_url: str | None,
     agent_token: str | None,
     signing_secret: str | None,
+    webhook_url: str | None,
+    webhook_secret: str | None,
     paypal_url: str | None,
     client_id: str | None,
     client_secret: str | None,
@@ -104,6 +120,7 @@ def merchant(
         PayPalPayments,
         create_merchant_app,
     )
+    from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
     from ..settings import SandboxSettings, _data_dir
@@ -117,16 +134,14 @@ def merchant(
     database = db_url or f"sqlite:///{_data_dir() / 'merchant.db'}"
     public = (base_url or f"http://{host}:{port}").rstrip("/")
     paypal = PayPalClient(paypal_id, paypal_secret, base_url=url)
+    records = CheckoutRecords(create_engine(database))
     try:
-        store = Merchant(
-            MerchantCatalog(products),
-            CheckoutRecords(create_engine(database)),
-            PayPalPayments(paypal),
-        )
+        store = Merchant(MerchantCatalog(products), records, PayPalPayments(paypal))
+        agents = Agents([AgentKey("agent", token, signing_secret, webhook_url, webhook_secret)])
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    agents = Agents([AgentKey("agent", token, signing_secret)])
-    app = create_merchant_app(store, agents, base_url=public)
+    sender = WebhookSender(records, agents) if webhook_url else None
+    app = create_merchant_app(store, agents, base_url=public, webhooks=sender)
     configs = [uvicorn.Config(app, host=host, port=port, log_level="warning")]
     lines = [
         f"ACP merchant on {public}  (discovery: {public}/.well-known/acp.json)",
@@ -135,6 +150,8 @@ def merchant(
     ]
     if signing_secret:
         lines.append("  requests must be signed (Signature, Timestamp)")
+    if webhook_url:
+        lines.append(f"  order events to {webhook_url}")
     if paypal_url is None:
         local = SandboxSettings.from_env()
         sandbox = _sandbox_app(local, paypal_id, paypal_secret)

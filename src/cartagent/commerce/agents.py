@@ -28,15 +28,20 @@ MAX_SKEW = timedelta(minutes=5)
 @dataclass(frozen=True)
 class AgentKey:
     """One agent platform: its name (what its checkouts and idempotency keys are scoped to),
-    its bearer token and, if it signs its requests, the shared signing secret."""
+    its bearer token, the secret it signs requests with (if it does) and its order-events
+    receiver with the secret those are signed with (if it wants them)."""
 
     name: str
     token: str
     signing_secret: str | None = None
+    webhook_url: str | None = None
+    webhook_secret: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not self.token:
             raise ValueError("an agent needs a name and a token")
+        if self.webhook_url is not None and not self.webhook_secret:
+            raise ValueError(f"agent {self.name}: a webhook URL needs a webhook secret")
 
 
 class Agents:
@@ -47,6 +52,13 @@ class Agents:
         names = [key.name for key in self.keys]
         if len(set(names)) != len(names):
             raise ValueError("agent names must be unique")
+
+    def named(self, name: str) -> AgentKey | None:
+        return next((key for key in self.keys if key.name == name), None)
+
+    def webhook_secret(self, name: str) -> str | None:
+        key = self.named(name)
+        return None if key is None else key.webhook_secret
 
     def by_token(self, token: str) -> AgentKey | None:
         """The agent holding ``token``; every key is compared, in constant time."""

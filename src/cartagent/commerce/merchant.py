@@ -17,13 +17,17 @@ from ..errors import CheckoutError, PayPalServerError
 from .catalog import MerchantCatalog
 from .checkout import Address, Bill, Checkout, Contact, Payment, bill, merge_items
 from .payment import PaymentDeclined, PayPalPayments
-from .records import CheckoutRecords
+from .records import CheckoutRecords, Event
 from .terms import DEMO_STORE, StoreTerms
 
-__all__ = ["Changes", "Merchant", "PaymentUnavailable"]
+__all__ = ["Announcer", "Changes", "Merchant", "PaymentUnavailable"]
 
 CHECKOUT_LIFETIME = timedelta(hours=6)
 PAYING_TIMEOUT = timedelta(seconds=60)
+
+
+Announcer = Callable[[Checkout], Sequence[Event]]
+"""The webhook events a protocol sends when a checkout becomes an order."""
 
 
 class PaymentUnavailable(Exception):
@@ -69,6 +73,11 @@ class Merchant:
         self.terms = terms
         self.clock = clock
         self.new_id = new_id
+        self._announcers: dict[str, Announcer] = {}
+
+    def announce_with(self, protocol: str, announcer: Announcer) -> None:
+        """Queue ``announcer``'s events with every order placed over ``protocol``."""
+        self._announcers[protocol] = announcer
 
     def bill(self, checkout: Checkout) -> Bill:
         return bill(checkout, self.catalog, self.terms, self.clock())
@@ -199,12 +208,13 @@ class Merchant:
             capture_id=receipt.capture_id,
             declined=None,
         )
-        return self.records.save(
-            replace(
-                paying,
-                status="completed",
-                payment=payment,
-                order_id=self.new_id("ord"),
-                updated_at=self.clock(),
-            )
+        completed = replace(
+            paying,
+            status="completed",
+            payment=payment,
+            order_id=self.new_id("ord"),
+            updated_at=self.clock(),
         )
+        announcer = self._announcers.get(completed.protocol)
+        events = announcer(completed) if announcer is not None else ()
+        return self.records.save(completed, events)

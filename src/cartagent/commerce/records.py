@@ -8,6 +8,8 @@ only if nobody saved in between, so two agents racing on one checkout cannot bot
 from __future__ import annotations
 
 import hashlib
+import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -19,7 +21,7 @@ from sqlalchemy.engine import Engine
 from ..errors import CheckoutError
 from .checkout import Checkout
 
-__all__ = ["CheckoutRecords", "Claim", "fingerprint", "metadata"]
+__all__ = ["CheckoutRecords", "Claim", "Event", "PendingEvent", "fingerprint", "metadata"]
 
 metadata = sa.MetaData()
 
@@ -46,6 +48,43 @@ idempotency_keys = sa.Table(
     sa.Column("body", sa.LargeBinary, nullable=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+webhook_events = sa.Table(
+    "merchant_webhook_events",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("agent", sa.String(128), nullable=False),
+    sa.Column("url", sa.Text, nullable=False),
+    sa.Column("body", sa.LargeBinary, nullable=False),
+    sa.Column("state", sa.String(12), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("next_at", sa.DateTime(timezone=True), nullable=False, index=True),
+    sa.Column("last_error", sa.Text, nullable=True),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+LEASE = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class Event:
+    """A webhook call to make once the change it announces is stored: to ``agent``'s
+    receiver at ``url``, with ``body`` as the raw JSON."""
+
+    agent: str
+    url: str
+    body: bytes
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    id: str
+    agent: str
+    url: str
+    body: bytes
+    attempts: int
+    state: str = "pending"
+    last_error: str | None = None
 
 
 def _normal(value: Any) -> Any:
@@ -112,8 +151,9 @@ class CheckoutRecords:
             ).first()
         return None if row is None else Checkout.from_json(orjson.loads(row.data))
 
-    def save(self, checkout: Checkout) -> Checkout:
-        """Store ``checkout`` over the version it was read at; the saved copy is returned.
+    def save(self, checkout: Checkout, events: Sequence[Event] = ()) -> Checkout:
+        """Store ``checkout`` over the version it was read at, and queue ``events`` in the
+        same transaction; the saved copy is returned.
 
         Raises :class:`CheckoutError` (409, ``conflict``) if it changed in between.
         """
@@ -124,13 +164,93 @@ class CheckoutRecords:
                 .where(checkouts.c.id == checkout.id, checkouts.c.version == checkout.version)
                 .values(**self._row(saved))
             )
-        if done.rowcount != 1:
-            raise CheckoutError(
-                f"checkout {checkout.id} was changed by another request; read it again",
-                code="conflict",
-                status=409,
-            )
+            if done.rowcount != 1:
+                raise CheckoutError(
+                    f"checkout {checkout.id} was changed by another request; read it again",
+                    code="conflict",
+                    status=409,
+                )
+            for event in events:
+                conn.execute(
+                    sa.insert(webhook_events).values(
+                        id=f"evt_{uuid.uuid4().hex}",
+                        agent=event.agent,
+                        url=event.url,
+                        body=event.body,
+                        state="pending",
+                        attempts=0,
+                        next_at=saved.updated_at,
+                        created_at=saved.updated_at,
+                    )
+                )
         return saved
+
+    def due_events(self, now: datetime, limit: int, agents: Sequence[str]) -> list[PendingEvent]:
+        """``agents``' pending events due by ``now``, leased for a minute so that two senders
+        (two processes) do not both send one."""
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                sa.select(webhook_events)
+                .where(
+                    webhook_events.c.state == "pending",
+                    webhook_events.c.next_at <= now,
+                    webhook_events.c.agent.in_(agents),
+                )
+                .order_by(webhook_events.c.next_at)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            ).all()
+            if rows:
+                conn.execute(
+                    sa.update(webhook_events)
+                    .where(webhook_events.c.id.in_([row.id for row in rows]))
+                    .values(next_at=now + LEASE)
+                )
+        return [self._pending(row) for row in rows]
+
+    def events(self) -> list[PendingEvent]:
+        """Every event, oldest first (for operators and tests)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(webhook_events).order_by(webhook_events.c.created_at)
+            ).all()
+        return [self._pending(row) for row in rows]
+
+    @staticmethod
+    def _pending(row: Any) -> PendingEvent:
+        return PendingEvent(
+            id=row.id,
+            agent=row.agent,
+            url=row.url,
+            body=bytes(row.body),
+            attempts=row.attempts,
+            state=row.state,
+            last_error=row.last_error,
+        )
+
+    def event_delivered(self, event_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                sa.update(webhook_events)
+                .where(webhook_events.c.id == event_id)
+                .values(state="delivered", attempts=webhook_events.c.attempts + 1)
+            )
+
+    def event_failed(self, event_id: str, problem: str, retry_at: datetime, give_up: int) -> None:
+        """Record a failed try; after ``give_up`` tries the event is marked ``failed``."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                sa.update(webhook_events)
+                .where(webhook_events.c.id == event_id)
+                .values(
+                    attempts=webhook_events.c.attempts + 1,
+                    last_error=problem[:500],
+                    next_at=retry_at,
+                    state=sa.case(
+                        (webhook_events.c.attempts + 1 >= give_up, "failed"), else_="pending"
+                    ),
+                )
+            )
 
     @staticmethod
     def _row(checkout: Checkout) -> dict[str, Any]:

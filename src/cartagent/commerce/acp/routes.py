@@ -23,8 +23,9 @@ from starlette.concurrency import run_in_threadpool
 
 from ...errors import CheckoutError
 from ..agents import AgentKey, Agents, signature_problem
+from ..checkout import Checkout
 from ..merchant import Merchant, PaymentUnavailable
-from ..records import fingerprint
+from ..records import Event, fingerprint
 from . import feed, wire
 from .schema import SUPPORTED_VERSIONS, check
 
@@ -82,7 +83,17 @@ Handler = Callable[[AgentKey, dict[str, Any] | None], tuple[int, dict[str, Any]]
 def acp_router(merchant: Merchant, agents: Agents, settings: AcpSettings) -> APIRouter:
     router = APIRouter()
 
-    def render(checkout: Any, warnings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def order_created(checkout: Checkout) -> list[Event]:
+        agent = agents.named(checkout.owner)
+        if agent is None or agent.webhook_url is None:
+            return []
+        order = render(checkout)["order"]
+        body = orjson.dumps({"type": "order_create", "data": order})
+        return [Event(agent.name, agent.webhook_url, body)]
+
+    merchant.announce_with("acp", order_created)
+
+    def render(checkout: Checkout, warnings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return wire.session(
             checkout,
             merchant.bill(checkout),

@@ -1,0 +1,134 @@
+"""Order events to the agent platforms' webhook receivers, signed, from a durable outbox.
+
+An event is written in the same transaction as the checkout change it announces (see
+:meth:`CheckoutRecords.save`), so a crash can neither lose it nor send one for a change that
+did not happen. :class:`WebhookSender` delivers due events with ACP's signature::
+
+    Merchant-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>
+
+retrying failures with exponential back-off up to :data:`MAX_ATTEMPTS` times.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import httpx
+
+from .agents import Agents
+from .records import CheckoutRecords
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "WebhookSender",
+    "merchant_signature",
+    "verify_merchant_signature",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 8
+TOLERANCE = timedelta(seconds=300)
+
+
+def merchant_signature(secret: str, body: bytes, now: datetime) -> str:
+    stamp = str(int(now.timestamp()))
+    digest = hmac.new(secret.encode(), stamp.encode() + b"." + body, hashlib.sha256)
+    return f"t={stamp},v1={digest.hexdigest()}"
+
+
+def verify_merchant_signature(header: str | None, body: bytes, secret: str, now: datetime) -> bool:
+    """Whether ``header`` signs ``body`` with ``secret`` within the 300 s tolerance (for an
+    agent platform's receiver)."""
+    if not header:
+        return False
+    parts = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
+    stamp, given = parts.get("t", ""), parts.get("v1", "")
+    if not stamp.isdigit() or len(given) != 64:
+        return False
+    sent = datetime.fromtimestamp(int(stamp), UTC)
+    if abs(now - sent) > TOLERANCE:
+        return False
+    digest = hmac.new(secret.encode(), stamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(digest, given.lower())
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WebhookSender:
+    """Sends the outbox's due events; :meth:`start` runs it in a background thread."""
+
+    def __init__(
+        self,
+        records: CheckoutRecords,
+        agents: Agents,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        clock: Callable[[], datetime] = _now,
+        interval: float = 0.5,
+        timeout: float = 10.0,
+    ) -> None:
+        self.records = records
+        self.agents = agents
+        self.clock = clock
+        self.interval = interval
+        self._http = httpx.Client(transport=transport, timeout=timeout)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def deliver_due(self, limit: int = 50) -> int:
+        """Send up to ``limit`` due events of this sender's agents once each; return how many
+        were delivered."""
+        delivered = 0
+        names = [key.name for key in self.agents.keys]
+        for pending in self.records.due_events(self.clock(), limit, names):
+            now = self.clock()
+            secret = self.agents.webhook_secret(pending.agent)
+            if secret is None:
+                self.records.event_failed(pending.id, "the agent has no webhook secret", now, 1)
+                continue
+            headers = {
+                "Content-Type": "application/json",
+                "Merchant-Signature": merchant_signature(secret, pending.body, now),
+                "Request-Id": pending.id,
+                "Timestamp": now.isoformat().replace("+00:00", "Z"),
+            }
+            try:
+                response = self._http.post(pending.url, content=pending.body, headers=headers)
+                problem = None if response.is_success else f"HTTP {response.status_code}"
+            except httpx.HTTPError as error:
+                problem = f"{type(error).__name__}: {error}"
+            if problem is None:
+                delivered += 1
+                self.records.event_delivered(pending.id)
+            else:
+                log.warning("webhook %s to %s failed: %s", pending.id, pending.url, problem)
+                retry = now + timedelta(seconds=2**pending.attempts)
+                self.records.event_failed(pending.id, problem, retry, give_up=MAX_ATTEMPTS)
+        return delivered
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="webhooks", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.deliver_due()
+            except Exception:  # the loop must outlive a database hiccup
+                log.exception("webhook delivery failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._http.close()
