@@ -14,8 +14,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
+import httpx2
 import pytest
+from mcp.client.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from cartagent.child_process import ServerProcess, free_port
 from cartagent.commerce.webhooks import verify_merchant_signature
@@ -55,11 +59,12 @@ class Receiver(ThreadingHTTPServer):
 class MerchantProcess(ServerProcess):
     name = "cartagent merchant"
 
-    def __init__(self, folder: Path, sandbox_port: int, hook: str) -> None:
+    def __init__(self, folder: Path, sandbox_port: int, hook: str, mcp_port: int = 0) -> None:
         super().__init__(startup_timeout=120)
         self.folder = folder
         self.sandbox_port = sandbox_port
         self.hook = hook
+        self.mcp_port = mcp_port
 
     def command(self) -> list[str]:
         return [
@@ -67,7 +72,7 @@ class MerchantProcess(ServerProcess):
             "--catalog", str(TAU), "--agent-token", TOKEN,
             "--db", f"sqlite:///{self.folder / 'merchant.db'}",
             "--webhook-url", self.hook, "--webhook-secret", HOOK_SECRET,
-        ]  # fmt: skip
+        ] + (["--mcp-port", str(self.mcp_port)] if self.mcp_port else [])  # fmt: skip
 
     def environment(self) -> dict[str, str]:
         return {
@@ -165,3 +170,30 @@ def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
         assert len(captures) == 1
         value = captures[0]["transaction_info"]["transaction_amount"]["value"]
         assert round(float(value) * 100) == total
+
+
+@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.timeout(120)
+@pytest.mark.anyio
+async def test_the_mcp_binding_is_served_with_the_agent_token(tmp_path: Path) -> None:
+    mcp_port = free_port()
+    url = f"http://127.0.0.1:{mcp_port}/mcp"
+    with MerchantProcess(tmp_path, free_port(), "http://127.0.0.1:9/none", mcp_port) as process:
+        discovery = httpx.get(f"{process.base_url}/.well-known/acp.json").json()
+        assert discovery["transports"] == ["rest", "mcp"]
+        refused = httpx.post(url, json={}, headers={"Accept": "application/json"})
+        assert refused.status_code == 401
+        meta = {"api_version": "2026-04-17"}
+        payload = {"line_items": [{"id": "9612497925"}], "currency": "usd", "capabilities": {}}
+        with anyio.fail_after(30):
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                created = await client.call_tool(
+                    "create_checkout_session", {"meta": meta, "payload": payload}
+                )
+    assert "complete_checkout_session" in names
+    assert not created.is_error
+    assert json.loads(created.content[0].text)["status"] == "not_ready_for_payment"

@@ -42,6 +42,12 @@ def _token(data_dir: Path) -> str:
     "default: http://HOST:PORT.",
 )
 @click.option(
+    "--mcp-port",
+    type=int,
+    default=None,
+    help="Also serve ACP's MCP binding (streamable HTTP at /mcp, same agent tokens) here.",
+)
+@click.option(
     "--catalog",
     "catalog_path",
     default=None,
@@ -98,6 +104,7 @@ def merchant(
     host: str,
     port: int,
     base_url: str | None,
+    mcp_port: int | None,
     catalog_path: str | None,
     db_url: str | None,
     agent_token: str | None,
@@ -120,6 +127,7 @@ def merchant(
         PayPalPayments,
         create_merchant_app,
     )
+    from ..commerce.acp.mcp import MCP_PATH, acp_mcp_app
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
@@ -141,13 +149,21 @@ def merchant(
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     sender = WebhookSender(records, agents) if webhook_url else None
-    app = create_merchant_app(store, agents, base_url=public, webhooks=sender)
+    mcp_url = f"http://{host}:{mcp_port}{MCP_PATH}" if mcp_port else None
+    app = create_merchant_app(store, agents, base_url=public, webhooks=sender, mcp_url=mcp_url)
     configs = [uvicorn.Config(app, host=host, port=port, log_level="warning")]
+    if mcp_port:
+        binding = acp_mcp_app(app.state.acp, host=host, port=mcp_port)
+        configs.append(
+            uvicorn.Config(binding, host=host, port=mcp_port, log_level="warning", lifespan="on")
+        )
     lines = [
         f"ACP merchant on {public}  (discovery: {public}/.well-known/acp.json)",
         f"  {len(store.catalog)} items from {len(products)} products; checkouts in {database}",
         f"  agents send 'Authorization: Bearer {token}' and 'API-Version: 2026-04-17'",
     ]
+    if mcp_url:
+        lines.append(f"  ACP's MCP binding on {mcp_url} (the same bearer token)")
     if signing_secret:
         lines.append("  requests must be signed (Signature, Timestamp)")
     if webhook_url:

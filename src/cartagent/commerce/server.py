@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from .acp import AcpSettings, acp_router
+from .acp import AcpService, AcpSettings, acp_router
 from .agents import Agents
 from .merchant import Merchant
 from .webhooks import WebhookSender
@@ -21,10 +21,12 @@ def create_merchant_app(
     *,
     base_url: str,
     webhooks: WebhookSender | None = None,
+    mcp_url: str | None = None,
 ) -> FastAPI:
     """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``).
 
-    With ``webhooks``, order events are delivered in the background while the app runs.
+    With ``webhooks``, order events are delivered in the background while the app runs;
+    ``mcp_url`` is where the ACP MCP binding is served, if it is (see ``acp_mcp_app``).
     """
 
     @asynccontextmanager
@@ -38,5 +40,7 @@ def create_merchant_app(
                 webhooks.stop()
 
     app = FastAPI(title="cartagent merchant", docs_url=None, redoc_url=None, lifespan=lifespan)
-    app.include_router(acp_router(merchant, agents, AcpSettings(base_url=base_url)))
+    service = AcpService(merchant, agents, AcpSettings(base_url=base_url, mcp_url=mcp_url))
+    app.state.acp = service  # for the MCP binding's app, which must share it
+    app.include_router(acp_router(service))
     return app

@@ -322,8 +322,8 @@ def price_warnings(body: dict[str, Any], bill: Bill) -> list[dict[str, Any]]:
     return out
 
 
-def discovery(base_url: str) -> dict[str, Any]:
-    """The ``/.well-known/acp.json`` document."""
+def discovery(base_url: str, *, mcp: bool = False) -> dict[str, Any]:
+    """The ``/.well-known/acp.json`` document (``mcp``: the MCP binding is served too)."""
     return {
         "protocol": {
             "name": "acp",
@@ -331,6 +331,6 @@ def discovery(base_url: str) -> dict[str, Any]:
             "supported_versions": [API_VERSION],
         },
         "api_base_url": base_url.rstrip("/"),
-        "transports": ["rest"],
+        "transports": ["rest", "mcp"] if mcp else ["rest"],
         "capabilities": {"services": ["checkout"], "supported_currencies": ["usd"]},
     }
