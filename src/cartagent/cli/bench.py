@@ -10,6 +10,7 @@ import click
 
 from .bench_assistant import assistant_bench
 from .bench_mcp import mcp_bench
+from .bench_merchant import merchant_bench
 from .bench_search import search_bench
 from .bench_slm import slm_bench
 
@@ -71,3 +72,4 @@ bench.add_command(mcp_bench)
 bench.add_command(assistant_bench)
 bench.add_command(search_bench)
 bench.add_command(slm_bench)
+bench.add_command(merchant_bench)
