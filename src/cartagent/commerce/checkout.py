@@ -10,7 +10,7 @@ checkout can be paid is derived each time from the catalog and the store's terms
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
@@ -120,10 +120,27 @@ class Checkout:
     version: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        for key in ("created_at", "updated_at", "expires_at"):
-            data[key] = data[key].isoformat()
-        return data
+        # Field by field: dataclasses.asdict deep-copies everything and was a tenth of a
+        # checkout's CPU time in `bench merchant`.
+        return {
+            "id": self.id,
+            "owner": self.owner,
+            "protocol": self.protocol,
+            "currency": self.currency,
+            "lines": [vars(line) for line in self.lines],
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+            "expires_at": self.expires_at.isoformat(),
+            "status": self.status,
+            "buyer": self.buyer,
+            "contact": None if self.contact is None else vars(self.contact),
+            "address": None if self.address is None else vars(self.address),
+            "shipping_option": self.shipping_option,
+            "payment": vars(self.payment),
+            "order_id": self.order_id,
+            "metadata": self.metadata,
+            "version": self.version,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Checkout:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -157,7 +157,7 @@ class CheckoutRecords:
 
         Raises :class:`CheckoutError` (409, ``conflict``) if it changed in between.
         """
-        saved = Checkout.from_json({**checkout.to_json(), "version": checkout.version + 1})
+        saved = replace(checkout, version=checkout.version + 1)
         with self.engine.begin() as conn:
             done = conn.execute(
                 sa.update(checkouts)
