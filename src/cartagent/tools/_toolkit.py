@@ -20,6 +20,7 @@ from ._config import ToolkitConfig
 from ._tool import Tool, ToolContext
 
 if TYPE_CHECKING:
+    from ..commerce.acp import AcpClient
     from ..paypal import AsyncPayPalClient
 
 log = logging.getLogger("cartagent.tools")
@@ -64,6 +65,7 @@ class Toolkit:
         approve: ApprovalCallback | None = None,
         limits: SpendLimits | None = None,
         today: Callable[[], date] = date.today,
+        merchant: AcpClient | None = None,
     ) -> None:
         names = [t.name for t in tools]
         duplicated = {n for n in names if names.count(n) > 1}
@@ -71,7 +73,7 @@ class Toolkit:
             raise ConfigurationError(f"tools defined twice: {sorted(duplicated)}")
         config.check_against((t.family, t.action) for t in tools)
         self._tools = {t.name: t for t in tools if config.enables(t.family, t.action)}
-        self._context = ToolContext(client=client, today=today)
+        self._context = ToolContext(client=client, today=today, merchant=merchant)
         self._approve = approve
         self._limits = limits or SpendLimits()
         self._lock = asyncio.Lock()

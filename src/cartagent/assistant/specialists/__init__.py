@@ -15,6 +15,7 @@ from .store_questions import StoreQuestionsSpecialist
 
 if TYPE_CHECKING:
     from ...retrieval.embeddings import Embedder
+    from ..remote_checkout import Shopper
 
 __all__ = [
     "SPECIALISTS",
@@ -30,16 +31,20 @@ __all__ = [
 
 
 def default_specialists(
-    embedder: Embedder | None = None, *, return_url: str | None = None
+    embedder: Embedder | None = None,
+    *,
+    return_url: str | None = None,
+    shopper: Shopper | None = None,
 ) -> tuple[Specialist, ...]:
     """One specialist per domain. ``embedder`` ranks the store's policies (pass the
     router's to share one model); ``return_url`` is where PayPal sends a shopper back after
     approving a payment. Checkout, orders and returns answer general questions ("how long do
-    refunds take?") from the same policies."""
+    refunds take?") from the same policies. With ``shopper``, checkout happens at the
+    toolkit's merchant (ACP) for that shopper."""
     policies = StoreQuestionsSpecialist(embedder)
     return (
         DiscoverySpecialist(),
-        CheckoutSpecialist(return_url=return_url, policies=policies),
+        CheckoutSpecialist(return_url=return_url, policies=policies, shopper=shopper),
         OrdersSpecialist(policies=policies),
         ReturnsSpecialist(policies=policies),
         BackOfficeSpecialist(),

@@ -32,6 +32,7 @@ from ..conversation import Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
 from ..policy_fallback import is_question, policy_answer
 from ..references import LAST, find_reference
+from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
 from ..reply import Reply
 from ..specialist import TurnContext
 
@@ -76,19 +77,30 @@ class CheckoutSpecialist:
         clock: Callable[[], datetime] = _now,
         return_url: str | None = None,
         policies: StoreQuestionsSpecialist | None = None,
+        shopper: Shopper | None = None,
     ) -> None:
         """``return_url``: where PayPal sends the shopper after approving (e.g. the web
         app's shop page); ``{session}`` in it is replaced by the session id. ``policies``
-        answers general questions ("do you take Visa?") that are no cart command."""
+        answers general questions ("do you take Visa?") that are no cart command. With
+        ``shopper``, the cart is checked out at the toolkit's merchant (ACP) instead."""
         self.policies = policies
         self.terms = terms
         self._clock = clock
         self.return_url = return_url
+        self.remote = (
+            None if shopper is None else RemoteCheckout(shopper, domain=self.domain, clock=clock)
+        )
 
     async def handle(self, turn: TurnContext) -> Reply:
         conversation = turn.conversation
         text = turn.text.casefold()
         pending = conversation.pending
+        if pending is not None and pending.kind == PAY_MERCHANT and self.remote is not None:
+            answer = read_answer(turn.text)
+            if answer == "yes":
+                return await self.remote.pay(turn, pending)
+            if answer == "no":
+                return await self.remote.cancel(turn, pending)
         if pending is not None and pending.kind == PAY_ORDER:
             answer = read_answer(turn.text)
             if answer == "yes":
@@ -164,6 +176,8 @@ class CheckoutSpecialist:
             return self._reply("Your cart is empty: find something first, then say 'checkout'.")
         if turn.toolkit is None:
             return self._reply("Payments are not set up in this assistant, so I cannot check out.")
+        if self.remote is not None:
+            return await self.remote.start(turn)
         try:
             quote = self.terms.quote(conversation.cart)
         except ValueError as error:

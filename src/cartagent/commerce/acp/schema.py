@@ -1,11 +1,11 @@
 """ACP 2026-04-17's JSON Schema (shipped in the wheel) and request validation against it.
 
-Where the release contradicts itself, the server follows the schema except in one place, kept
-narrow: ``Item`` has no ``quantity`` although its description ("... and quantity"), the RFC and
-every example carry one, so ``quantity`` (an integer from 1) is accepted on request items.
-Two other defects of the release are only worked around in the tests: ``CheckoutSessionWithOrder``
-(``allOf`` of a closed ``CheckoutSessionBase`` and ``order``) rejects every object, and most
-request examples in the OpenAPI file predate the schema (``items`` for ``line_items``).
+Where the release contradicts itself, the server follows the JSON Schema bundle except in one
+place, kept narrow: ``Item`` has no ``quantity`` although its description ("... and quantity"),
+the RFC and every example carry one, so ``quantity`` (an integer from 1) is accepted on request
+items. The OpenAPI file lags the bundle (its ``CheckoutSessionBase`` lacks ``order``, so its
+``CheckoutSessionWithOrder`` rejects every object) and most of its request examples predate the
+schema (``items`` for ``line_items``); the contract tests work around both.
 """
 
 from __future__ import annotations
