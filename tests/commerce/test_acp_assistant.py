@@ -62,6 +62,7 @@ async def test_checkout_at_the_merchant_pays_its_total_after_a_yes(
     checkout = CheckoutSpecialist(shopper=SHOPPER)
     await say(checkout, shown, "add the first one to my cart", toolkit)
     _, quoted = await say(checkout, shown, "checkout please", toolkit)
+    assert "merchant_checkout" in quoted.data, quoted.text
     session = quoted.data["merchant_checkout"]
     # 50.88 + 4.07 tax, free shipping from 50: the merchant's numbers, shown as they are.
     assert session["totals"]["total"] == "54.95"

@@ -59,12 +59,15 @@ class Receiver(ThreadingHTTPServer):
 class MerchantProcess(ServerProcess):
     name = "cartagent merchant"
 
-    def __init__(self, folder: Path, sandbox_port: int, hook: str, mcp_port: int = 0) -> None:
+    def __init__(
+        self, folder: Path, sandbox_port: int, hook: str, mcp_port: int = 0, workers: int = 1
+    ) -> None:
         super().__init__(startup_timeout=120)
         self.folder = folder
         self.sandbox_port = sandbox_port
         self.hook = hook
         self.mcp_port = mcp_port
+        self.workers = workers
 
     def command(self) -> list[str]:
         return [
@@ -72,6 +75,7 @@ class MerchantProcess(ServerProcess):
             "--catalog", str(TAU), "--agent-token", TOKEN,
             "--db", f"sqlite:///{self.folder / 'merchant.db'}",
             "--webhook-url", self.hook, "--webhook-secret", HOOK_SECRET,
+            "--workers", str(self.workers),
         ] + (["--mcp-port", str(self.mcp_port)] if self.mcp_port else [])  # fmt: skip
 
     def environment(self) -> dict[str, str]:
@@ -84,6 +88,7 @@ class MerchantProcess(ServerProcess):
 
     def probe(self) -> None:
         httpx.get(f"{self.base_url}/.well-known/acp.json", timeout=2).raise_for_status()
+        httpx.get(f"http://127.0.0.1:{self.sandbox_port}/", timeout=2)
 
 
 def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -221,3 +226,20 @@ def test_cartagent_chat_shops_at_the_merchant(tmp_path: Path) -> None:
     assert added.startswith("[discovery] Added 1 x T-Shirt")
     assert "The merchant's checkout cs_" in quoted and "Say 'yes' to pay" in quoted
     assert paid.startswith("[cart_checkout] Paid ")
+
+
+@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.timeout(180)
+def test_worker_processes_share_the_checkouts(tmp_path: Path) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}", "API-Version": "2026-04-17"}
+    hook = "http://127.0.0.1:9/none"
+    with (
+        MerchantProcess(tmp_path, free_port(), hook, workers=2) as process,
+        httpx.Client(base_url=process.base_url, headers=headers, timeout=30) as client,
+    ):
+        body = {"line_items": [{"id": "9612497925"}], "currency": "usd", "capabilities": {}}
+        created = [_post(client, "/checkout_sessions", body)["id"] for _ in range(6)]
+        # New connections land on either worker; every one reads every checkout.
+        for session_id in created:
+            with httpx.Client(base_url=process.base_url, headers=headers) as fresh:
+                assert fresh.get(f"/checkout_sessions/{session_id}").status_code == 200

@@ -173,9 +173,11 @@ class MerchantServer(ServerProcess):
         *,
         catalog: Path | None = None,
         sandbox_db: str | None = None,
+        workers: int = 1,
         startup_timeout: float = 120.0,
     ) -> None:
         super().__init__(startup_timeout=startup_timeout)
+        self.workers = workers
         self.folder = folder
         self.db_url = db_url
         self.catalog = catalog
@@ -193,6 +195,7 @@ class MerchantServer(ServerProcess):
         command = [
             sys.executable, "-m", "cartagent", "merchant", "--host", self.host,
             "--port", str(self.port), "--db", self.db_url, "--agent-token", self.token,
+            "--workers", str(self.workers),
         ]  # fmt: skip
         if self.catalog is not None:
             command += ["--catalog", str(self.catalog)]
@@ -216,7 +219,7 @@ class MerchantServer(ServerProcess):
 
     def probe(self) -> None:
         httpx.get(f"{self.base_url}/.well-known/acp.json", timeout=2).raise_for_status()
-        # The sandbox starts in the same process; a checkout needs it too.
+        # The sandbox starts beside it (in its own process with --workers); checkouts need it.
         httpx.get(f"http://127.0.0.1:{self.sandbox_port}/", timeout=2)
 
 
@@ -347,6 +350,7 @@ def run_backend(
     max_flows: int = 20_000,
     warmup: float = 2.0,
     sandbox_db: str | None = None,
+    workers: int = 1,
     progress: Callable[[str], None] = lambda _: None,
 ) -> list[Result]:
     """Start ``cartagent merchant`` on ``db_url`` and measure each client count in turn.
@@ -357,7 +361,8 @@ def run_backend(
     items = pick_items(catalog)
     results = []
     progress(f"{backend}: starting cartagent merchant")
-    with MerchantServer(folder, db_url, catalog=catalog, sandbox_db=sandbox_db) as server:
+    server = MerchantServer(folder, db_url, catalog=catalog, sandbox_db=sandbox_db, workers=workers)
+    with server:
         progress(f"{backend}: warming up for {warmup:g}s")
         tally, _ = asyncio.run(_run(server.base_url, server.token, items, 2, warmup, max_flows))
         if not tally.latencies:

@@ -58,6 +58,13 @@ def _backends(backend: str) -> list[str]:
 @click.option("--max-flows", default=20_000, show_default=True, help="Cap of flows per run.")
 @click.option("--catalog", "catalog_path", default=None, help="The store; default: tau-bench.")
 @click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 16),
+    help="cartagent merchant --workers (server processes).",
+)
+@click.option(
     "--sandbox/--no-sandbox",
     "compare",
     default=True,
@@ -78,6 +85,7 @@ def merchant_bench(
     warmup: float,
     max_flows: int,
     catalog_path: str | None,
+    workers: int,
     compare: bool,
     json_path: Path | None,
 ) -> None:
@@ -122,6 +130,7 @@ def merchant_bench(
                     catalog=catalog,
                     max_flows=max_flows,
                     warmup=warmup,
+                    workers=workers,
                     progress=progress,
                 )
             except RuntimeError as error:

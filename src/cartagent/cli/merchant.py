@@ -9,12 +9,23 @@ whole checkout runs on one machine with no account. Agents authenticate with a b
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import secrets
+import subprocess
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .assistant_setup import paypal_endpoint
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from ..settings import SandboxSettings
 
 DEFAULT_PORT = 8780
 TOKEN_FILE = "merchant-agent-token"
@@ -40,6 +51,13 @@ def _token(data_dir: Path) -> str:
     default=None,
     help="The URL agents reach this merchant at (discovery, order links); "
     "default: http://HOST:PORT.",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=int,
+    help="Server processes (the sandbox beside them then runs in a process of its own).",
 )
 @click.option(
     "--mcp-port",
@@ -104,6 +122,7 @@ def merchant(
     host: str,
     port: int,
     base_url: str | None,
+    workers: int,
     mcp_port: int | None,
     catalog_path: str | None,
     db_url: str | None,
@@ -118,6 +137,117 @@ def merchant(
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
 
+    from ..settings import SandboxSettings, _data_dir
+    from ..web.server import serve_together
+    from .search import locate_catalog
+    from .serve import _sandbox_app
+
+    url, paypal_id, paypal_secret = paypal_endpoint(paypal_url, client_id, client_secret)
+    if workers < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--workers")
+    if workers > 1 and mcp_port:
+        raise click.UsageError("--mcp-port is served by a single process: drop --workers")
+    setup = MerchantSetup(
+        catalog=str(locate_catalog(catalog_path)),
+        database=db_url or f"sqlite:///{_data_dir() / 'merchant.db'}",
+        base_url=(base_url or f"http://{host}:{port}").rstrip("/"),
+        paypal_url=url,
+        paypal_id=paypal_id,
+        paypal_secret=paypal_secret,
+        agent_token=agent_token or _token(_data_dir()),
+        signing_secret=signing_secret,
+        webhook_url=webhook_url,
+        webhook_secret=webhook_secret,
+        mcp_url=_mcp_url(host, mcp_port) if mcp_port else None,
+    )
+    app = build_app(setup)  # also in the parent with --workers: it checks the setup first
+    store = app.state.acp.merchant
+    public = setup.base_url
+    lines = [
+        f"ACP merchant on {public}  (discovery: {public}/.well-known/acp.json)"
+        + (f", {workers} worker processes" if workers > 1 else ""),
+        f"  {len(store.catalog)} items from {len(store.catalog.products)} products; "
+        f"checkouts in {setup.database}",
+        f"  agents send 'Authorization: Bearer {setup.agent_token}' and 'API-Version: 2026-04-17'",
+    ]
+    if setup.mcp_url:
+        lines.append(f"  ACP's MCP binding on {setup.mcp_url} (the same bearer token)")
+    if signing_secret:
+        lines.append("  requests must be signed (Signature, Timestamp)")
+    if webhook_url:
+        lines.append(f"  order events to {webhook_url}")
+    configs = [uvicorn.Config(app, host=host, port=port, log_level="warning")]
+    if mcp_port:
+        from ..commerce.acp.mcp import acp_mcp_app
+
+        binding = acp_mcp_app(app.state.acp, host=host, port=mcp_port)
+        configs.append(
+            uvicorn.Config(binding, host=host, port=mcp_port, log_level="warning", lifespan="on")
+        )
+    sandbox: subprocess.Popen[bytes] | None = None
+    if paypal_url is None:
+        local = SandboxSettings.from_env()
+        if workers > 1:
+            sandbox = _sandbox_process(local, paypal_id, paypal_secret)
+        else:
+            configs.append(
+                uvicorn.Config(
+                    _sandbox_app(local, paypal_id, paypal_secret),
+                    host=local.host,
+                    port=local.port,
+                    log_level="warning",
+                )
+            )
+        lines.append(f"PayPal sandbox on {url}")
+    else:
+        lines.append(f"payments through PayPal at {url}")
+    click.echo("\n".join(lines))
+    try:
+        if workers > 1:
+            os.environ[_SETUP_ENV] = json.dumps(asdict(setup))
+            uvicorn.run(
+                "cartagent.cli.merchant:app_for_worker",
+                factory=True,
+                host=host,
+                port=port,
+                workers=workers,
+                log_level="warning",
+            )
+        else:
+            asyncio.run(serve_together(configs))
+    finally:
+        if sandbox is not None:
+            sandbox.terminate()
+            sandbox.wait(10)
+
+
+_SETUP_ENV = "CARTAGENT_MERCHANT_WORKER_SETUP"
+
+
+def _mcp_url(host: str, port: int) -> str:
+    from ..commerce.acp.mcp import MCP_PATH
+
+    return f"http://{host}:{port}{MCP_PATH}"
+
+
+@dataclass(frozen=True)
+class MerchantSetup:
+    """Everything a merchant process is built from (handed to ``--workers`` processes)."""
+
+    catalog: str
+    database: str
+    base_url: str
+    paypal_url: str
+    paypal_id: str
+    paypal_secret: str
+    agent_token: str
+    signing_secret: str | None = None
+    webhook_url: str | None = None
+    webhook_secret: str | None = None
+    mcp_url: str | None = None
+
+
+def build_app(setup: MerchantSetup) -> FastAPI:
     from ..commerce import (
         AgentKey,
         Agents,
@@ -127,58 +257,44 @@ def merchant(
         PayPalPayments,
         create_merchant_app,
     )
-    from ..commerce.acp.mcp import MCP_PATH, acp_mcp_app
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
-    from ..settings import SandboxSettings, _data_dir
-    from ..web.server import serve_together
-    from .search import load_catalog, locate_catalog
-    from .serve import _sandbox_app
+    from .search import load_catalog
 
-    products = load_catalog(locate_catalog(catalog_path))
-    url, paypal_id, paypal_secret = paypal_endpoint(paypal_url, client_id, client_secret)
-    token = agent_token or _token(_data_dir())
-    database = db_url or f"sqlite:///{_data_dir() / 'merchant.db'}"
-    public = (base_url or f"http://{host}:{port}").rstrip("/")
-    paypal = PayPalClient(paypal_id, paypal_secret, base_url=url)
-    records = CheckoutRecords(create_engine(database))
+    products = load_catalog(Path(setup.catalog))
+    paypal = PayPalClient(setup.paypal_id, setup.paypal_secret, base_url=setup.paypal_url)
+    records = CheckoutRecords(create_engine(setup.database))
     try:
         store = Merchant(MerchantCatalog(products), records, PayPalPayments(paypal))
-        agents = Agents([AgentKey("agent", token, signing_secret, webhook_url, webhook_secret)])
+        key = AgentKey(
+            "agent",
+            setup.agent_token,
+            setup.signing_secret,
+            setup.webhook_url,
+            setup.webhook_secret,
+        )
+        agents = Agents([key])
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    sender = WebhookSender(records, agents) if webhook_url else None
-    mcp_url = f"http://{host}:{mcp_port}{MCP_PATH}" if mcp_port else None
-    app = create_merchant_app(store, agents, base_url=public, webhooks=sender, mcp_url=mcp_url)
-    configs = [uvicorn.Config(app, host=host, port=port, log_level="warning")]
-    if mcp_port:
-        binding = acp_mcp_app(app.state.acp, host=host, port=mcp_port)
-        configs.append(
-            uvicorn.Config(binding, host=host, port=mcp_port, log_level="warning", lifespan="on")
-        )
-    lines = [
-        f"ACP merchant on {public}  (discovery: {public}/.well-known/acp.json)",
-        f"  {len(store.catalog)} items from {len(products)} products; checkouts in {database}",
-        f"  agents send 'Authorization: Bearer {token}' and 'API-Version: 2026-04-17'",
-    ]
-    if mcp_url:
-        lines.append(f"  ACP's MCP binding on {mcp_url} (the same bearer token)")
-    if signing_secret:
-        lines.append("  requests must be signed (Signature, Timestamp)")
-    if webhook_url:
-        lines.append(f"  order events to {webhook_url}")
-    if paypal_url is None:
-        local = SandboxSettings.from_env()
-        sandbox = _sandbox_app(local, paypal_id, paypal_secret)
-        configs.append(
-            uvicorn.Config(sandbox, host=local.host, port=local.port, log_level="warning")
-        )
-        lines.append(f"PayPal sandbox on {url}")
-    else:
-        lines.append(f"payments through PayPal at {url}")
-    click.echo("\n".join(lines))
-    try:
-        asyncio.run(serve_together(configs))
-    finally:
-        paypal.close()
+    sender = WebhookSender(records, agents) if setup.webhook_url else None
+    return create_merchant_app(
+        store, agents, base_url=setup.base_url, webhooks=sender, mcp_url=setup.mcp_url
+    )
+
+
+def app_for_worker() -> FastAPI:
+    """The factory uvicorn calls in each ``--workers`` process."""
+    return build_app(MerchantSetup(**json.loads(os.environ[_SETUP_ENV])))
+
+
+def _sandbox_process(
+    local: SandboxSettings, client_id: str, secret: str
+) -> subprocess.Popen[bytes]:
+    """The seeded sandbox in a process of its own (``--workers`` runs no server in this one)."""
+    command = [
+        sys.executable, "-m", "cartagent", "sandbox", "--host", local.host,
+        "--port", str(local.port), "--db", local.db_url, "--client-id", client_id,
+        "--client-secret", secret, "--seed",
+    ]  # fmt: skip
+    return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)

@@ -16,8 +16,11 @@ from typing import Any, Literal
 
 import orjson
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 
+from ..database import SerialWriter
 from ..errors import CheckoutError
 from .checkout import Checkout
 
@@ -135,17 +138,18 @@ class CheckoutRecords:
         abandoned_after: timedelta = timedelta(seconds=60),
     ) -> None:
         self.engine = engine
+        self._serial = SerialWriter(engine)
         self.key_ttl = key_ttl
         self.abandoned_after = abandoned_after
         metadata.create_all(engine)
 
     def insert(self, checkout: Checkout) -> None:
-        with self.engine.begin() as conn:
+        with self._serial, self.engine.begin() as conn:
             conn.execute(sa.insert(checkouts).values(**self._row(checkout)))
 
     def get(self, checkout_id: str, owner: str) -> Checkout | None:
         """The checkout, or ``None`` if it does not exist or belongs to another agent."""
-        with self.engine.connect() as conn:
+        with self._serial, self.engine.connect() as conn:
             row = conn.execute(
                 sa.select(checkouts.c.data).where(
                     checkouts.c.id == checkout_id, checkouts.c.owner == owner
@@ -160,7 +164,7 @@ class CheckoutRecords:
         Raises :class:`CheckoutError` (409, ``conflict``) if it changed in between.
         """
         saved = replace(checkout, version=checkout.version + 1)
-        with self.engine.begin() as conn:
+        with self._serial, self.engine.begin() as conn:
             done = conn.execute(
                 sa.update(checkouts)
                 .where(checkouts.c.id == checkout.id, checkouts.c.version == checkout.version)
@@ -190,7 +194,7 @@ class CheckoutRecords:
     def due_events(self, now: datetime, limit: int, agents: Sequence[str]) -> list[PendingEvent]:
         """``agents``' pending events due by ``now``, leased for a minute so that two senders
         (two processes) do not both send one."""
-        with self.engine.begin() as conn:
+        with self._serial, self.engine.begin() as conn:
             rows = conn.execute(
                 sa.select(webhook_events)
                 .where(
@@ -212,7 +216,7 @@ class CheckoutRecords:
 
     def events(self) -> list[PendingEvent]:
         """Every event, oldest first (for operators and tests)."""
-        with self.engine.connect() as conn:
+        with self._serial, self.engine.connect() as conn:
             rows = conn.execute(
                 sa.select(webhook_events).order_by(webhook_events.c.created_at)
             ).all()
@@ -231,7 +235,7 @@ class CheckoutRecords:
         )
 
     def event_delivered(self, event_id: str) -> None:
-        with self.engine.begin() as conn:
+        with self._serial, self.engine.begin() as conn:
             conn.execute(
                 sa.update(webhook_events)
                 .where(webhook_events.c.id == event_id)
@@ -240,7 +244,7 @@ class CheckoutRecords:
 
     def event_failed(self, event_id: str, problem: str, retry_at: datetime, give_up: int) -> None:
         """Record a failed try; after ``give_up`` tries the event is marked ``failed``."""
-        with self.engine.begin() as conn:
+        with self._serial, self.engine.begin() as conn:
             conn.execute(
                 sa.update(webhook_events)
                 .where(webhook_events.c.id == event_id)
@@ -269,27 +273,34 @@ class CheckoutRecords:
     def claim(self, scope: str, key: str, print_: str, now: datetime) -> Claim:
         """Reserve ``key`` in ``scope`` for a request whose body has fingerprint ``print_``."""
         where = sa.and_(idempotency_keys.c.scope == scope, idempotency_keys.c.key == key)
-        for _ in range(2):
-            try:
-                with self.engine.begin() as conn:
-                    row = conn.execute(sa.select(idempotency_keys).where(where)).first()
-                    if row is not None and not self._expired(row, now):
-                        return self._existing(row, print_)
-                    if row is not None:
-                        conn.execute(sa.delete(idempotency_keys).where(where))
-                    conn.execute(
-                        sa.insert(idempotency_keys).values(
-                            scope=scope,
-                            key=key,
-                            fingerprint=print_,
-                            state="in_flight",
-                            created_at=now,
-                        )
-                    )
-                    return Claim("new")
-            except sa.exc.IntegrityError:
-                continue  # another request inserted the same key first: read what it holds
-        return Claim("in_flight")
+        fresh = {
+            "scope": scope,
+            "key": key,
+            "fingerprint": print_,
+            "state": "in_flight",
+            "created_at": now,
+        }
+        with self._serial, self.engine.begin() as conn:
+            # A new key (the usual case) costs one statement.
+            inserted = conn.execute(
+                self._insert_new(conn).values(**fresh).returning(idempotency_keys.c.key)
+            )
+            if inserted.first() is not None:
+                return Claim("new")
+            row = conn.execute(sa.select(idempotency_keys).where(where)).first()
+            if row is None:  # gone in between (expired and taken over): treat as in flight
+                return Claim("in_flight")
+            if not self._expired(row, now):
+                return self._existing(row, print_)
+            conn.execute(sa.update(idempotency_keys).where(where).values(**fresh))
+            return Claim("new")
+
+    @staticmethod
+    def _insert_new(conn: Any) -> Any:
+        """``INSERT ... ON CONFLICT DO NOTHING`` in the connection's dialect."""
+        if conn.dialect.name == "postgresql":
+            return postgresql_insert(idempotency_keys).on_conflict_do_nothing()
+        return sqlite_insert(idempotency_keys).on_conflict_do_nothing()
 
     def _expired(self, row: Any, now: datetime) -> bool:
         age = now - _aware(row.created_at)
@@ -309,7 +320,7 @@ class CheckoutRecords:
     def finish(self, scope: str, key: str, status_code: int, body: bytes) -> None:
         """Store the answer to replay; a 5xx releases the key instead (it is never replayed)."""
         where = sa.and_(idempotency_keys.c.scope == scope, idempotency_keys.c.key == key)
-        with self.engine.begin() as conn:
+        with self._serial, self.engine.begin() as conn:
             if status_code >= 500:
                 conn.execute(sa.delete(idempotency_keys).where(where))
             else:

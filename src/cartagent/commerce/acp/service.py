@@ -164,6 +164,11 @@ class AcpService:
         return [Event(agent.name, agent.webhook_url, body)]
 
     async def answer(self, call: AcpCall) -> AcpAnswer:
+        """Answer ``call`` in a worker thread: its database and PayPal calls block, and one
+        hop per request (not one per step) keeps the event loop's overhead down."""
+        return await run_in_threadpool(self.answer_sync, call)
+
+    def answer_sync(self, call: AcpCall) -> AcpAnswer:
         headers: dict[str, str] = {}
         request_id = call.headers.get("request-id")
         if request_id:
@@ -195,13 +200,13 @@ class AcpService:
                 raise _Refusal(401, "invalid_signature", problem)
             handler = self._handlers[call.operation.name]
             if not posting or key is None:
-                status, payload = await run_in_threadpool(handler, agent, call.session_id, body)
+                status, payload = handler(agent, call.session_id, body)
                 return AcpAnswer(status, orjson.dumps(payload), headers)
-            return await self._idempotent(call, agent, key, body, handler, headers)
+            return self._idempotent(call, agent, key, body, handler, headers)
         except _Refusal as refusal:
             return AcpAnswer(refusal.status, orjson.dumps(refusal.body), headers | refusal.headers)
 
-    async def _idempotent(
+    def _idempotent(
         self,
         call: AcpCall,
         agent: AgentKey,
@@ -212,9 +217,7 @@ class AcpService:
     ) -> AcpAnswer:
         scope = f"acp {agent.name} {call.path}"
         records = self.merchant.records
-        claim = await run_in_threadpool(
-            records.claim, scope, key, fingerprint(body), self.merchant.clock()
-        )
+        claim = records.claim(scope, key, fingerprint(body), self.merchant.clock())
         if claim.kind == "replay":
             replayed = headers | {"Idempotent-Replayed": "true"}
             return AcpAnswer(claim.status_code, claim.body, replayed, replayed=True)
@@ -235,7 +238,7 @@ class AcpService:
         payload: dict[str, Any] = {}
         extra: dict[str, str] = {}
         try:
-            status, payload = await run_in_threadpool(handler, agent, call.session_id, body)
+            status, payload = handler(agent, call.session_id, body)
         except _Refusal as refusal:
             status, payload, extra = refusal.status, refusal.body, refusal.headers
         except PaymentUnavailable as error:
@@ -253,7 +256,7 @@ class AcpService:
                 "message": "the merchant failed to process the request",
             }
         encoded = orjson.dumps(payload)
-        await run_in_threadpool(records.finish, scope, key, status, encoded)
+        records.finish(scope, key, status, encoded)
         return AcpAnswer(status, encoded, headers | extra)
 
     def _agent(self, headers: Mapping[str, str]) -> AgentKey:
@@ -270,7 +273,7 @@ class AcpService:
             )
         return found
 
-    # The operations: each runs in a worker thread (database and PayPal calls block).
+    # The operations (in the worker thread of answer()).
 
     def _create(
         self, agent: AgentKey, _id: str | None, body: dict[str, Any] | None
