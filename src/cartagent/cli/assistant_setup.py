@@ -46,6 +46,34 @@ class AssistantOptions:
     client_secret: str | None
 
 
+PAYPAL_OPTIONS = (
+    click.option(
+        "--paypal",
+        "paypal_url",
+        envvar="CARTAGENT_PAYPAL_BASE_URL",
+        show_envvar=True,
+        default=None,
+        help="PayPal for payments: live, sandbox or a URL; default: the local sandbox.",
+    ),
+    click.option(
+        "--client-id",
+        envvar="CARTAGENT_PAYPAL_CLIENT_ID",
+        show_envvar=True,
+        default=None,
+        help="PayPal client id; default: the local sandbox's demo merchant.",
+    ),
+    click.option("--client-secret", envvar="CARTAGENT_PAYPAL_CLIENT_SECRET", show_envvar=True),
+)
+"""Where payments go (see :func:`paypal_endpoint`), for every command that takes them."""
+
+
+def paypal_options(command: F) -> F:
+    """``--paypal``, ``--client-id`` and ``--client-secret`` on ``command``."""
+    for decorate in reversed(PAYPAL_OPTIONS):
+        command = decorate(command)
+    return command
+
+
 def assistant_options(command: F) -> F:
     """Add the assistant's options; the command receives them as ``options``."""
     decorators = [
@@ -63,22 +91,7 @@ def assistant_options(command: F) -> F:
             default=None,
             help="A products file or a tau-bench retail folder; default: the tau-bench store.",
         ),
-        click.option(
-            "--paypal",
-            "paypal_url",
-            envvar="CARTAGENT_PAYPAL_BASE_URL",
-            show_envvar=True,
-            default=None,
-            help="PayPal for payments: live, sandbox or a URL; default: the local sandbox.",
-        ),
-        click.option(
-            "--client-id",
-            envvar="CARTAGENT_PAYPAL_CLIENT_ID",
-            show_envvar=True,
-            default=None,
-            help="PayPal client id; default: the local sandbox's demo merchant.",
-        ),
-        click.option("--client-secret", envvar="CARTAGENT_PAYPAL_CLIENT_SECRET", show_envvar=True),
+        *PAYPAL_OPTIONS,
     ]
 
     @functools.wraps(command)  # keeps the command's own options (``__click_params__``)

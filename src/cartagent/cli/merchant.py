@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .assistant_setup import paypal_endpoint
+from .assistant_setup import paypal_endpoint, paypal_options
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -108,16 +108,7 @@ def _token(data_dir: Path) -> str:
     default=None,
     help="The secret order events are signed with (Merchant-Signature); needed with --webhook-url.",
 )
-@click.option(
-    "--paypal",
-    "paypal_url",
-    envvar="CARTAGENT_PAYPAL_BASE_URL",
-    show_envvar=True,
-    default=None,
-    help="PayPal for payments: live, sandbox or a URL; default: the local sandbox.",
-)
-@click.option("--client-id", envvar="CARTAGENT_PAYPAL_CLIENT_ID", show_envvar=True)
-@click.option("--client-secret", envvar="CARTAGENT_PAYPAL_CLIENT_SECRET", show_envvar=True)
+@paypal_options
 def merchant(
     host: str,
     port: int,
