@@ -243,3 +243,62 @@ def test_worker_processes_share_the_checkouts(tmp_path: Path) -> None:
         for session_id in created:
             with httpx.Client(base_url=process.base_url, headers=headers) as fresh:
                 assert fresh.get(f"/checkout_sessions/{session_id}").status_code == 200
+
+
+@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.timeout(180)
+def test_paypal_store_sync_cart_with_a_sandbox_jwt(tmp_path: Path) -> None:
+    sandbox_port = free_port()
+    paypal_url = f"http://127.0.0.1:{sandbox_port}"
+    with (
+        MerchantProcess(tmp_path, sandbox_port, "http://127.0.0.1:9/none") as process,
+        httpx.Client(base_url=paypal_url, timeout=30) as paypal,
+    ):
+        oauth = paypal.post(
+            "/v1/oauth2/token",
+            data={"grant_type": "client_credentials"},
+            auth=("cartagent-sandbox-client", "cartagent-sandbox-secret"),
+        ).json()["access_token"]
+        jwt = paypal.post(
+            "/v1/sandbox/agentic-commerce/token", headers={"Authorization": f"Bearer {oauth}"}
+        ).json()["access_token"]
+        carts = f"{process.base_url}/api/paypal/v1/merchant-cart"
+        assert (
+            httpx.post(carts, json={}, headers={"Authorization": "Bearer forged"}).status_code
+            == 401
+        )
+        body = {
+            "items": [{"variant_id": "9612497925", "quantity": 1}],
+            "customer": {"email_address": "ada@example.com"},
+            "shipping_address": {
+                "address_line_1": "1 Way",
+                "admin_area_2": "Austin",
+                "admin_area_1": "TX",
+                "postal_code": "78701",
+                "country_code": "US",
+            },
+        }
+        headers = {"Authorization": f"Bearer {jwt}"}
+        created = httpx.post(carts, json=body, headers=headers)
+        assert created.status_code == 201, created.text
+        cart = created.json()
+        token = cart["payment_method"]["token"]
+        early = httpx.post(
+            f"{carts}/{cart['id']}/checkout",
+            json={"payment_method": {"type": "paypal", "token": token}},
+            headers=headers,
+        )
+        assert early.status_code == 422  # the buyer has not approved the order yet
+        approved = paypal.post(f"/checkoutnow?token={token}", follow_redirects=False)
+        assert approved.status_code in (200, 302, 303)
+        done = httpx.post(
+            f"{carts}/{cart['id']}/checkout",
+            json={"payment_method": {"type": "paypal", "token": token}},
+            headers=headers,
+        )
+        assert done.status_code == 200, done.text
+        assert done.json()["status"] == "COMPLETED"
+        order = paypal.get(
+            f"/v2/checkout/orders/{token}", headers={"Authorization": f"Bearer {oauth}"}
+        ).json()
+        assert len(order["purchase_units"][0]["payments"]["captures"]) == 1

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..settings import SandboxSettings
 
 DEFAULT_PORT = 8780
+SANDBOX_JWKS = "/v1/agentic-commerce/jwks"
 TOKEN_FILE = "merchant-agent-token"
 
 
@@ -109,6 +110,19 @@ def _token(data_dir: Path) -> str:
     help="The secret order events are signed with (Merchant-Signature); needed with --webhook-url.",
 )
 @paypal_options
+@click.option(
+    "--paypal-merchant-id",
+    envvar="CARTAGENT_PAYPAL_MERCHANT_ID",
+    show_envvar=True,
+    default=None,
+    help="Serve PayPal's Cart API (Store Sync) for this PayPal merchant id (the JWT audience); "
+    "default with the local sandbox: its demo merchant.",
+)
+@click.option(
+    "--paypal-jwks-url",
+    default=None,
+    help="Where PayPal's JWT signing keys are; default: the sandbox's /v1/agentic-commerce/jwks.",
+)
 def merchant(
     host: str,
     port: int,
@@ -124,10 +138,13 @@ def merchant(
     paypal_url: str | None,
     client_id: str | None,
     client_secret: str | None,
+    paypal_merchant_id: str | None,
+    paypal_jwks_url: str | None,
 ) -> None:
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
 
+    from ..commerce.server import PAYPAL_CART_PREFIX
     from ..settings import SandboxSettings, _data_dir
     from ..web.server import serve_together
     from .search import locate_catalog
@@ -138,6 +155,14 @@ def merchant(
         raise click.BadParameter("must be at least 1", param_hint="--workers")
     if workers > 1 and mcp_port:
         raise click.UsageError("--mcp-port is served by a single process: drop --workers")
+    local = SandboxSettings.from_env()
+    if paypal_url is None:
+        paypal_merchant_id = paypal_merchant_id or _sandbox_merchant(
+            local, paypal_id, paypal_secret
+        )
+        paypal_jwks_url = paypal_jwks_url or f"{url}{SANDBOX_JWKS}"
+    elif paypal_merchant_id and not paypal_jwks_url:
+        raise click.UsageError("--paypal-merchant-id with --paypal needs --paypal-jwks-url")
     setup = MerchantSetup(
         catalog=str(locate_catalog(catalog_path)),
         database=db_url or f"sqlite:///{_data_dir() / 'merchant.db'}",
@@ -150,6 +175,8 @@ def merchant(
         webhook_url=webhook_url,
         webhook_secret=webhook_secret,
         mcp_url=_mcp_url(host, mcp_port) if mcp_port else None,
+        paypal_merchant_id=paypal_merchant_id,
+        paypal_jwks_url=paypal_jwks_url,
     )
     app = build_app(setup)  # also in the parent with --workers: it checks the setup first
     store = app.state.acp.merchant
@@ -167,6 +194,12 @@ def merchant(
         lines.append("  requests must be signed (Signature, Timestamp)")
     if webhook_url:
         lines.append(f"  order events to {webhook_url}")
+    if setup.paypal_merchant_id:
+        lines.append(
+            f"PayPal Cart API (Store Sync) on {public}{PAYPAL_CART_PREFIX}/merchant-cart, "
+            f"for PayPal merchant {setup.paypal_merchant_id}"
+            + (f"; JWTs from {url}/v1/sandbox/agentic-commerce/token" if paypal_url is None else "")
+        )
     configs = [uvicorn.Config(app, host=host, port=port, log_level="warning")]
     if mcp_port:
         from ..commerce.acp.mcp import acp_mcp_app
@@ -177,7 +210,6 @@ def merchant(
         )
     sandbox: subprocess.Popen[bytes] | None = None
     if paypal_url is None:
-        local = SandboxSettings.from_env()
         if workers > 1:
             sandbox = _sandbox_process(local, paypal_id, paypal_secret)
         else:
@@ -236,6 +268,8 @@ class MerchantSetup:
     webhook_url: str | None = None
     webhook_secret: str | None = None
     mcp_url: str | None = None
+    paypal_merchant_id: str | None = None
+    paypal_jwks_url: str | None = None
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
@@ -248,6 +282,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         PayPalPayments,
         create_merchant_app,
     )
+    from ..commerce.paypal_cart import JwksKeys, JwtVerifier, http_jwks
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
@@ -269,14 +304,34 @@ def build_app(setup: MerchantSetup) -> FastAPI:
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     sender = WebhookSender(records, agents) if setup.webhook_url else None
+    cart = None
+    if setup.paypal_merchant_id and setup.paypal_jwks_url:
+        keys = JwksKeys(http_jwks(setup.paypal_jwks_url))
+        cart = JwtVerifier(keys, issuer=setup.paypal_url, audience=setup.paypal_merchant_id)
     return create_merchant_app(
-        store, agents, base_url=setup.base_url, webhooks=sender, mcp_url=setup.mcp_url
+        store,
+        agents,
+        base_url=setup.base_url,
+        webhooks=sender,
+        mcp_url=setup.mcp_url,
+        paypal_cart=cart,
     )
 
 
 def app_for_worker() -> FastAPI:
     """The factory uvicorn calls in each ``--workers`` process."""
     return build_app(MerchantSetup(**json.loads(os.environ[_SETUP_ENV])))
+
+
+def _sandbox_merchant(local: SandboxSettings, client_id: str, secret: str) -> str:
+    """The local sandbox's id of the merchant these credentials belong to (made if new)."""
+    from ..sandbox import ensure_merchant, open_sandbox
+
+    sandbox = open_sandbox(local.db_url)
+    try:
+        return ensure_merchant(sandbox, client_id, secret)
+    finally:
+        sandbox.store.engine.dispose()
 
 
 def _sandbox_process(

@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import CheckoutError, PayPalServerError
 from .catalog import MerchantCatalog
 from .checkout import Address, Bill, Checkout, Contact, Payment, bill, merge_items
-from .payment import PaymentDeclined, PayPalPayments
+from .payment import PaymentDeclined, PaymentNotApproved, PayPalPayments, Receipt
 from .records import CheckoutRecords, Event
 from .terms import DEMO_STORE, StoreTerms
 
@@ -163,13 +163,37 @@ class Merchant:
     def complete(
         self, owner: str, checkout_id: str, token: str, buyer: dict[str, str] | None = None
     ) -> Checkout:
-        """Pay for the checkout and turn it into an order, exactly once.
+        """Pay for the checkout with a PayPal payment token and turn it into an order, exactly
+        once.
 
         Raises :class:`CheckoutError` if it cannot be paid (its state, a problem, a decline
         leaves it open with the reason), :class:`PaymentUnavailable` if PayPal failed: the same
         attempt is then retried with the same request ids, so PayPal never charges twice.
         """
         checkout = self.get(owner, checkout_id)
+        if buyer:
+            checkout = replace(checkout, buyer=buyer)
+        return self._pay(checkout, lambda paying, bill: self.payments.charge(paying, bill, token))
+
+    def _payable(self, checkout: Checkout) -> Bill:
+        """The checkout's bill; raises :class:`CheckoutError` for the first problem that stops
+        payment."""
+        priced = self.bill(checkout)
+        blocking = next((p for p in priced.problems if p.severity == "error"), None)
+        if blocking is not None:
+            raise CheckoutError(blocking.message, code=blocking.code, param=blocking.param)
+        return priced
+
+    def _pay(
+        self,
+        checkout: Checkout,
+        charge: Callable[[Checkout, Bill], Receipt],
+        check: Callable[[Checkout], None] = lambda _: None,
+    ) -> Checkout:
+        """The one way a checkout becomes an order: refuse a checkout another request is
+        paying or that is closed, ``check`` it, mark it ``in_progress`` (the recovery point),
+        ``charge`` it, and store the outcome; a completion queues its protocol's events in the
+        same transaction."""
         now = self.clock()
         if checkout.status == "in_progress" and now - checkout.updated_at < PAYING_TIMEOUT:
             raise CheckoutError(
@@ -179,15 +203,20 @@ class Merchant:
             )
         if checkout.status not in ("open", "in_progress"):
             checkout.editable()
-        if buyer:
-            checkout = replace(checkout, buyer=buyer)
-        priced = self.bill(checkout)
-        blocking = next((p for p in priced.problems if p.severity == "error"), None)
-        if blocking is not None:
-            raise CheckoutError(blocking.message, code=blocking.code, param=blocking.param)
+        check(checkout)
+        priced = self._payable(checkout)
         paying = self.records.save(replace(checkout, status="in_progress", updated_at=now))
         try:
-            receipt = self.payments.charge(paying, priced, token)
+            receipt = charge(paying, priced)
+        except PaymentNotApproved as refused:
+            self.records.save(replace(paying, status="open", updated_at=self.clock()))
+            raise CheckoutError(
+                f"PayPal order {paying.payment.paypal_order_id} cannot be captured "
+                f"({refused.reason}): the buyer must approve the order for the cart as it stands",
+                code="payment_not_approved",
+                param=("payment",),
+                status=422,
+            ) from refused
         except PaymentDeclined as declined:
             payment = Payment(attempt=paying.payment.attempt + 1, declined=declined.reason)
             self.records.save(
@@ -218,3 +247,67 @@ class Merchant:
         announcer = self._announcers.get(completed.protocol)
         events = announcer(completed) if announcer is not None else ()
         return self.records.save(completed, events)
+
+    # The approval flow (PayPal Cart API): the cart is replaced whole, the buyer approves a
+    # PayPal order for it, and the merchant captures that order.
+
+    def overwrite(self, owner: str, checkout_id: str, changes: Changes) -> Checkout:
+        """Replace everything a create sets: what ``changes`` leaves ``None`` is cleared (a
+        full replacement, as PayPal Cart API's ``PUT`` is); ``items`` are required."""
+        checkout = self.get(owner, checkout_id)
+        checkout.editable()
+        blank = replace(
+            checkout,
+            buyer={},
+            contact=None,
+            address=None,
+            shipping_option=None,
+            metadata={},
+        )
+        return self.records.save(self._apply(blank, replace(changes, items=changes.items or ())))
+
+    def open_payment(self, owner: str, checkout_id: str) -> Checkout:
+        """Give the checkout a PayPal order for what it costs now (``payment.paypal_order_id``,
+        the token the buyer approves on PayPal); an unchanged checkout keeps its order.
+
+        Raises :class:`CheckoutError` if it cannot be paid yet, :class:`PaymentUnavailable` if
+        PayPal failed (nothing changes; asking again is safe).
+        """
+        checkout = self.get(owner, checkout_id)
+        checkout.editable()
+        priced = self._payable(checkout)
+        try:
+            order_id = self.payments.open_order(checkout, priced)
+        except PayPalServerError as error:
+            raise PaymentUnavailable(str(error)) from error
+        if order_id == checkout.payment.paypal_order_id:
+            return checkout
+        payment = replace(checkout.payment, paypal_order_id=order_id, declined=None)
+        return self.records.save(replace(checkout, payment=payment, updated_at=self.clock()))
+
+    def capture(self, owner: str, checkout_id: str, paypal_order_id: str) -> Checkout:
+        """Capture the order the buyer approved and turn the checkout into an order, exactly
+        once (the rules of :meth:`complete`); asking again for a checkout completed with this
+        order answers it as it is.
+
+        ``paypal_order_id`` must be the checkout's current order (:meth:`open_payment`). An order
+        the buyer has not approved (or not for today's total) leaves the checkout open:
+        :class:`CheckoutError` ``payment_not_approved``.
+        """
+        checkout = self.get(owner, checkout_id)
+        if checkout.status == "completed" and checkout.payment.paypal_order_id == paypal_order_id:
+            return checkout
+
+        def same_order(current: Checkout) -> None:
+            if paypal_order_id != current.payment.paypal_order_id:
+                raise CheckoutError(
+                    f"{paypal_order_id!r} is not the PayPal order of checkout {current.id}",
+                    code="invalid",
+                    param=("payment",),
+                )
+
+        return self._pay(
+            checkout,
+            lambda paying, bill: self.payments.capture_approved(paying, bill, paypal_order_id),
+            same_order,
+        )

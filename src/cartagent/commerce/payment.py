@@ -12,14 +12,20 @@ vault hands an agent; a declined capture is reported as :class:`PaymentDeclined`
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ..errors import PayPalClientError
+from ..money import Money
 from ..paypal import PayPalClient
 from .checkout import Bill, Checkout
 
-__all__ = ["PayPalPayments", "PaymentDeclined", "Receipt", "paypal_order"]
+__all__ = ["PayPalPayments", "PaymentDeclined", "PaymentNotApproved", "Receipt", "paypal_order"]
 
 # PayPal issues that mean "this instrument will not pay", as opposed to a bad request.
 DECLINES = frozenset(
@@ -40,6 +46,18 @@ TITLE_MAX = 127
 
 class PaymentDeclined(Exception):
     """PayPal would not take the money; ``reason`` is its issue code."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class PaymentNotApproved(Exception):
+    """The PayPal order cannot be captured for this checkout (yet); nothing was captured.
+
+    ``reason``: ``ORDER_NOT_APPROVED`` (the buyer has not approved it) or ``AMOUNT_MISMATCH``
+    (it is not this checkout's order at today's total).
+    """
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -111,17 +129,65 @@ class PayPalPayments:
         attempt"; a ``PayPalClientError`` that is not a decline is a bug in the order body.
         """
         prefix = f"{checkout.id}-{checkout.payment.attempt}"
-        try:
+        with _refusals():
             order = self.client.create_order(
                 paypal_order(checkout, bill, token), idempotency_key=f"{prefix}-create"
             )
-            captured = self.client.capture_order(order["id"], idempotency_key=f"{prefix}-capture")
-        except PayPalClientError as error:
-            declined = next((issue for issue in error.issues if issue in DECLINES), None)
-            if declined is None:
-                raise
-            raise PaymentDeclined(declined) from error
+            return self._capture(order["id"], f"{prefix}-capture")
+
+    def _capture(self, order_id: str, key: str) -> Receipt:
+        captured = self.client.capture_order(order_id, idempotency_key=key)
         capture = captured["purchase_units"][0]["payments"]["captures"][0]
         if capture.get("status") not in ("COMPLETED", "PENDING"):
             raise PaymentDeclined(str(capture.get("status", "DECLINED")))
-        return Receipt(paypal_order_id=order["id"], capture_id=capture["id"])
+        return Receipt(paypal_order_id=order_id, capture_id=capture["id"])
+
+    # The approval flow (PayPal Cart API): an order the buyer approves on PayPal, then captured.
+    # The same exactly-once rule as ``charge``: every call sends a deterministic request id.
+
+    def open_order(self, checkout: Checkout, bill: Bill) -> str:
+        """Create the order for ``bill`` without a payment source (the buyer approves it on
+        PayPal: ``CREATED``, with an ``approve`` link) and return its id, the payment token.
+
+        The request id is the checkout, its attempt and a digest of the order body: asking again
+        for an unchanged checkout answers the same order; a change to what is charged (lines,
+        prices, address) makes a new one.
+        """
+        body = paypal_order(checkout, bill, "")
+        del body["payment_source"]
+        digest = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+        key = f"{checkout.id}-{checkout.payment.attempt}-order-{digest[:24]}"
+        order_id: str = self.client.create_order(body, idempotency_key=key)["id"]
+        return order_id
+
+    def capture_approved(self, checkout: Checkout, bill: Bill, order_id: str) -> Receipt:
+        """Capture the buyer-approved order ``order_id``, once it is checked to be this
+        checkout's order for ``bill.total``; raise :class:`PaymentNotApproved` (nothing was
+        captured) or :class:`PaymentDeclined`. Other errors propagate as in :meth:`charge`.
+
+        The request id names the checkout, its attempt and the order, so a retry after a
+        timeout answers the first capture instead of capturing again.
+        """
+        key = f"{checkout.id}-{checkout.payment.attempt}-capture-{order_id}"
+        with _refusals():
+            unit = self.client.get_order(order_id)["purchase_units"][0]
+            if unit.get("reference_id") != checkout.id or (
+                Money.from_paypal(unit["amount"]) != bill.total
+            ):
+                raise PaymentNotApproved("AMOUNT_MISMATCH")
+            return self._capture(order_id, key)
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """PayPal's refusals as :class:`PaymentNotApproved` or :class:`PaymentDeclined`; any other
+    client error propagates (a bug in the request, not the buyer's doing)."""
+    try:
+        yield
+    except PayPalClientError as error:
+        if "ORDER_NOT_APPROVED" in error.issues:
+            raise PaymentNotApproved("ORDER_NOT_APPROVED") from error
+        declined = next((issue for issue in error.issues if issue in DECLINES), None)
+        if declined is None:
+            raise
+        raise PaymentDeclined(declined) from error

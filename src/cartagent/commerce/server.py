@@ -10,9 +10,12 @@ from fastapi import FastAPI
 from .acp import AcpService, AcpSettings, acp_router
 from .agents import Agents
 from .merchant import Merchant
+from .paypal_cart import JwtVerifier, PayPalCartService, paypal_cart_router
 from .webhooks import WebhookSender
 
-__all__ = ["create_merchant_app"]
+__all__ = ["PAYPAL_CART_PREFIX", "create_merchant_app"]
+
+PAYPAL_CART_PREFIX = "/api/paypal/v1"
 
 
 def create_merchant_app(
@@ -22,8 +25,11 @@ def create_merchant_app(
     base_url: str,
     webhooks: WebhookSender | None = None,
     mcp_url: str | None = None,
+    paypal_cart: JwtVerifier | None = None,
 ) -> FastAPI:
-    """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``).
+    """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``)
+    and, with ``paypal_cart`` (the check of PayPal's JWTs), PayPal's Cart API at
+    ``/api/paypal/v1/merchant-cart`` (the base path PayPal's Store Sync guide uses).
 
     With ``webhooks``, order events are delivered in the background while the app runs;
     ``mcp_url`` is where the ACP MCP binding is served, if it is (see ``acp_mcp_app``).
@@ -43,4 +49,7 @@ def create_merchant_app(
     service = AcpService(merchant, agents, AcpSettings(base_url=base_url, mcp_url=mcp_url))
     app.state.acp = service  # for the MCP binding's app, which must share it
     app.include_router(acp_router(service))
+    if paypal_cart is not None:
+        cart = PayPalCartService(merchant, paypal_cart)
+        app.include_router(paypal_cart_router(cart), prefix=PAYPAL_CART_PREFIX)
     return app

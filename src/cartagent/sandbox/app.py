@@ -13,6 +13,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import (
+    agentic_commerce,
     auth,
     buyer,
     clock_routes,
@@ -51,6 +52,7 @@ ROUTERS = (
     transactions.router,
     webhooks.router,
     clock_routes.router,
+    agentic_commerce.router,
 )
 
 

@@ -1,0 +1,26 @@
+"""PayPal Cart API v1 (``/merchant-cart``, the merchant side of PayPal Store Sync): PayPal calls
+the merchant with a JWT it signs; carts are checkouts of the
+:class:`~cartagent.commerce.merchant.Merchant`, paid by a PayPal order the buyer approves.
+
+::
+
+    keys = JwksKeys(http_jwks(f"{paypal}/v1/agentic-commerce/jwks"))
+    verifier = JwtVerifier(keys, issuer=paypal, audience=merchant_paypal_id)
+    app.include_router(paypal_cart_router(PayPalCartService(merchant, verifier)),
+                       prefix="/api/paypal/v1")
+"""
+
+from .jwt import Claims, InvalidToken, JwksKeys, JwtVerifier, KeysUnavailable, http_jwks
+from .routes import paypal_cart_router
+from .service import PayPalCartService
+
+__all__ = [
+    "Claims",
+    "InvalidToken",
+    "JwksKeys",
+    "JwtVerifier",
+    "KeysUnavailable",
+    "PayPalCartService",
+    "http_jwks",
+    "paypal_cart_router",
+]
