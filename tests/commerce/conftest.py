@@ -127,8 +127,10 @@ def agents(agent_token: str) -> Agents:
 
 
 @pytest.fixture
-def records(database_url: str) -> CheckoutRecords:
-    return CheckoutRecords(create_engine(database_url))
+def records(database_url: str) -> Iterator[CheckoutRecords]:
+    engine = create_engine(database_url)
+    yield CheckoutRecords(engine)
+    engine.dispose()  # each test's pool closes: PostgreSQL allows only so many clients
 
 
 @pytest.fixture

@@ -68,6 +68,7 @@ class MerchantProcess(ServerProcess):
         self.hook = hook
         self.mcp_port = mcp_port
         self.workers = workers
+        self.extra: list[str] = []
 
     def command(self) -> list[str]:
         return [
@@ -76,7 +77,7 @@ class MerchantProcess(ServerProcess):
             "--db", f"sqlite:///{self.folder / 'merchant.db'}",
             "--webhook-url", self.hook, "--webhook-secret", HOOK_SECRET,
             "--workers", str(self.workers),
-        ] + (["--mcp-port", str(self.mcp_port)] if self.mcp_port else [])  # fmt: skip
+        ] + (["--mcp-port", str(self.mcp_port)] if self.mcp_port else []) + self.extra  # fmt: skip
 
     def environment(self) -> dict[str, str]:
         return {
@@ -302,3 +303,30 @@ def test_paypal_store_sync_cart_with_a_sandbox_jwt(tmp_path: Path) -> None:
             f"/v2/checkout/orders/{token}", headers={"Authorization": f"Bearer {oauth}"}
         ).json()
         assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
+
+
+@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.timeout(180)
+def test_a_platform_buys_over_ucp_from_the_real_server(tmp_path: Path) -> None:
+    from tests.commerce.test_ucp_checkout import PAYMENT, PLATFORM, SHIPPING, platform_profile
+
+    profile = tmp_path / "platform.json"
+    profile.write_text(json.dumps(platform_profile()))
+    process = MerchantProcess(tmp_path, free_port(), "http://127.0.0.1:9/none")
+    process.extra = ["--ucp-platform", f"{PLATFORM}={profile}"]
+    headers = {"Authorization": f"Bearer {TOKEN}", "UCP-Agent": f'profile="{PLATFORM}"'}
+    with process, httpx.Client(base_url=process.base_url, headers=headers, timeout=30) as client:
+        business = client.get("/.well-known/ucp").json()
+        [rest] = business["ucp"]["services"]["dev.ucp.shopping"]
+        assert rest["endpoint"] == f"{process.base_url}/ucp"
+        body = {
+            "line_items": [{"item": {"id": "9612497925"}, "quantity": 1}],
+            "buyer": {"email": "ada@example.com"},
+            "fulfillment": SHIPPING,
+        }
+        session = _post(client, "/ucp/checkout-sessions", body)
+        assert session["status"] == "ready_for_complete", session["messages"]
+        done = _post(client, f"/ucp/checkout-sessions/{session['id']}/complete", PAYMENT)
+        assert done["status"] == "completed"
+        order = client.get(f"/ucp/orders/{done['order']['id']}")
+        assert order.status_code == 200, order.text

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -119,6 +119,14 @@ def _token(data_dir: Path) -> str:
     "default with the local sandbox: its demo merchant.",
 )
 @click.option(
+    "--ucp-platform",
+    "ucp_platforms",
+    multiple=True,
+    metavar="URL=FILE",
+    help="A UCP platform profile known in advance (repeatable): agents naming URL in UCP-Agent "
+    "get FILE's profile; other profiles are fetched over HTTPS.",
+)
+@click.option(
     "--paypal-jwks-url",
     default=None,
     help="Where PayPal's JWT signing keys are; default: the sandbox's /v1/agentic-commerce/jwks.",
@@ -140,11 +148,12 @@ def merchant(
     client_secret: str | None,
     paypal_merchant_id: str | None,
     paypal_jwks_url: str | None,
+    ucp_platforms: tuple[str, ...],
 ) -> None:
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
 
-    from ..commerce.server import PAYPAL_CART_PREFIX
+    from ..commerce.server import PAYPAL_CART_PREFIX, UCP_PREFIX
     from ..settings import SandboxSettings, _data_dir
     from ..web.server import serve_together
     from .search import locate_catalog
@@ -177,6 +186,7 @@ def merchant(
         mcp_url=_mcp_url(host, mcp_port) if mcp_port else None,
         paypal_merchant_id=paypal_merchant_id,
         paypal_jwks_url=paypal_jwks_url,
+        ucp_platforms=tuple(_platform(option) for option in ucp_platforms),
     )
     app = build_app(setup)  # also in the parent with --workers: it checks the setup first
     store = app.state.acp.merchant
@@ -184,6 +194,8 @@ def merchant(
     lines = [
         f"ACP merchant on {public}  (discovery: {public}/.well-known/acp.json)"
         + (f", {workers} worker processes" if workers > 1 else ""),
+        f"UCP business on {public}{UCP_PREFIX}  (profile: {public}/.well-known/ucp; "
+        "platforms also send 'UCP-Agent: profile=\"https://...\"')",
         f"  {len(store.catalog)} items from {len(store.catalog.products)} products; "
         f"checkouts in {setup.database}",
         f"  agents send 'Authorization: Bearer {setup.agent_token}' and 'API-Version: 2026-04-17'",
@@ -270,6 +282,7 @@ class MerchantSetup:
     mcp_url: str | None = None
     paypal_merchant_id: str | None = None
     paypal_jwks_url: str | None = None
+    ucp_platforms: tuple[tuple[str, str], ...] = ()
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
@@ -283,6 +296,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         create_merchant_app,
     )
     from ..commerce.paypal_cart import JwksKeys, JwtVerifier, http_jwks
+    from ..commerce.ucp import FetchedProfiles, KnownProfiles
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
@@ -308,6 +322,10 @@ def build_app(setup: MerchantSetup) -> FastAPI:
     if setup.paypal_merchant_id and setup.paypal_jwks_url:
         keys = JwksKeys(http_jwks(setup.paypal_jwks_url))
         cart = JwtVerifier(keys, issuer=setup.paypal_url, audience=setup.paypal_merchant_id)
+    profiles = None
+    if setup.ucp_platforms:
+        known = {url: _profile_file(path) for url, path in setup.ucp_platforms}
+        profiles = KnownProfiles(known, fallback=FetchedProfiles())
     return create_merchant_app(
         store,
         agents,
@@ -315,7 +333,25 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         webhooks=sender,
         mcp_url=setup.mcp_url,
         paypal_cart=cart,
+        ucp_profiles=profiles,
     )
+
+
+def _platform(option: str) -> tuple[str, str]:
+    url, sep, path = option.partition("=")
+    if not sep or not url or not Path(path).is_file():
+        raise click.BadParameter(f"{option!r} is not URL=FILE", param_hint="--ucp-platform")
+    return url, path
+
+
+def _profile_file(path: str) -> dict[str, Any]:
+    try:
+        loaded = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise click.UsageError(f"{path}: {error}") from None
+    if not isinstance(loaded, dict):
+        raise click.UsageError(f"{path}: a platform profile is a JSON object")
+    return loaded
 
 
 def app_for_worker() -> FastAPI:

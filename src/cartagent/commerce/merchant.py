@@ -82,7 +82,10 @@ class Merchant:
     def bill(self, checkout: Checkout) -> Bill:
         return bill(checkout, self.catalog, self.terms, self.clock())
 
-    def create(self, owner: str, protocol: str, currency: str, changes: Changes) -> Checkout:
+    def create(
+        self, owner: str, protocol: str, currency: str, changes: Changes, *, prefix: str = "cs"
+    ) -> Checkout:
+        """A new checkout for ``owner`` over ``protocol``, its id ``prefix_...``."""
         currency = currency.upper()
         if currency != self.terms.currency:
             raise CheckoutError(
@@ -93,7 +96,7 @@ class Merchant:
         now = self.clock()
         lines = merge_items(changes.items or (), self.catalog, currency)
         checkout = Checkout(
-            id=self.new_id("cs"),
+            id=self.new_id(prefix),
             owner=owner,
             protocol=protocol,
             currency=currency,
@@ -106,16 +109,20 @@ class Merchant:
         self.records.insert(checkout)
         return checkout
 
-    def get(self, owner: str, checkout_id: str) -> Checkout:
+    def get(self, owner: str, checkout_id: str, *, protocol: str | None = None) -> Checkout:
+        """``owner``'s checkout (of ``protocol``, if given: a cart is not a checkout session);
+        404 :class:`CheckoutError` otherwise."""
         checkout = self.records.get(checkout_id, owner)
-        if checkout is None:
+        if checkout is None or (protocol is not None and checkout.protocol != protocol):
             raise CheckoutError(
                 f"no checkout {checkout_id}", code="not_found", param=("id",), status=404
             )
         return checkout
 
-    def update(self, owner: str, checkout_id: str, changes: Changes) -> Checkout:
-        checkout = self.get(owner, checkout_id)
+    def update(
+        self, owner: str, checkout_id: str, changes: Changes, *, protocol: str | None = None
+    ) -> Checkout:
+        checkout = self.get(owner, checkout_id, protocol=protocol)
         checkout.editable()
         return self.records.save(self._apply(checkout, changes))
 
@@ -155,13 +162,19 @@ class Merchant:
                 )
         return checkout
 
-    def cancel(self, owner: str, checkout_id: str) -> Checkout:
-        checkout = self.get(owner, checkout_id)
+    def cancel(self, owner: str, checkout_id: str, *, protocol: str | None = None) -> Checkout:
+        checkout = self.get(owner, checkout_id, protocol=protocol)
         checkout.editable()
         return self.records.save(replace(checkout, status="canceled", updated_at=self.clock()))
 
     def complete(
-        self, owner: str, checkout_id: str, token: str, buyer: dict[str, str] | None = None
+        self,
+        owner: str,
+        checkout_id: str,
+        token: str,
+        buyer: dict[str, str] | None = None,
+        *,
+        protocol: str | None = None,
     ) -> Checkout:
         """Pay for the checkout with a PayPal payment token and turn it into an order, exactly
         once.
@@ -170,7 +183,7 @@ class Merchant:
         leaves it open with the reason), :class:`PaymentUnavailable` if PayPal failed: the same
         attempt is then retried with the same request ids, so PayPal never charges twice.
         """
-        checkout = self.get(owner, checkout_id)
+        checkout = self.get(owner, checkout_id, protocol=protocol)
         if buyer:
             checkout = replace(checkout, buyer=buyer)
         return self._pay(checkout, lambda paying, bill: self.payments.charge(paying, bill, token))
@@ -251,10 +264,12 @@ class Merchant:
     # The approval flow (PayPal Cart API): the cart is replaced whole, the buyer approves a
     # PayPal order for it, and the merchant captures that order.
 
-    def overwrite(self, owner: str, checkout_id: str, changes: Changes) -> Checkout:
+    def overwrite(
+        self, owner: str, checkout_id: str, changes: Changes, *, protocol: str | None = None
+    ) -> Checkout:
         """Replace everything a create sets: what ``changes`` leaves ``None`` is cleared (a
         full replacement, as PayPal Cart API's ``PUT`` is); ``items`` are required."""
-        checkout = self.get(owner, checkout_id)
+        checkout = self.get(owner, checkout_id, protocol=protocol)
         checkout.editable()
         blank = replace(
             checkout,

@@ -11,11 +11,13 @@ from .acp import AcpService, AcpSettings, acp_router
 from .agents import Agents
 from .merchant import Merchant
 from .paypal_cart import JwtVerifier, PayPalCartService, paypal_cart_router
+from .ucp import FetchedProfiles, PlatformProfiles, UcpService, UcpSettings, ucp_router
 from .webhooks import WebhookSender
 
-__all__ = ["PAYPAL_CART_PREFIX", "create_merchant_app"]
+__all__ = ["PAYPAL_CART_PREFIX", "UCP_PREFIX", "create_merchant_app"]
 
 PAYPAL_CART_PREFIX = "/api/paypal/v1"
+UCP_PREFIX = "/ucp"
 
 
 def create_merchant_app(
@@ -26,14 +28,21 @@ def create_merchant_app(
     webhooks: WebhookSender | None = None,
     mcp_url: str | None = None,
     paypal_cart: JwtVerifier | None = None,
+    ucp_profiles: PlatformProfiles | None = None,
 ) -> FastAPI:
     """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``)
     and, with ``paypal_cart`` (the check of PayPal's JWTs), PayPal's Cart API at
     ``/api/paypal/v1/merchant-cart`` (the base path PayPal's Store Sync guide uses).
 
+    UCP is served too: the business profile at ``/.well-known/ucp`` and the REST operations
+    under ``/ucp`` (the profile's endpoint); ``ucp_profiles`` is where platform profiles come
+    from (fetched over HTTPS by default).
+
     With ``webhooks``, order events are delivered in the background while the app runs;
     ``mcp_url`` is where the ACP MCP binding is served, if it is (see ``acp_mcp_app``).
     """
+
+    profiles = ucp_profiles or FetchedProfiles()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -44,11 +53,18 @@ def create_merchant_app(
         finally:
             if webhooks is not None:
                 webhooks.stop()
+            if isinstance(profiles, FetchedProfiles):
+                profiles.close()
 
     app = FastAPI(title="cartagent merchant", docs_url=None, redoc_url=None, lifespan=lifespan)
     service = AcpService(merchant, agents, AcpSettings(base_url=base_url, mcp_url=mcp_url))
     app.state.acp = service  # for the MCP binding's app, which must share it
     app.include_router(acp_router(service))
+    ucp = UcpService(
+        merchant, agents, UcpSettings(base_url=base_url, api_prefix=UCP_PREFIX), profiles
+    )
+    app.state.ucp = ucp
+    app.include_router(ucp_router(ucp))
     if paypal_cart is not None:
         cart = PayPalCartService(merchant, paypal_cart)
         app.include_router(paypal_cart_router(cart), prefix=PAYPAL_CART_PREFIX)

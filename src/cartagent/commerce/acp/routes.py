@@ -25,7 +25,7 @@ def acp_router(service: AcpService) -> APIRouter:
         call = AcpCall(
             OPERATIONS[name],
             {key.lower(): value for key, value in request.headers.items()},
-            await request.body() if request.method == "POST" else None,
+            await request.body() if request.method != "GET" else None,
             session_id,
         )
         answer = await service.answer(call)
@@ -66,5 +66,21 @@ def acp_router(service: AcpService) -> APIRouter:
     @router.post("/checkout_sessions/{checkout_session_id}/cancel")
     async def cancel(request: Request, checkout_session_id: str) -> Response:
         return await run("cancel", request, checkout_session_id)
+
+    @router.post("/carts")
+    async def cart_create(request: Request) -> Response:
+        return await run("cart_create", request)
+
+    @router.get("/carts/{cart_id}")
+    async def cart_get(request: Request, cart_id: str) -> Response:
+        return await run("cart_get", request, cart_id)
+
+    @router.put("/carts/{cart_id}")
+    async def cart_update(request: Request, cart_id: str) -> Response:
+        return await run("cart_update", request, cart_id)
+
+    @router.post("/carts/{cart_id}/cancel")
+    async def cart_cancel(request: Request, cart_id: str) -> Response:
+        return await run("cart_cancel", request, cart_id)
 
     return router

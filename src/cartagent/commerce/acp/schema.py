@@ -35,11 +35,29 @@ def spec_file(name: str) -> dict[str, Any]:
     return loaded
 
 
+def _local(node: Any) -> Any:
+    """The cart bundle's references into the checkout bundle, made references into one."""
+    if isinstance(node, dict):
+        return {
+            key: value.replace("schema.agentic_checkout.json#", "#")
+            if key == "$ref" and isinstance(value, str)
+            else _local(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_local(item) for item in node]
+    return node
+
+
 @cache
 def _bundle() -> dict[str, Any]:
+    """The checkout bundle with the cart bundle's definitions (``Cart``, ``CartCreateRequest``,
+    ``CartUpdateRequest``) merged in."""
     bundle = copy.deepcopy(spec_file("schema.agentic_checkout.json"))
     item = bundle["$defs"]["Item"]["properties"]
     item["quantity"] = {"type": "integer", "minimum": 1, "description": "Units of the item."}
+    carts = _local(spec_file("schema.cart.json")["$defs"])
+    bundle["$defs"].update(carts)
     return bundle
 
 

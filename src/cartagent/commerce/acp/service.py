@@ -63,8 +63,14 @@ OPERATIONS = {
             "complete", "POST", "/checkout_sessions/{id}/complete", "CheckoutSessionCompleteRequest"
         ),
         Operation("cancel", "POST", "/checkout_sessions/{id}/cancel", "CancelSessionRequest"),
+        Operation("cart_create", "POST", "/carts", "CartCreateRequest"),
+        Operation("cart_get", "GET", "/carts/{id}", None),
+        Operation("cart_update", "PUT", "/carts/{id}", "CartUpdateRequest"),
+        Operation("cart_cancel", "POST", "/carts/{id}/cancel", None),
     )
 }
+CART = "acp_cart"
+"""The protocol name carts are stored under: a cart is never a checkout session."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,10 @@ class AcpService:
             "get": self._get,
             "complete": self._complete,
             "cancel": self._cancel,
+            "cart_create": self._cart_create,
+            "cart_get": self._cart_get,
+            "cart_update": self._cart_update,
+            "cart_cancel": self._cart_cancel,
         }
         merchant.announce_with("acp", self._order_created)
 
@@ -174,7 +184,7 @@ class AcpService:
         if request_id:
             headers["Request-Id"] = request_id[:255]
         key = call.headers.get("idempotency-key")
-        posting = call.operation.method == "POST"
+        posting = call.operation.method != "GET"  # every call that changes something
         if posting and key is not None:
             headers["Idempotency-Key"] = key[:MAX_KEY]
         try:
@@ -293,7 +303,9 @@ class AcpService:
     ) -> tuple[int, dict[str, Any]]:
         assert body is not None and session_id is not None
         try:
-            checkout = self.merchant.update(agent.name, session_id, wire.changes_from(body))
+            checkout = self.merchant.update(
+                agent.name, session_id, wire.changes_from(body), protocol="acp"
+            )
         except CheckoutError as error:
             raise _refusal(error) from error
         warnings = wire.price_warnings(body, self.merchant.bill(checkout))
@@ -304,7 +316,7 @@ class AcpService:
     ) -> tuple[int, dict[str, Any]]:
         assert session_id is not None
         try:
-            return 200, self.render(self.merchant.get(agent.name, session_id))
+            return 200, self.render(self.merchant.get(agent.name, session_id, protocol="acp"))
         except CheckoutError as error:
             raise _refusal(error) from error
 
@@ -315,7 +327,7 @@ class AcpService:
         try:
             token = wire.payment_token(body)
             buyer = wire.changes_from(body).buyer
-            checkout = self.merchant.complete(agent.name, session_id, token, buyer)
+            checkout = self.merchant.complete(agent.name, session_id, token, buyer, protocol="acp")
         except CheckoutError as error:
             raise _refusal(error) from error
         return 200, self.render(checkout)
@@ -325,9 +337,70 @@ class AcpService:
     ) -> tuple[int, dict[str, Any]]:
         assert session_id is not None
         try:
-            return 200, self.render(self.merchant.cancel(agent.name, session_id))
+            return 200, self.render(self.merchant.cancel(agent.name, session_id, protocol="acp"))
         except CheckoutError as error:
             raise _refusal(error, cancel=True) from error
+
+    # Carts (rfc.cart): item collection before checkout, estimates only, no lifecycle: a
+    # canceled cart is gone (404), as is one that expired.
+
+    def _cart(self, agent: AgentKey, cart_id: str | None) -> Checkout:
+        assert cart_id is not None
+        try:
+            found = self.merchant.get(agent.name, cart_id, protocol=CART)
+        except CheckoutError as error:
+            raise _refusal(error) from error
+        if found.status != "open" or found.expires_at <= self.merchant.clock():
+            raise _Refusal(404, "not_found", f"no cart {cart_id}", param="$.id")
+        return found
+
+    def _render_cart(
+        self, checkout: Checkout, body: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        bill = self.merchant.bill(checkout)
+        warnings = wire.price_warnings(body, bill) if body else None
+        return wire.cart(checkout, bill, warnings)
+
+    def _cart_create(
+        self, agent: AgentKey, _id: str | None, body: dict[str, Any] | None
+    ) -> tuple[int, dict[str, Any]]:
+        assert body is not None
+        try:
+            checkout = self.merchant.create(
+                agent.name, CART, self.merchant.terms.currency, wire.changes_from(body),
+                prefix="cart",
+            )  # fmt: skip
+        except CheckoutError as error:
+            raise _refusal(error) from error
+        return 201, self._render_cart(checkout, body)
+
+    def _cart_get(
+        self, agent: AgentKey, cart_id: str | None, _body: dict[str, Any] | None
+    ) -> tuple[int, dict[str, Any]]:
+        return 200, self._render_cart(self._cart(agent, cart_id))
+
+    def _cart_update(
+        self, agent: AgentKey, cart_id: str | None, body: dict[str, Any] | None
+    ) -> tuple[int, dict[str, Any]]:
+        assert body is not None
+        current = self._cart(agent, cart_id)
+        try:
+            checkout = self.merchant.overwrite(
+                agent.name, current.id, wire.changes_from(body), protocol=CART
+            )
+        except CheckoutError as error:
+            raise _refusal(error) from error
+        return 200, self._render_cart(checkout, body)
+
+    def _cart_cancel(
+        self, agent: AgentKey, cart_id: str | None, _body: dict[str, Any] | None
+    ) -> tuple[int, dict[str, Any]]:
+        current = self._cart(agent, cart_id)
+        try:
+            self.merchant.cancel(agent.name, current.id, protocol=CART)
+        except CheckoutError as error:
+            raise _refusal(error) from error
+        return 200, self._render_cart(current)  # the cart as it was, as the RFC asks
 
 
 def _version(headers: Mapping[str, str]) -> None:
@@ -346,7 +419,7 @@ def _version(headers: Mapping[str, str]) -> None:
 
 
 def _body(call: AcpCall) -> dict[str, Any] | None:
-    if call.operation.method != "POST":
+    if call.operation.method == "GET":
         return None
     raw = call.body or b""
     if len(raw) > MAX_BODY:

@@ -15,6 +15,7 @@ from .schema import API_VERSION, json_path
 
 __all__ = [
     "PAYPAL_HANDLER_ID",
+    "cart",
     "changes_from",
     "discovery",
     "fulfillment_details",
@@ -300,6 +301,37 @@ def session(
     return body
 
 
+def cart(
+    checkout: Checkout, bill: Bill, warnings: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """``checkout`` (an ACP cart) as ACP's ``Cart``: estimates only, shipping left to checkout."""
+    body: dict[str, Any] = {
+        "id": checkout.id,
+        "line_items": [_line_item(cost) for cost in bill.lines],
+        "currency": checkout.currency.lower(),
+    }
+    if checkout.buyer.get("email"):
+        body["buyer"] = dict(checkout.buyer)
+    body["totals"] = [
+        _total("items_base_amount", "Items", bill.items),
+        _total("subtotal", "Subtotal", bill.items),
+        _total("tax", "Estimated tax", bill.tax),
+        _total("total", "Estimated total before shipping", bill.items + bill.tax),
+    ]
+    problems = [p for p in bill.problems if p.param[:1] == ("lines",)]
+    body["messages"] = [
+        *(_message(problem) for problem in problems),
+        {
+            "type": "info",
+            "content_type": "plain",
+            "content": "Shipping is priced at checkout, once there is an address.",
+        },
+        *(warnings or []),
+    ]
+    body["expires_at"] = _iso(checkout.expires_at)
+    return body
+
+
 def price_warnings(body: dict[str, Any], bill: Bill) -> list[dict[str, Any]]:
     """``price_change`` warnings where the agent's ``unit_amount`` is not today's price."""
     prices = {cost.line.item_id: cost.unit_price.minor_units for cost in bill.lines}
@@ -332,5 +364,5 @@ def discovery(base_url: str, *, mcp: bool = False) -> dict[str, Any]:
         },
         "api_base_url": base_url.rstrip("/"),
         "transports": ["rest", "mcp"] if mcp else ["rest"],
-        "capabilities": {"services": ["checkout"], "supported_currencies": ["usd"]},
+        "capabilities": {"services": ["checkout", "carts"], "supported_currencies": ["usd"]},
     }

@@ -1,0 +1,38 @@
+"""The Universal Commerce Protocol (UCP, release v2026-04-08): the store as a UCP business.
+
+Discovery and capability negotiation (:mod:`.profile`, platform profiles from :mod:`.platforms`),
+checkout sessions with the fulfillment extension and a PayPal payment handler, catalog search
+and lookup, and orders, over REST (:func:`ucp_router`) from one transport-neutral
+:class:`UcpService`::
+
+    service = UcpService(merchant, agents, UcpSettings(base_url=url), FetchedProfiles())
+    app.include_router(ucp_router(service))
+"""
+
+from .idempotency import Answer, Idempotency, KeyRules, Refusal
+from .platforms import FetchedProfiles, KnownProfiles, PlatformProfiles, ProfileUnreachable
+from .profile import Negotiated, ProfileMalformed, business_profile, negotiate
+from .routes import ucp_router
+from .schema import UCP_VERSION
+from .service import OPERATIONS, UcpCall, UcpService, UcpSettings
+
+__all__ = [
+    "OPERATIONS",
+    "UCP_VERSION",
+    "Answer",
+    "FetchedProfiles",
+    "Idempotency",
+    "KeyRules",
+    "KnownProfiles",
+    "Negotiated",
+    "PlatformProfiles",
+    "ProfileMalformed",
+    "ProfileUnreachable",
+    "Refusal",
+    "UcpCall",
+    "UcpService",
+    "UcpSettings",
+    "business_profile",
+    "negotiate",
+    "ucp_router",
+]

@@ -1,0 +1,257 @@
+"""Discovery and negotiation (overview.md, "Discovery, Governance, and Negotiation").
+
+The business profile served at ``/.well-known/ucp`` declares the one protocol version this
+store implements (no ``supported_versions``: there are no older profiles), the
+``dev.ucp.shopping`` REST service, the capabilities below and the PayPal payment handler; no
+``signing_keys`` (RFC 9421 signatures are not implemented).
+
+Each request's platform profile is negotiated against it, as the spec's request-time rules say:
+the platform's ``ucp.version`` must be this version (there is no negotiating the protocol
+version down without ``supported_versions``; anything else is ``version_unsupported``);
+capabilities are intersected by name at the highest version both list, extensions whose parents
+all dropped out are pruned until nothing changes; payment handlers are kept where both sides
+name them, with ``available_instruments`` narrowed to the types both accept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .schema import BASE, UCP_VERSION, first_problem, validator
+
+__all__ = [
+    "CAPABILITIES",
+    "CHECKOUT",
+    "FULFILLMENT",
+    "LOOKUP",
+    "ORDER",
+    "SEARCH",
+    "SHOPPING",
+    "Capability",
+    "Negotiated",
+    "PlatformProfile",
+    "ProfileMalformed",
+    "business_profile",
+    "negotiate",
+    "platform_profile",
+    "profile_version",
+]
+
+SHOPPING = "dev.ucp.shopping"
+CHECKOUT = "dev.ucp.shopping.checkout"
+FULFILLMENT = "dev.ucp.shopping.fulfillment"
+SEARCH = "dev.ucp.shopping.catalog.search"
+LOOKUP = "dev.ucp.shopping.catalog.lookup"
+ORDER = "dev.ucp.shopping.order"
+
+_SITE = f"https://ucp.dev/{UCP_VERSION}"
+_VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
+MAX_ENTRIES = 64  # capability, handler and instrument entries read from a platform profile
+
+
+class ProfileMalformed(Exception):
+    """The platform's profile is not a UCP platform profile."""
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    spec: str  # under https://ucp.dev/<version>/specification/
+    schema: str  # under https://ucp.dev/<version>/schemas/
+    extends: str | None = None
+    config: Mapping[str, Any] | None = None
+
+    def declaration(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "version": UCP_VERSION,
+            "spec": f"{_SITE}/specification/{self.spec}",
+            "schema": f"{_SITE}/schemas/{self.schema}",
+        }
+        if self.extends is not None:
+            entry["extends"] = self.extends
+        if self.config is not None:
+            entry["config"] = dict(self.config)
+        return entry
+
+
+CAPABILITIES = (
+    Capability(CHECKOUT, "checkout", "shopping/checkout.json"),
+    Capability(
+        FULFILLMENT,
+        "fulfillment",
+        "shopping/fulfillment.json",
+        extends=CHECKOUT,
+        config={"allows_multi_destination": {"shipping": False, "pickup": False}},
+    ),
+    Capability(SEARCH, "catalog/search", "shopping/catalog_search.json"),
+    Capability(LOOKUP, "catalog/lookup", "shopping/catalog_lookup.json"),
+    Capability(ORDER, "order", "shopping/order.json"),
+)
+_EXTENDS = {cap.name: cap.extends for cap in CAPABILITIES}
+
+
+def business_profile(
+    endpoint: str, handlers: Mapping[str, Sequence[dict[str, Any]]]
+) -> dict[str, Any]:
+    """The document served at ``/.well-known/ucp``; ``endpoint`` is the REST base URL."""
+    return {
+        "ucp": {
+            "version": UCP_VERSION,
+            "services": {
+                SHOPPING: [
+                    {
+                        "version": UCP_VERSION,
+                        "spec": f"{_SITE}/specification/overview",
+                        "transport": "rest",
+                        "schema": f"{_SITE}/services/shopping/rest.openapi.json",
+                        "endpoint": endpoint.rstrip("/"),
+                    }
+                ]
+            },
+            "capabilities": {cap.name: [cap.declaration()] for cap in CAPABILITIES},
+            "payment_handlers": {name: list(entries) for name, entries in handlers.items()},
+        }
+    }
+
+
+@dataclass(frozen=True)
+class PlatformProfile:
+    """What negotiation needs from a platform's profile."""
+
+    url: str
+    version: str
+    capabilities: Mapping[str, frozenset[str]]  # name -> the versions it lists
+    payment_handlers: Mapping[str, tuple[Mapping[str, Any], ...]]
+
+
+def profile_version(document: Any) -> str:
+    """The protocol version a profile declares (read before the rest is checked: a profile of
+    another release is answered ``version_unsupported``, not ``profile_malformed``)."""
+    ucp = document.get("ucp") if isinstance(document, dict) else None
+    version = ucp.get("version") if isinstance(ucp, dict) else None
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise ProfileMalformed("the profile has no ucp.version in YYYY-MM-DD form")
+    return version
+
+
+def platform_profile(url: str, document: Any) -> PlatformProfile:
+    """``document`` read as the platform profile at ``url``; :class:`ProfileMalformed` if it
+    breaks the release's ``platform_profile`` schema."""
+    version = profile_version(document)
+    problem = first_problem(
+        validator(BASE + "discovery/profile.json#/$defs/platform_profile"), document
+    )
+    if problem is not None:
+        raise ProfileMalformed(f"the platform profile is not valid: {problem.message}")
+    ucp = document["ucp"]
+    capabilities = {
+        name: frozenset(entry["version"] for entry in entries[:MAX_ENTRIES])
+        for name, entries in list(ucp.get("capabilities", {}).items())[:MAX_ENTRIES]
+    }
+    handlers = {
+        name: tuple(entries[:MAX_ENTRIES])
+        for name, entries in list(ucp["payment_handlers"].items())[:MAX_ENTRIES]
+    }
+    return PlatformProfile(url, version, capabilities, handlers)
+
+
+@dataclass(frozen=True)
+class Negotiated:
+    """The outcome for one request: the protocol version, the active capabilities (name ->
+    version) and the payment handlers in force (as ``ucp.payment_handlers`` shows them)."""
+
+    version: str
+    capabilities: Mapping[str, str]
+    payment_handlers: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+
+    def active(self, name: str) -> bool:
+        return name in self.capabilities
+
+    def handler_ids(self) -> frozenset[str]:
+        return frozenset(
+            entry["id"] for entries in self.payment_handlers.values() for entry in entries
+        )
+
+    def envelope(
+        self, root: str, *, status: str = "success", handlers: bool = False
+    ) -> dict[str, Any]:
+        """The response's ``ucp`` object: ``root`` and the active extensions of it only."""
+        relevant = {
+            name: [{"version": version}]
+            for name, version in self.capabilities.items()
+            if name == root or _EXTENDS.get(name) == root
+        }
+        ucp: dict[str, Any] = {"version": self.version, "status": status}
+        if relevant:
+            ucp["capabilities"] = relevant
+        if handlers:
+            ucp["payment_handlers"] = {
+                name: [dict(entry) for entry in entries]
+                for name, entries in self.payment_handlers.items()
+            }
+        return ucp
+
+
+def _accepted_types(theirs: Sequence[Mapping[str, Any]]) -> set[str] | None:
+    """The instrument types the platform's entries for a handler take; ``None``: all of them
+    (an entry without ``available_instruments`` places no restriction)."""
+    if any("available_instruments" not in entry for entry in theirs):
+        return None
+    return {
+        item["type"]
+        for entry in theirs
+        for item in entry["available_instruments"][:MAX_ENTRIES]
+        if isinstance(item, Mapping) and isinstance(item.get("type"), str)
+    }
+
+
+def _handlers(
+    ours: Mapping[str, Sequence[Mapping[str, Any]]], platform: PlatformProfile
+) -> dict[str, tuple[dict[str, Any], ...]]:
+    out: dict[str, tuple[dict[str, Any], ...]] = {}
+    for name, entries in ours.items():
+        theirs = platform.payment_handlers.get(name)
+        if not theirs:
+            continue
+        accepted = _accepted_types(theirs)
+        kept = []
+        for entry in entries:
+            resolved = {key: value for key, value in entry.items() if key not in ("spec", "schema")}
+            if accepted is not None and "available_instruments" in entry:
+                resolved["available_instruments"] = [
+                    dict(item)
+                    for item in entry["available_instruments"]
+                    if item["type"] in accepted
+                ]
+                if not resolved["available_instruments"]:
+                    continue
+            kept.append(resolved)
+        if kept:
+            out[name] = tuple(kept)
+    return out
+
+
+def negotiate(
+    platform: PlatformProfile, handlers: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> Negotiated:
+    """The intersection of this business's capabilities with ``platform``'s (the spec's
+    algorithm), for a platform at this business's protocol version."""
+    active: dict[str, str] = {}
+    for cap in CAPABILITIES:
+        mutual = platform.capabilities.get(cap.name, frozenset()) & {UCP_VERSION}
+        if mutual:
+            active[cap.name] = max(mutual)
+    pruned = True
+    while pruned:
+        orphans = [
+            name
+            for name in active
+            if _EXTENDS.get(name) is not None and _EXTENDS[name] not in active
+        ]
+        for name in orphans:
+            del active[name]
+        pruned = bool(orphans)
+    return Negotiated(platform.version, active, _handlers(handlers, platform))

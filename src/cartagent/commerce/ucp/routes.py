@@ -1,0 +1,82 @@
+"""UCP's REST binding (``services/shopping/rest.openapi.json``): the business profile at
+``/.well-known/ucp`` and the operations of :class:`~cartagent.commerce.ucp.service.UcpService`
+under the settings' ``api_prefix``.
+
+The profile is served with ``Cache-Control: public, max-age=300`` (overview.md: public, at
+least 60 s, never ``no-store``) and without redirects.
+"""
+
+from __future__ import annotations
+
+import orjson
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from .service import OPERATIONS, UcpCall, UcpService
+
+__all__ = ["ucp_router"]
+
+JSON = "application/json"
+PROFILE_CACHE = "public, max-age=300"
+
+
+def ucp_router(service: UcpService) -> APIRouter:
+    router = APIRouter()
+    prefix = service.settings.api_prefix.rstrip("/")
+
+    async def run(name: str, request: Request, resource_id: str | None = None) -> Response:
+        operation = OPERATIONS[name]
+        call = UcpCall(
+            operation,
+            {key.lower(): value for key, value in request.headers.items()},
+            await request.body() if operation.method != "GET" else None,
+            resource_id,
+        )
+        answer = await service.answer(call)
+        return Response(answer.body, answer.status, answer.headers, media_type=JSON)
+
+    @router.get("/.well-known/ucp", include_in_schema=False)
+    def well_known() -> Response:
+        return Response(
+            orjson.dumps(service.profile()),
+            media_type=JSON,
+            headers={"Cache-Control": PROFILE_CACHE},
+        )
+
+    @router.post(f"{prefix}/checkout-sessions")
+    async def create_checkout(request: Request) -> Response:
+        return await run("create_checkout", request)
+
+    @router.get(prefix + "/checkout-sessions/{checkout_id}")
+    async def get_checkout(request: Request, checkout_id: str) -> Response:
+        return await run("get_checkout", request, checkout_id)
+
+    @router.put(prefix + "/checkout-sessions/{checkout_id}")
+    async def update_checkout(request: Request, checkout_id: str) -> Response:
+        return await run("update_checkout", request, checkout_id)
+
+    @router.post(prefix + "/checkout-sessions/{checkout_id}/complete")
+    async def complete_checkout(request: Request, checkout_id: str) -> Response:
+        return await run("complete_checkout", request, checkout_id)
+
+    @router.post(prefix + "/checkout-sessions/{checkout_id}/cancel")
+    async def cancel_checkout(request: Request, checkout_id: str) -> Response:
+        return await run("cancel_checkout", request, checkout_id)
+
+    @router.post(f"{prefix}/catalog/search")
+    async def search_catalog(request: Request) -> Response:
+        return await run("search_catalog", request)
+
+    @router.post(f"{prefix}/catalog/lookup")
+    async def lookup_catalog(request: Request) -> Response:
+        return await run("lookup_catalog", request)
+
+    @router.post(f"{prefix}/catalog/product")
+    async def get_product(request: Request) -> Response:
+        return await run("get_product", request)
+
+    @router.get(prefix + "/orders/{order_id}")
+    async def get_order(request: Request, order_id: str) -> Response:
+        return await run("get_order", request, order_id)
+
+    return router

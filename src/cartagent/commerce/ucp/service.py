@@ -1,0 +1,536 @@
+"""UCP's shopping operations with the spec's rules, whatever transport carries them: one
+:class:`UcpService` answers a :class:`UcpCall` with an :class:`~.idempotency.Answer`.
+
+Every call, in this order (the REST codes are overview.md's):
+
+* an agent authenticated by ``Authorization: Bearer`` or ``X-API-Key`` (401);
+* the platform profile its ``UCP-Agent`` header names: 400 ``invalid_profile_url``, 424
+  ``profile_unreachable``, 422 ``profile_malformed`` or ``version_unsupported``; 403 when the
+  agent is bound to other profiles (the spec's identity binding for API keys);
+* the operation's capability negotiated, else 200 with ``ucp.status: "error"`` and
+  ``capabilities_incompatible`` (overview.md's 200 example uses ``version_unsupported`` for this
+  case, contradicting its own table; the table's code is used);
+* a body valid against the release's schema for the operation (400, with the JSONPath).
+
+State-changing checkout calls need an ``Idempotency-Key`` (400 ``idempotency_key_required``):
+the OpenAPI file marks it required, checkout-rest.md only says "when provided" and the MCP
+binding requires it for complete and cancel only; the machine-readable contract is followed.
+Any 1-255 visible ASCII characters are accepted (the OpenAPI ``format: uuid`` is not enforced;
+signatures.md allows "22+ char alphanumeric" keys). Keys are scoped to the agent and the
+operation's method and path. The same key and body answers the stored result again, as it
+was (UCP defines no replay header); another body is 409 ``idempotency_conflict``; a call still
+running is 409 ``idempotency_in_flight`` with ``Retry-After``; 5xx answers are not stored and a
+key store failure is 503 (signatures.md: "fail closed"). ``Request-Id`` is echoed when sent (the
+OpenAPI marks it required; it is not enforced).
+
+Business outcomes are 200 (201 for a created session) with UCP's envelope: see
+:mod:`~cartagent.commerce.ucp.wire` for when an error is a message on the session and when it
+is an ``error_response``. Transport errors carry ``{"code", "content"}`` (plus ``path`` for a
+body that breaks the schema). RFC 9421 message signatures are not implemented; an agent's
+ACP signing secret does not apply here.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
+
+import orjson
+from starlette.concurrency import run_in_threadpool
+
+from ...errors import CheckoutError
+from ..agents import AgentKey, Agents
+from ..checkout import Checkout
+from ..merchant import Merchant, PaymentUnavailable
+from . import payment, wire
+from .agent_header import profile_url
+from .catalog import UcpCatalog
+from .idempotency import Answer, Idempotency, KeyRules, Refusal
+from .order import find_order, order_json
+from .platforms import PlatformProfiles, ProfileUnreachable
+from .profile import (
+    CHECKOUT,
+    FULFILLMENT,
+    LOOKUP,
+    ORDER,
+    SEARCH,
+    Negotiated,
+    ProfileMalformed,
+    business_profile,
+    negotiate,
+    platform_profile,
+    profile_version,
+)
+from .schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
+
+__all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 256 * 1024
+MAX_TOKEN = 1024
+MAX_RESOURCE_ID = 128
+RETRY_AFTER = "1"
+_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+_CHECKOUT = BASE + "shopping/checkout.json"
+_CHECKOUT_WITH_FULFILLMENT = BASE + "shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout"
+
+
+@dataclass(frozen=True)
+class UcpSettings:
+    """Where the business is reached and what it shows.
+
+    ``base_url`` is the origin serving ``/.well-known/ucp``; the REST operations are served
+    under ``api_prefix`` there (the profile's ``endpoint``). ``storefront_url`` is the
+    buyer-facing site behind ``continue_url`` and order permalinks (the endpoint if unset).
+    ``agent_profiles`` binds agents to the profile URLs they may present (unlisted agents may
+    present any).
+    """
+
+    base_url: str
+    api_prefix: str = ""
+    storefront_url: str | None = None
+    environment: str = "sandbox"
+    links: tuple[tuple[str, str], ...] = ()
+    agent_profiles: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def endpoint(self) -> str:
+        return self.base_url.rstrip("/") + self.api_prefix.rstrip("/")
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str  # the OpenAPI operationId
+    method: str
+    path: str  # with {id} for the resource id
+    capability: str
+    shape: RequestShape | None = None  # a checkout body, in this request shape
+    request: str | None = None  # another body: its schema
+    mutating: bool = False
+
+
+_CHECKOUTS = "/checkout-sessions"
+_CATALOG = BASE + "shopping/catalog_"
+OPERATIONS = {
+    op.name: op
+    for op in (
+        Operation("create_checkout", "POST", _CHECKOUTS, CHECKOUT, "create", mutating=True),
+        Operation("get_checkout", "GET", _CHECKOUTS + "/{id}", CHECKOUT),
+        Operation(
+            "update_checkout", "PUT", _CHECKOUTS + "/{id}", CHECKOUT, "update", mutating=True
+        ),
+        Operation(
+            "complete_checkout",
+            "POST",
+            _CHECKOUTS + "/{id}/complete",
+            CHECKOUT,
+            "complete",
+            mutating=True,
+        ),
+        Operation("cancel_checkout", "POST", _CHECKOUTS + "/{id}/cancel", CHECKOUT, mutating=True),
+        Operation(
+            "search_catalog",
+            "POST",
+            "/catalog/search",
+            SEARCH,
+            request=_CATALOG + "search.json#/$defs/search_request",
+        ),
+        Operation(
+            "lookup_catalog",
+            "POST",
+            "/catalog/lookup",
+            LOOKUP,
+            request=_CATALOG + "lookup.json#/$defs/lookup_request",
+        ),
+        Operation(
+            "get_product",
+            "POST",
+            "/catalog/product",
+            LOOKUP,
+            request=_CATALOG + "lookup.json#/$defs/get_product_request",
+        ),
+        Operation("get_order", "GET", "/orders/{id}", ORDER),
+    )
+}
+
+
+@dataclass(frozen=True)
+class UcpCall:
+    """One request: the operation, its resource id, headers (lower-case names) and raw body."""
+
+    operation: Operation
+    headers: Mapping[str, str]
+    body: bytes | None = None
+    resource_id: str | None = None
+
+    @property
+    def path(self) -> str:
+        return self.operation.path.replace("{id}", self.resource_id or "")
+
+
+@dataclass(frozen=True)
+class _Context:
+    agent: AgentKey
+    negotiated: Negotiated
+    resource_id: str
+    body: dict[str, Any] | None
+
+
+Outcome = tuple[int, dict[str, Any]]
+
+
+def _refusal(
+    status: int, code: str, content: str, headers: Mapping[str, str] | None = None, **extra: str
+) -> Refusal:
+    return Refusal(status, {"code": code, "content": content, **extra}, headers)
+
+
+def _bad_request(error: CheckoutError) -> Refusal:
+    if not error.param:
+        return _refusal(400, error.code, error.message)
+    return _refusal(400, error.code, error.message, path=wire.ucp_path(error.param))
+
+
+class UcpService:
+    def __init__(
+        self,
+        merchant: Merchant,
+        agents: Agents,
+        settings: UcpSettings,
+        profiles: PlatformProfiles,
+    ) -> None:
+        self.merchant = merchant
+        self.agents = agents
+        self.settings = settings
+        self.profiles = profiles
+        self.handlers = payment.handlers(settings.environment)
+        self.catalog = UcpCatalog(merchant.catalog, merchant.terms.currency)
+        self.site = wire.Site(
+            settings.endpoint, settings.storefront_url or settings.endpoint, settings.links
+        )
+        self._keys = Idempotency(
+            merchant.records,
+            merchant.clock,
+            KeyRules(
+                conflict=lambda: _refusal(
+                    409,
+                    "idempotency_conflict",
+                    "the Idempotency-Key was already used with a different request",
+                ),
+                in_flight=lambda: _refusal(
+                    409,
+                    "idempotency_in_flight",
+                    "a request with this Idempotency-Key is still being processed",
+                    {"Retry-After": RETRY_AFTER},
+                ),
+                unavailable=lambda: _refusal(
+                    503,
+                    "service_unavailable",
+                    "the request could not be recorded; retry",
+                    {"Retry-After": RETRY_AFTER},
+                ),
+                failure=self._failure,
+            ),
+        )
+        self._operations: dict[str, Callable[[_Context], Outcome]] = {
+            "create_checkout": self._create,
+            "get_checkout": self._get,
+            "update_checkout": self._update,
+            "complete_checkout": self._complete,
+            "cancel_checkout": self._cancel,
+            "search_catalog": self._search,
+            "lookup_catalog": self._lookup,
+            "get_product": self._product,
+            "get_order": self._order,
+        }
+
+    def profile(self) -> dict[str, Any]:
+        """The business profile (``/.well-known/ucp``)."""
+        return business_profile(self.settings.endpoint, self.handlers)
+
+    async def answer(self, call: UcpCall) -> Answer:
+        headers: dict[str, str] = {}
+        request_id = call.headers.get("request-id")
+        if request_id:
+            headers["Request-Id"] = request_id[:255]
+        try:
+            agent = self._agent(call.headers)
+            negotiated = await self._negotiate(agent, call.headers)
+            capability = call.operation.capability
+            if not negotiated.active(capability):
+                payload = self._incompatible(negotiated, capability)
+                return Answer(200, orjson.dumps(payload), headers)
+            key = self._key(call.headers) if call.operation.mutating else None
+            body = self._body(call, negotiated)
+            resource_id = call.resource_id or ""
+            work = partial(
+                self._operations[call.operation.name],
+                _Context(agent, negotiated, resource_id, body),
+            )
+            if key is None:
+                status, payload = await self._run(work)
+                return Answer(status, orjson.dumps(payload), headers)
+            scope = f"ucp {agent.name} {call.operation.method} {call.path}"
+            answer = await self._keys.run(scope, key, body, work)
+            return replace(answer, headers=headers | answer.headers)
+        except Refusal as refusal:
+            return Answer(refusal.status, orjson.dumps(refusal.body), headers | refusal.headers)
+
+    async def _run(self, work: Callable[[], Outcome]) -> Outcome:
+        try:
+            return await run_in_threadpool(work)
+        except Refusal:
+            raise
+        except Exception as error:
+            raise self._failure(error) from None
+
+    def _failure(self, error: Exception) -> Refusal:
+        if isinstance(error, PaymentUnavailable):
+            return _refusal(
+                503,
+                "payment_unavailable",
+                f"PayPal could not be reached; retry: {error}",
+                {"Retry-After": "5"},
+            )
+        log.error("UCP call failed", exc_info=error)
+        return _refusal(500, "internal_error", "the business failed to process the request")
+
+    # ------------------------------------------------------------ the request's frame
+
+    def _agent(self, headers: Mapping[str, str]) -> AgentKey:
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        token = token.strip() if scheme.lower() == "bearer" else ""
+        token = token or headers.get("x-api-key", "").strip()
+        found = self.agents.by_token(token) if 0 < len(token) <= MAX_TOKEN else None
+        if found is None:
+            raise _refusal(
+                401,
+                "unauthorized",
+                "a valid bearer token or X-API-Key is required",
+                {"WWW-Authenticate": 'Bearer realm="ucp"'},
+            )
+        return found
+
+    async def _negotiate(self, agent: AgentKey, headers: Mapping[str, str]) -> Negotiated:
+        home = self.site.storefront
+        try:
+            url = profile_url(headers.get("ucp-agent"))
+        except ValueError as error:
+            raise _refusal(400, "invalid_profile_url", str(error), continue_url=home) from None
+        allowed = self.settings.agent_profiles.get(agent.name)
+        if allowed is not None and url not in allowed:
+            raise _refusal(
+                403, "profile_not_allowed", "these credentials may not act for that profile"
+            )
+        try:
+            document = await run_in_threadpool(self.profiles.document, url)
+            version = profile_version(document)
+            if version != UCP_VERSION:
+                raise _refusal(
+                    422,
+                    "version_unsupported",
+                    f"protocol version {version} is not supported; this business implements "
+                    f"version {UCP_VERSION}",
+                    continue_url=home,
+                )
+            platform = platform_profile(url, document)
+        except ProfileUnreachable as error:
+            raise _refusal(
+                424, "profile_unreachable", f"the platform profile: {error}", continue_url=home
+            ) from None
+        except ProfileMalformed as error:
+            raise _refusal(422, "profile_malformed", str(error), continue_url=home) from None
+        return negotiate(platform, self.handlers)
+
+    def _incompatible(self, negotiated: Negotiated, capability: str) -> dict[str, Any]:
+        message = {
+            "type": "error",
+            "code": "capabilities_incompatible",
+            "content": f"{capability} was not negotiated: the platform profile lists no "
+            f"version of it this business supports ({UCP_VERSION})",
+            "severity": "unrecoverable",
+        }
+        ucp = {"version": negotiated.version, "capabilities": {}}
+        return wire.error_response(ucp, [message], self.site.storefront)
+
+    @staticmethod
+    def _key(headers: Mapping[str, str]) -> str:
+        key = headers.get("idempotency-key")
+        if not key:
+            raise _refusal(
+                400,
+                "idempotency_key_required",
+                "an Idempotency-Key header is required on state-changing requests",
+            )
+        if not _KEY.fullmatch(key):
+            raise _refusal(
+                400, "invalid", "Idempotency-Key must be 1 to 255 visible ASCII characters"
+            )
+        return key
+
+    @staticmethod
+    def _body(call: UcpCall, negotiated: Negotiated) -> dict[str, Any] | None:
+        operation = call.operation
+        if operation.shape is None and operation.request is None:
+            return None
+        raw = call.body or b""
+        if len(raw) > MAX_BODY:
+            raise _refusal(413, "request_too_large", f"the body is over {MAX_BODY} bytes")
+        try:
+            body = orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError as error:
+            raise _refusal(400, "invalid_json", f"the body is not JSON: {error}") from None
+        if not isinstance(body, dict):
+            raise _refusal(400, "invalid", "the body must be a JSON object", path="$")
+        ref = operation.request
+        if ref is None:
+            ref = _CHECKOUT_WITH_FULFILLMENT if negotiated.active(FULFILLMENT) else _CHECKOUT
+        problem = request_problem(ref, operation.shape, body)
+        if problem is not None:
+            raise _refusal(400, problem.code, problem.message, path=json_path(problem.param))
+        return body
+
+    # ------------------------------------------------------------ rendering
+
+    def _checkout(
+        self, ctx: _Context, checkout: Checkout, extra: list[dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
+        return wire.checkout_json(
+            checkout,
+            self.merchant.bill(checkout),
+            ucp=ctx.negotiated.envelope(CHECKOUT, handlers=True),
+            site=self.site,
+            fulfillment=ctx.negotiated.active(FULFILLMENT),
+            extra=extra or (),
+        )
+
+    def _no_session(self, ctx: _Context, error: CheckoutError) -> dict[str, Any]:
+        message = wire.error_message(error, severity="unrecoverable")
+        return wire.error_response(
+            ctx.negotiated.envelope(CHECKOUT), [message], self.site.storefront
+        )
+
+    def _session(self, ctx: _Context) -> Checkout:
+        """The call's session; a missing one ends the call with an ``error_response``."""
+        try:
+            if len(ctx.resource_id) > MAX_RESOURCE_ID:
+                raise CheckoutError("no such checkout", code="not_found", param=("id",), status=404)
+            return self.merchant.get(ctx.agent.name, ctx.resource_id)
+        except CheckoutError as error:
+            raise Refusal(200, self._no_session(ctx, error)) from None
+
+    def _rejected(self, ctx: _Context, error: CheckoutError) -> Outcome:
+        """The answer to a call the merchant refused: a race is a 409; otherwise the session as
+        it now stands (a decline changed it) with the reason as an error message."""
+        if error.code == "conflict":
+            raise _refusal(409, "conflict", error.message)
+        if error.code == "in_progress":
+            raise _refusal(409, "in_progress", error.message, {"Retry-After": RETRY_AFTER})
+        if error.status == 404:
+            return 200, self._no_session(ctx, error)
+        checkout = self._session(ctx)
+        severity = "unrecoverable" if error.code == "invalid_state" else "recoverable"
+        return 200, self._checkout(ctx, checkout, [wire.error_message(error, severity=severity)])
+
+    # ------------------------------------------------------------ operations (worker threads)
+
+    def _create(self, ctx: _Context) -> Outcome:
+        assert ctx.body is not None
+        fulfillment = ctx.negotiated.active(FULFILLMENT)
+        try:
+            changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=None)
+            currency = self.merchant.terms.currency
+            checkout = self.merchant.create(ctx.agent.name, "ucp", currency, changes)
+        except CheckoutError as error:
+            return 200, self._no_session(ctx, error)
+        return 201, self._checkout(ctx, checkout)
+
+    def _get(self, ctx: _Context) -> Outcome:
+        return 200, self._checkout(ctx, self._session(ctx))
+
+    def _update(self, ctx: _Context) -> Outcome:
+        assert ctx.body is not None
+        current = self._session(ctx)
+        fulfillment = ctx.negotiated.active(FULFILLMENT)
+        try:
+            changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=current)
+            checkout = self.merchant.update(ctx.agent.name, current.id, changes)
+        except CheckoutError as error:
+            return self._rejected(ctx, error)
+        return 200, self._checkout(ctx, checkout)
+
+    def _complete(self, ctx: _Context) -> Outcome:
+        assert ctx.body is not None
+        current = self._session(ctx)
+        try:
+            token = payment.payment_token(ctx.body, ctx.negotiated.handler_ids())
+            checkout = self.merchant.complete(ctx.agent.name, current.id, token)
+        except CheckoutError as error:
+            return self._rejected(ctx, error)
+        return 200, self._checkout(ctx, checkout)
+
+    def _cancel(self, ctx: _Context) -> Outcome:
+        current = self._session(ctx)
+        try:
+            checkout = self.merchant.cancel(ctx.agent.name, current.id)
+        except CheckoutError as error:
+            return self._rejected(ctx, error)
+        return 200, self._checkout(ctx, checkout)
+
+    def _search(self, ctx: _Context) -> Outcome:
+        assert ctx.body is not None
+        try:
+            found = self.catalog.search(ctx.body)
+        except CheckoutError as error:
+            raise _bad_request(error) from None
+        body: dict[str, Any] = {
+            "ucp": ctx.negotiated.envelope(SEARCH),
+            "products": found.products,
+            "pagination": found.pagination,
+        }
+        if found.messages:
+            body["messages"] = found.messages
+        return 200, body
+
+    def _lookup(self, ctx: _Context) -> Outcome:
+        assert ctx.body is not None
+        try:
+            found = self.catalog.lookup(ctx.body)
+        except CheckoutError as error:
+            raise _bad_request(error) from None
+        body: dict[str, Any] = {"ucp": ctx.negotiated.envelope(LOOKUP), "products": found.products}
+        if found.messages:
+            body["messages"] = found.messages
+        return 200, body
+
+    def _product(self, ctx: _Context) -> Outcome:
+        assert ctx.body is not None
+        try:
+            found = self.catalog.product(ctx.body)
+        except CheckoutError as error:
+            raise _bad_request(error) from None
+        ucp = ctx.negotiated.envelope(LOOKUP)
+        if not found.products:
+            return 200, wire.error_response(ucp, found.messages, self.site.storefront)
+        body: dict[str, Any] = {"ucp": ucp, "product": found.products[0]}
+        if found.messages:
+            body["messages"] = found.messages
+        return 200, body
+
+    def _order(self, ctx: _Context) -> Outcome:
+        ucp = ctx.negotiated.envelope(ORDER)
+        checkout = find_order(self.merchant.records, ctx.agent.name, ctx.resource_id)
+        if checkout is None or checkout.address is None:
+            message = {
+                "type": "error",
+                "code": "not_found",
+                "content": "order not found",
+                "severity": "unrecoverable",
+            }
+            return 200, wire.error_response(ucp, [message])
+        return 200, order_json(checkout, self.merchant.bill(checkout), ucp=ucp, site=self.site)
