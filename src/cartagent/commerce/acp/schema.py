@@ -17,9 +17,8 @@ from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import best_match
 
-from ...errors import CheckoutError
+from ..requests import first_problem, json_path
 
 __all__ = ["API_VERSION", "SUPPORTED_VERSIONS", "check", "definitions", "json_path", "spec_file"]
 
@@ -73,23 +72,8 @@ def _validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema, format_checker=FormatChecker())
 
 
-def json_path(path: tuple[str | int, ...] | list[str | int]) -> str:
-    """``("line_items", 0, "id")`` as the RFC 9535 JSONPath ``$.line_items[0].id``."""
-    out = "$"
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
 def check(name: str, body: Any) -> None:
     """Raise :class:`CheckoutError` (400) naming the first place ``body`` breaks ``$defs[name]``."""
-    error = best_match(_validator(name).iter_errors(body))
-    if error is None:
-        return
-    path = tuple(error.absolute_path)
-    if error.validator == "required" and isinstance(error.instance, dict):
-        missing = next((key for key in error.validator_value if key not in error.instance), None)
-        if missing is not None:
-            path = (*path, missing)
-    code = "missing" if error.validator == "required" else "invalid"
-    raise CheckoutError(f"{json_path(path)}: {error.message}", code=code, param=path)
+    problem = first_problem(_validator(name), body)
+    if problem is not None:
+        raise problem

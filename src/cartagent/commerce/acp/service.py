@@ -1,5 +1,6 @@
 """ACP's checkout operations with the spec's rules, whatever transport carries them (REST or
-the MCP binding): one :class:`AcpService` answers a :class:`AcpCall` with an :class:`AcpAnswer`.
+the MCP binding): one :class:`AcpService` answers a :class:`AcpCall` with an
+:class:`~cartagent.commerce.idempotency.Answer`.
 
 Every call: an authenticated agent (401 otherwise), ``API-Version`` (400
 ``missing_api_version`` / ``unsupported_api_version``), a valid ``Signature`` for agents that
@@ -13,7 +14,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import orjson
@@ -22,17 +24,18 @@ from starlette.concurrency import run_in_threadpool
 from ...errors import CheckoutError
 from ..agents import AgentKey, Agents, signature_problem
 from ..checkout import Checkout
+from ..idempotency import Answer, Idempotency, KeyRules, Refusal
 from ..merchant import Merchant, PaymentUnavailable
-from ..records import Event, fingerprint
+from ..records import Event
+from ..requests import json_object
 from . import wire
 from .schema import SUPPORTED_VERSIONS, check
 
-__all__ = ["OPERATIONS", "AcpAnswer", "AcpCall", "AcpService", "AcpSettings", "Operation"]
+__all__ = ["OPERATIONS", "AcpCall", "AcpService", "AcpSettings", "Operation"]
 
 log = logging.getLogger(__name__)
 
 MAX_KEY = 255
-MAX_BODY = 256 * 1024
 RETRY_AFTER = "1"
 
 
@@ -94,42 +97,28 @@ class AcpCall:
         return self.operation.path.replace("{id}", self.session_id or "")
 
 
-@dataclass(frozen=True)
-class AcpAnswer:
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-    replayed: bool = False
-
-    def json(self) -> Any:
-        return orjson.loads(self.body)
-
-
-class _Refusal(Exception):
-    def __init__(
-        self,
-        status: int,
-        code: str,
-        message: str,
-        *,
-        param: str | None = None,
-        kind: str = "invalid_request",
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body: dict[str, Any] = {"type": kind, "code": code, "message": message}
-        if param is not None:
-            self.body["param"] = param
-        self.headers = headers or {}
+def _error(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    param: str | None = None,
+    kind: str = "invalid_request",
+    headers: dict[str, str] | None = None,
+) -> Refusal:
+    """A refusal in ACP's flat ``Error`` shape."""
+    body: dict[str, Any] = {"type": kind, "code": code, "message": message}
+    if param is not None:
+        body["param"] = param
+    return Refusal(status, body, headers)
 
 
-def _refusal(error: CheckoutError, *, cancel: bool = False) -> _Refusal:
+def _refusal(error: CheckoutError, *, cancel: bool = False) -> Refusal:
     status = error.status
     if cancel and error.code == "invalid_state":
         status = 405  # the RFC: cancelling a completed or canceled session is 405
     headers = {"Retry-After": RETRY_AFTER} if error.code == "in_progress" else None
-    return _Refusal(
+    return _error(
         status, error.code, error.message, param=wire.acp_param(error.param), headers=headers
     )
 
@@ -154,6 +143,49 @@ class AcpService:
             "cart_cancel": self._cart_cancel,
         }
         merchant.announce_with("acp", self._order_created)
+        self._keys = Idempotency(
+            merchant.records,
+            merchant.clock,
+            KeyRules(
+                conflict=lambda: _error(
+                    422,
+                    "idempotency_conflict",
+                    "Idempotency-Key has already been used with a different request body",
+                ),
+                in_flight=lambda: _error(
+                    409,
+                    "idempotency_in_flight",
+                    "A request with this Idempotency-Key is currently being processed",
+                    headers={"Retry-After": RETRY_AFTER},
+                ),
+                unavailable=lambda: _error(
+                    503,
+                    "unavailable",
+                    "the request could not be recorded; retry",
+                    kind="service_unavailable",
+                    headers={"Retry-After": RETRY_AFTER},
+                ),
+                failure=self._failure,
+                replay_headers={"Idempotent-Replayed": "true"},
+            ),
+        )
+
+    def _failure(self, error: Exception) -> Refusal:
+        if isinstance(error, PaymentUnavailable):
+            return _error(
+                503,
+                "payment_unavailable",
+                f"PayPal could not be reached; retry: {error}",
+                kind="service_unavailable",
+                headers={"Retry-After": "5"},
+            )
+        log.error("ACP call failed", exc_info=error)
+        return _error(
+            500,
+            "internal_error",
+            "the merchant failed to process the request",
+            kind="processing_error",
+        )
 
     def render(
         self, checkout: Checkout, warnings: list[dict[str, Any]] | None = None
@@ -173,12 +205,12 @@ class AcpService:
         body = orjson.dumps({"type": "order_create", "data": self.render(checkout)["order"]})
         return [Event(agent.name, agent.webhook_url, body)]
 
-    async def answer(self, call: AcpCall) -> AcpAnswer:
+    async def answer(self, call: AcpCall) -> Answer:
         """Answer ``call`` in a worker thread: its database and PayPal calls block, and one
         hop per request (not one per step) keeps the event loop's overhead down."""
         return await run_in_threadpool(self.answer_sync, call)
 
-    def answer_sync(self, call: AcpCall) -> AcpAnswer:
+    def answer_sync(self, call: AcpCall) -> Answer:
         headers: dict[str, str] = {}
         request_id = call.headers.get("request-id")
         if request_id:
@@ -191,13 +223,13 @@ class AcpService:
             agent = call.agent or self._agent(call.headers)
             _version(call.headers)
             if posting and not key and call.key_required:
-                raise _Refusal(
+                raise _error(
                     400,
                     "idempotency_key_required",
                     "Idempotency-Key header is required on all POST requests",
                 )
             if key is not None and len(key) > MAX_KEY:
-                raise _Refusal(400, "invalid", f"Idempotency-Key is longer than {MAX_KEY}")
+                raise _error(400, "invalid", f"Idempotency-Key is longer than {MAX_KEY}")
             body = _body(call)
             problem = signature_problem(
                 agent,
@@ -207,67 +239,17 @@ class AcpService:
                 self.merchant.clock(),
             )
             if problem is not None:
-                raise _Refusal(401, "invalid_signature", problem)
+                raise _error(401, "invalid_signature", problem)
             handler = self._handlers[call.operation.name]
+            work = partial(handler, agent, call.session_id, body)
             if not posting or key is None:
-                status, payload = handler(agent, call.session_id, body)
-                return AcpAnswer(status, orjson.dumps(payload), headers)
-            return self._idempotent(call, agent, key, body, handler, headers)
-        except _Refusal as refusal:
-            return AcpAnswer(refusal.status, orjson.dumps(refusal.body), headers | refusal.headers)
-
-    def _idempotent(
-        self,
-        call: AcpCall,
-        agent: AgentKey,
-        key: str,
-        body: dict[str, Any] | None,
-        handler: Handler,
-        headers: dict[str, str],
-    ) -> AcpAnswer:
-        scope = f"acp {agent.name} {call.path}"
-        records = self.merchant.records
-        claim = records.claim(scope, key, fingerprint(body), self.merchant.clock())
-        if claim.kind == "replay":
-            replayed = headers | {"Idempotent-Replayed": "true"}
-            return AcpAnswer(claim.status_code, claim.body, replayed, replayed=True)
-        if claim.kind == "conflict":
-            raise _Refusal(
-                422,
-                "idempotency_conflict",
-                "Idempotency-Key has already been used with a different request body",
-            )
-        if claim.kind == "in_flight":
-            raise _Refusal(
-                409,
-                "idempotency_in_flight",
-                "A request with this Idempotency-Key is currently being processed",
-                headers={"Retry-After": RETRY_AFTER},
-            )
-        status: int = 500
-        payload: dict[str, Any] = {}
-        extra: dict[str, str] = {}
-        try:
-            status, payload = handler(agent, call.session_id, body)
-        except _Refusal as refusal:
-            status, payload, extra = refusal.status, refusal.body, refusal.headers
-        except PaymentUnavailable as error:
-            status, extra = 503, {"Retry-After": "5"}
-            payload = {
-                "type": "service_unavailable",
-                "code": "payment_unavailable",
-                "message": f"PayPal could not be reached; retry: {error}",
-            }
-        except Exception:
-            log.exception("ACP %s %s failed", call.operation.name, call.path)
-            payload = {
-                "type": "processing_error",
-                "code": "internal_error",
-                "message": "the merchant failed to process the request",
-            }
-        encoded = orjson.dumps(payload)
-        records.finish(scope, key, status, encoded)
-        return AcpAnswer(status, encoded, headers | extra)
+                status, payload = work()
+                return Answer(status, orjson.dumps(payload), headers)
+            scope = f"acp {agent.name} {call.path}"
+            answer = self._keys.run(scope, key, body, work)
+            return replace(answer, headers=headers | answer.headers)
+        except Refusal as refusal:
+            return Answer(refusal.status, orjson.dumps(refusal.body), headers | refusal.headers)
 
     def _agent(self, headers: Mapping[str, str]) -> AgentKey:
         scheme, _, token = headers.get("authorization", "").partition(" ")
@@ -275,7 +257,7 @@ class AcpService:
         if scheme.lower() == "bearer" and token.strip():
             found = self.agents.by_token(token.strip())
         if found is None:
-            raise _Refusal(
+            raise _error(
                 401,
                 "unauthorized",
                 "a valid bearer token is required",
@@ -351,7 +333,7 @@ class AcpService:
         except CheckoutError as error:
             raise _refusal(error) from error
         if found.status != "open" or found.expires_at <= self.merchant.clock():
-            raise _Refusal(404, "not_found", f"no cart {cart_id}", param="$.id")
+            raise _error(404, "not_found", f"no cart {cart_id}", param="$.id")
         return found
 
     def _render_cart(
@@ -407,11 +389,11 @@ def _version(headers: Mapping[str, str]) -> None:
     version = headers.get("api-version")
     supported = ", ".join(SUPPORTED_VERSIONS)
     if not version:
-        raise _Refusal(
+        raise _error(
             400, "missing_api_version", f"API-Version header is required; supported: {supported}"
         )
     if version not in SUPPORTED_VERSIONS:
-        raise _Refusal(
+        raise _error(
             400,
             "unsupported_api_version",
             f"API-Version {version[:40]!r} is not supported; supported: {supported}",
@@ -421,22 +403,11 @@ def _version(headers: Mapping[str, str]) -> None:
 def _body(call: AcpCall) -> dict[str, Any] | None:
     if call.operation.method == "GET":
         return None
-    raw = call.body or b""
-    if len(raw) > MAX_BODY:
-        raise _Refusal(413, "request_too_large", f"the body is over {MAX_BODY} bytes")
-    body: Any = {}
-    if raw.strip():
-        try:
-            body = orjson.loads(raw)
-        except orjson.JSONDecodeError as error:
-            raise _Refusal(400, "invalid_json", f"the body is not JSON: {error}") from None
-    if call.operation.schema is not None:
-        try:
+    try:
+        body = json_object(call.body)
+        if call.operation.schema is not None:
             check(call.operation.schema, body)
-        except CheckoutError as error:
-            raise _Refusal(
-                400, error.code, error.message, param=wire.acp_param(error.param)
-            ) from None
-    if not isinstance(body, dict):
-        raise _Refusal(400, "invalid", "the body must be a JSON object", param="$")
+    except CheckoutError as error:
+        param = wire.acp_param(error.param) if error.code != "invalid_json" else None
+        raise _error(error.status, error.code, error.message, param=param) from None
     return body

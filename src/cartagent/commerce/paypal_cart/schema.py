@@ -21,9 +21,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-__all__ = ["MAX_BODY", "problems"]
+from ..requests import MAX_BODY
 
-MAX_BODY = 256 * 1024
+__all__ = ["MAX_BODY", "problems"]
 MAX_TEXT = 255
 MAX_LIST = 50
 

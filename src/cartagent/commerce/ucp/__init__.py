@@ -9,7 +9,7 @@ and lookup, and orders, over REST (:func:`ucp_router`) from one transport-neutra
     app.include_router(ucp_router(service))
 """
 
-from .idempotency import Answer, Idempotency, KeyRules, Refusal
+from ..idempotency import Answer, Idempotency, KeyRules, Refusal
 from .platforms import FetchedProfiles, KnownProfiles, PlatformProfiles, ProfileUnreachable
 from .profile import Negotiated, ProfileMalformed, business_profile, negotiate
 from .routes import ucp_router

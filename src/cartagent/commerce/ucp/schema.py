@@ -25,11 +25,11 @@ from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
 from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import best_match
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from ...errors import CheckoutError
+from ..requests import first_problem, json_path
 
 __all__ = [
     "BASE",
@@ -152,29 +152,6 @@ def validator(ref: str, shape: RequestShape | None = None) -> Draft202012Validat
     return Draft202012Validator(
         {"$ref": ref}, registry=_registry(shape), format_checker=FormatChecker()
     )
-
-
-def json_path(path: tuple[str | int, ...] | list[str | int]) -> str:
-    """``("line_items", 0, "item")`` as the RFC 9535 JSONPath ``$.line_items[0].item``."""
-    out = "$"
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def first_problem(checker: Draft202012Validator, body: Any) -> CheckoutError | None:
-    """The most relevant way ``body`` breaks ``checker``'s schema, as a :class:`CheckoutError`
-    whose ``param`` is the path to it (a missing property's own name included)."""
-    error = best_match(checker.iter_errors(body))
-    if error is None:
-        return None
-    path = tuple(error.absolute_path)
-    if error.validator == "required" and isinstance(error.instance, dict):
-        missing = next((key for key in error.validator_value if key not in error.instance), None)
-        if missing is not None:
-            path = (*path, missing)
-    code = "missing" if error.validator == "required" else "invalid"
-    return CheckoutError(f"{json_path(path)}: {error.message[:300]}", code=code, param=path)
 
 
 def request_problem(ref: str, shape: RequestShape | None, body: Any) -> CheckoutError | None:

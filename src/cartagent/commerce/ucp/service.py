@@ -1,5 +1,6 @@
 """UCP's shopping operations with the spec's rules, whatever transport carries them: one
-:class:`UcpService` answers a :class:`UcpCall` with an :class:`~.idempotency.Answer`.
+:class:`UcpService` answers a :class:`UcpCall` with an
+:class:`~cartagent.commerce.idempotency.Answer`.
 
 Every call, in this order (the REST codes are overview.md's):
 
@@ -45,11 +46,12 @@ from starlette.concurrency import run_in_threadpool
 from ...errors import CheckoutError
 from ..agents import AgentKey, Agents
 from ..checkout import Checkout
+from ..idempotency import Answer, Idempotency, KeyRules, Refusal
 from ..merchant import Merchant, PaymentUnavailable
+from ..requests import json_object
 from . import payment, wire
 from .agent_header import profile_url
 from .catalog import UcpCatalog
-from .idempotency import Answer, Idempotency, KeyRules, Refusal
 from .order import find_order, order_json
 from .platforms import PlatformProfiles, ProfileUnreachable
 from .profile import (
@@ -71,7 +73,6 @@ __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 256 * 1024
 MAX_TOKEN = 1024
 MAX_RESOURCE_ID = 128
 RETRY_AFTER = "1"
@@ -276,7 +277,7 @@ class UcpService:
                 status, payload = await self._run(work)
                 return Answer(status, orjson.dumps(payload), headers)
             scope = f"ucp {agent.name} {call.operation.method} {call.path}"
-            answer = await self._keys.run(scope, key, body, work)
+            answer = await run_in_threadpool(self._keys.run, scope, key, body, work)
             return replace(answer, headers=headers | answer.headers)
         except Refusal as refusal:
             return Answer(refusal.status, orjson.dumps(refusal.body), headers | refusal.headers)
@@ -378,15 +379,12 @@ class UcpService:
         operation = call.operation
         if operation.shape is None and operation.request is None:
             return None
-        raw = call.body or b""
-        if len(raw) > MAX_BODY:
-            raise _refusal(413, "request_too_large", f"the body is over {MAX_BODY} bytes")
         try:
-            body = orjson.loads(raw) if raw.strip() else {}
-        except orjson.JSONDecodeError as error:
-            raise _refusal(400, "invalid_json", f"the body is not JSON: {error}") from None
-        if not isinstance(body, dict):
-            raise _refusal(400, "invalid", "the body must be a JSON object", path="$")
+            body = json_object(call.body)
+        except CheckoutError as error:
+            if error.code == "invalid":
+                raise _refusal(error.status, error.code, error.message, path="$") from None
+            raise _refusal(error.status, error.code, error.message) from None
         ref = operation.request
         if ref is None:
             ref = _CHECKOUT_WITH_FULFILLMENT if negotiated.active(FULFILLMENT) else _CHECKOUT

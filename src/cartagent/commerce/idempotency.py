@@ -19,9 +19,8 @@ from typing import Any
 
 import orjson
 import sqlalchemy as sa
-from starlette.concurrency import run_in_threadpool
 
-from ..records import CheckoutRecords, fingerprint
+from .records import CheckoutRecords, fingerprint
 
 __all__ = ["Answer", "Idempotency", "KeyRules", "Refusal", "Work"]
 
@@ -54,7 +53,7 @@ class Refusal(Exception):
 
 
 Work = Callable[[], tuple[int, dict[str, Any]]]
-"""The call itself, run in a worker thread: its status and JSON body, or a :class:`Refusal`."""
+"""The call itself: its status and JSON body, or a :class:`Refusal`."""
 
 
 @dataclass(frozen=True)
@@ -81,13 +80,14 @@ class Idempotency:
         self.clock = clock
         self.rules = rules
 
-    async def run(self, scope: str, key: str, body: Any, work: Work) -> Answer:
+    def run(self, scope: str, key: str, body: Any, work: Work) -> Answer:
         """Run ``work`` once for ``key`` in ``scope`` (an agent and an operation) and ``body``;
-        raise :class:`Refusal` when the key's state, not the work, decides the answer."""
+        raise :class:`Refusal` when the key's state, not the work, decides the answer.
+
+        It blocks (the key table, and the work's database and PayPal calls): call it from a
+        worker thread, once per request, not once per step."""
         try:
-            claim = await run_in_threadpool(
-                self.records.claim, scope, key, fingerprint(body), self.clock()
-            )
+            claim = self.records.claim(scope, key, fingerprint(body), self.clock())
         except sa.exc.SQLAlchemyError:
             log.exception("idempotency key %r in %r could not be claimed", key, scope)
             raise self.rules.unavailable() from None
@@ -100,7 +100,7 @@ class Idempotency:
             raise self.rules.in_flight()
         headers: dict[str, str] = {}
         try:
-            status, payload = await run_in_threadpool(work)
+            status, payload = work()
         except Refusal as refusal:
             status, payload, headers = refusal.status, refusal.body, refusal.headers
         except Exception as error:
@@ -108,7 +108,7 @@ class Idempotency:
             status, payload, headers = failed.status, failed.body, failed.headers
         encoded = orjson.dumps(payload)
         try:
-            await run_in_threadpool(self.records.finish, scope, key, status, encoded)
+            self.records.finish(scope, key, status, encoded)
         except sa.exc.SQLAlchemyError:
             # The work is done; the key stays in flight until it counts as abandoned and a
             # retry runs again, which the merchant's own exactly-once rules make safe.

@@ -1,0 +1,58 @@
+"""What every protocol does with a request body before it means anything: bound it, parse it
+as a JSON object, check it against the spec's JSON Schema, and name the offending field as an
+RFC 9535 JSONPath. Refusals are :class:`~cartagent.errors.CheckoutError`; each protocol wraps
+them in its own error envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from ..errors import CheckoutError
+
+__all__ = ["MAX_BODY", "first_problem", "json_object", "json_path"]
+
+MAX_BODY = 256 * 1024
+
+
+def json_path(path: tuple[str | int, ...] | list[str | int]) -> str:
+    """``("line_items", 0, "id")`` as the RFC 9535 JSONPath ``$.line_items[0].id``."""
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def json_object(raw: bytes | None) -> dict[str, Any]:
+    """``raw`` as a JSON object (an empty body is ``{}``); :class:`CheckoutError` otherwise:
+    413 ``request_too_large``, 400 ``invalid_json`` or ``invalid``."""
+    raw = raw or b""
+    if len(raw) > MAX_BODY:
+        raise CheckoutError(
+            f"the body is over {MAX_BODY} bytes", code="request_too_large", status=413
+        )
+    try:
+        body = orjson.loads(raw) if raw.strip() else {}
+    except orjson.JSONDecodeError as error:
+        raise CheckoutError(f"the body is not JSON: {error}", code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise CheckoutError("the body must be a JSON object", code="invalid")
+    return body
+
+
+def first_problem(checker: Draft202012Validator, body: Any) -> CheckoutError | None:
+    """The most relevant way ``body`` breaks ``checker``'s schema, as a :class:`CheckoutError`
+    whose ``param`` is the path to it (a missing property's own name included)."""
+    error = best_match(checker.iter_errors(body))
+    if error is None:
+        return None
+    path = tuple(error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = next((key for key in error.validator_value if key not in error.instance), None)
+        if missing is not None:
+            path = (*path, missing)
+    code = "missing" if error.validator == "required" else "invalid"
+    return CheckoutError(f"{json_path(path)}: {error.message[:300]}", code=code, param=path)
