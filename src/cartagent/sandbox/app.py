@@ -17,6 +17,7 @@ from . import (
     auth,
     buyer,
     clock_routes,
+    delegate_payment,
     disputes,
     invoicing,
     orders,
@@ -53,6 +54,7 @@ ROUTERS = (
     webhooks.router,
     clock_routes.router,
     agentic_commerce.router,
+    delegate_payment.router,
 )
 
 

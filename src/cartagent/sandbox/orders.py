@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
+from . import delegate_payment
 from .amounts import money
 from .api import Call, Reply, operation, require
 from .clock import iso
@@ -106,6 +107,7 @@ def create_order(call: Call, tx: Tx) -> Reply:
         unit.setdefault("reference_id", "default")
         unit.setdefault("payee", _payee(call))
     source = body.get("payment_source") or {}
+    delegate_payment.claim(call, tx, source, units, order_id)
     status = "CREATED"
     if "paypal" in source:
         status = "PAYER_ACTION_REQUIRED"
@@ -310,6 +312,7 @@ def _ready(row: Row, action: str) -> None:
 def capture_order(call: Call, tx: Tx, order_id: str) -> Reply:
     row = require(tx, ORDER, order_id, lock=True)
     _ready(row, "capture")
+    delegate_payment.check_charge(call, tx, row, "capture")
     for unit in row.data["purchase_units"]:
         amount = unit["amount"]
         create_capture(
@@ -338,6 +341,7 @@ def capture_order(call: Call, tx: Tx, order_id: str) -> Reply:
 def authorize_order(call: Call, tx: Tx, order_id: str) -> Reply:
     row = require(tx, ORDER, order_id, lock=True)
     _ready(row, "authorize")
+    delegate_payment.check_charge(call, tx, row, "authorize")
     for unit in row.data["purchase_units"]:
         auth_id = call.sandbox.ids.authorization()
         now = iso(call.now)

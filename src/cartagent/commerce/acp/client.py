@@ -315,7 +315,7 @@ def _retry_after(response: httpx.Response, attempt: int) -> float:
     backoff: float = 0.2 * 2**attempt
     with contextlib.suppress(ValueError):
         backoff = float(response.headers.get("Retry-After", ""))
-    return min(MAX_WAIT, backoff)
+    return max(0.0, min(MAX_WAIT, backoff))
 
 
 def _refusal(response: httpx.Response) -> CheckoutError:

@@ -37,6 +37,7 @@ def find_order(records: CheckoutRecords, owner: str, order_id: str) -> Checkout 
         rows = conn.execute(
             sa.select(checkouts.c.data).where(
                 checkouts.c.owner == owner,
+                checkouts.c.protocol == "ucp",
                 checkouts.c.status == "completed",
                 checkouts.c.data.contains(fragment, autoescape=True),
             )

@@ -71,6 +71,9 @@ from .schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
 
 __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
 
+PROTOCOL = "ucp"
+"""What UCP checkouts are stored as (the merchant scopes reads and writes by it)."""
+
 log = logging.getLogger(__name__)
 
 MAX_TOKEN = 1024
@@ -418,7 +421,7 @@ class UcpService:
         try:
             if len(ctx.resource_id) > MAX_RESOURCE_ID:
                 raise CheckoutError("no such checkout", code="not_found", param=("id",), status=404)
-            return self.merchant.get(ctx.agent.name, ctx.resource_id)
+            return self.merchant.get(ctx.agent.name, ctx.resource_id, protocol=PROTOCOL)
         except CheckoutError as error:
             raise Refusal(200, self._no_session(ctx, error)) from None
 
@@ -443,7 +446,7 @@ class UcpService:
         try:
             changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=None)
             currency = self.merchant.terms.currency
-            checkout = self.merchant.create(ctx.agent.name, "ucp", currency, changes)
+            checkout = self.merchant.create(ctx.agent.name, PROTOCOL, currency, changes)
         except CheckoutError as error:
             return 200, self._no_session(ctx, error)
         return 201, self._checkout(ctx, checkout)
@@ -457,7 +460,7 @@ class UcpService:
         fulfillment = ctx.negotiated.active(FULFILLMENT)
         try:
             changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=current)
-            checkout = self.merchant.update(ctx.agent.name, current.id, changes)
+            checkout = self.merchant.update(ctx.agent.name, current.id, changes, protocol=PROTOCOL)
         except CheckoutError as error:
             return self._rejected(ctx, error)
         return 200, self._checkout(ctx, checkout)
@@ -467,7 +470,10 @@ class UcpService:
         current = self._session(ctx)
         try:
             token = payment.payment_token(ctx.body, ctx.negotiated.handler_ids())
-            checkout = self.merchant.complete(ctx.agent.name, current.id, token)
+            buyer = wire.buyer_from(ctx.body["buyer"]) if "buyer" in ctx.body else None
+            checkout = self.merchant.complete(
+                ctx.agent.name, current.id, token, buyer, protocol=PROTOCOL
+            )
         except CheckoutError as error:
             return self._rejected(ctx, error)
         return 200, self._checkout(ctx, checkout)
@@ -475,7 +481,7 @@ class UcpService:
     def _cancel(self, ctx: _Context) -> Outcome:
         current = self._session(ctx)
         try:
-            checkout = self.merchant.cancel(ctx.agent.name, current.id)
+            checkout = self.merchant.cancel(ctx.agent.name, current.id, protocol=PROTOCOL)
         except CheckoutError as error:
             return self._rejected(ctx, error)
         return 200, self._checkout(ctx, checkout)

@@ -117,7 +117,7 @@ def _text(value: Any, path: tuple[str | int, ...], *, required: bool = False) ->
 # ---------------------------------------------------------------- requests
 
 
-def _buyer(data: dict[str, Any]) -> dict[str, str]:
+def buyer_from(data: dict[str, Any]) -> dict[str, str]:
     if len(data) > MAX_BUYER_FIELDS:
         raise CheckoutError(
             f"buyer has more than {MAX_BUYER_FIELDS} fields", code="invalid", param=("buyer",)
@@ -262,7 +262,7 @@ def changes_from(body: dict[str, Any], *, fulfillment: bool, current: Checkout |
     items = None
     if "line_items" in body:
         items = [(line["item"]["id"], line["quantity"]) for line in body["line_items"]]
-    buyer = _buyer(body["buyer"]) if "buyer" in body else None
+    buyer = buyer_from(body["buyer"]) if "buyer" in body else None
     known = buyer if buyer is not None else (current.buyer if current is not None else {})
     buyer_name = _full_name(known.get("first_name", ""), known.get("last_name", ""))
     address = option = None
