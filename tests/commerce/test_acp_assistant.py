@@ -147,3 +147,35 @@ async def test_a_price_change_before_the_yes_takes_no_money(
     _, stopped = await say(checkout, shown, "yes", toolkit)
     assert "changed" in stopped.text and "did not pay" in stopped.text
     assert shown.pending is None and shown.orders == []
+
+
+async def test_the_same_checkout_over_ucp(
+    shown: Conversation,
+    merchant: Merchant,
+    agents: Agents,
+    agent_token: str,
+    paypal_client: AsyncPayPalClient,
+    merchant_paypal: PayPalClient,
+) -> None:
+    from cartagent.commerce.ucp.client import UcpClient
+    from tests.commerce.test_ucp_checkout import BASE_URL as UCP_URL
+    from tests.commerce.test_ucp_checkout import PLATFORM, serve
+
+    with serve(merchant, agents) as business:
+        shop = UcpClient.discover(
+            UCP_URL, agent_token, profile_url=PLATFORM, transport=TestClientTransport(business)
+        )
+        toolkit = assistant_toolkit(paypal_client, merchant=shop)
+        checkout = CheckoutSpecialist(shopper=SHOPPER)
+        await say(checkout, shown, "add the first one to my cart", toolkit)
+        _, quoted = await say(checkout, shown, "checkout please", toolkit)
+        assert "merchant_checkout" in quoted.data, quoted.text
+        session = quoted.data["merchant_checkout"]
+        assert session["ready"] and session["totals"]["total"] == "54.95"
+        _, paid = await say(checkout, shown, "yes", toolkit)
+    assert paid.text.startswith("Paid 54.95 USD."), paid.text
+    agent = agents.by_token(agent_token)
+    assert agent is not None
+    stored = merchant.get(agent.name, session["id"], protocol="ucp")
+    order = merchant_paypal.get_order(stored.payment.paypal_order_id or "")
+    assert len(order["purchase_units"][0]["payments"]["captures"]) == 1

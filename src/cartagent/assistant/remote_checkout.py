@@ -1,4 +1,4 @@
-"""Checking the cart out at another merchant (ACP), for a shopper whose details are known.
+"""Checking the cart out at another merchant (ACP or UCP), for a shopper whose details are known.
 
 1. "checkout": the cart becomes a checkout session at the merchant (``create_merchant_checkout``
    with the shopper's address); the merchant's lines, tax, shipping and total are shown, with
@@ -94,7 +94,7 @@ class RemoteCheckout:
             f"Items {_money(session, 'subtotal')}; Tax {_money(session, 'tax')}; "
             f"Shipping {_money(session, 'fulfillment')}; Total {_money(session, 'total')}"
         )
-        if session["status"] != "ready_for_payment":
+        if not session["ready"]:
             problems = "; ".join(session["problems"]) or session["status"]
             return self._reply(
                 f"The merchant cannot take payment for this cart yet: {problems}.",
@@ -122,7 +122,7 @@ class RemoteCheckout:
         total = Decimal(session["totals"]["total"])
         if session["status"] == "completed":
             return self._paid(turn, session)
-        if session["status"] != "ready_for_payment" or total != shown:
+        if not session["ready"] or total != shown:
             conversation.pending = None
             return self._reply(
                 f"The merchant's checkout changed (now {session['status']}, total {total} "

@@ -10,7 +10,7 @@ from ..tools import ALL_TOOLS, MERCHANT_TOOLS, SpendLimits, Toolkit, ToolkitConf
 from .consent import approve_granted
 
 if TYPE_CHECKING:
-    from ..commerce.acp import AcpClient
+    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
 
 __all__ = ["assistant_toolkit"]
@@ -21,7 +21,7 @@ def assistant_toolkit(
     *,
     limits: SpendLimits | None = None,
     today: Callable[[], date] = date.today,
-    merchant: AcpClient | None = None,
+    merchant: ShopClient | None = None,
 ) -> Toolkit:
     """All tools on ``client`` (and, with ``merchant``, the tools that check out there);
     money-moving and destructive calls need a :class:`~cartagent.assistant.consent.Grant`

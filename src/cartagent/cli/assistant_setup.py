@@ -22,7 +22,7 @@ from .understanders import model_option, understander_for
 if TYPE_CHECKING:
     from ..assistant import Assistant
     from ..assistant.remote_checkout import Shopper
-    from ..commerce.acp import AcpClient
+    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -141,7 +141,7 @@ def build_assistant(
     client: AsyncPayPalClient | None,
     *,
     return_url: str | None = None,
-    merchant: AcpClient | None = None,
+    merchant: ShopClient | None = None,
     shopper: Shopper | None = None,
 ) -> Assistant:
     """The assistant on the options' model, catalog and conversation store, paying through

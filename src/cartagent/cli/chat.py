@@ -25,7 +25,7 @@ from .assistant_setup import (
 
 if TYPE_CHECKING:
     from ..assistant import ProductCard, Reply
-    from ..commerce.acp import AcpClient
+    from ..commerce.shop_client import ShopClient
 
 
 def _card_line(card: ProductCard) -> str:
@@ -75,6 +75,12 @@ def _timings(reply: Reply) -> str:
     help="The bearer token the merchant gave this agent.",
 )
 @click.option(
+    "--ucp-profile",
+    default=None,
+    help="Shop at --merchant-url over UCP, presenting this platform profile URL (UCP-Agent); "
+    "without it the merchant is spoken to over ACP.",
+)
+@click.option(
     "--buyer",
     "buyer_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -90,11 +96,12 @@ def chat(
     show_timings: bool,
     merchant_url: str | None,
     merchant_token: str | None,
+    ucp_profile: str | None,
     buyer_file: Path | None,
 ) -> None:
     """Chat with the shopping assistant (one turn per line when stdin is not a terminal)."""
     client = paypal_client(options)
-    shop = None if merchant_url is None else _merchant(merchant_url, merchant_token)
+    shop = None if merchant_url is None else _merchant(merchant_url, merchant_token, ucp_profile)
     shopper = None if shop is None else load_shopper(buyer_file)
     assistant = build_assistant(options, client, merchant=shop, shopper=shopper)
     try:
@@ -139,15 +146,18 @@ def chat(
                 shop.close()
 
 
-def _merchant(url: str, token: str | None) -> AcpClient:
+def _merchant(url: str, token: str | None, ucp_profile: str | None) -> ShopClient:
     from ..commerce.acp import AcpClient
-    from ..errors import CheckoutError
+    from ..commerce.ucp.client import UcpClient
+    from ..errors import CheckoutError, ConfigurationError
 
     if not token:
         raise click.UsageError(
             "--merchant-url needs --merchant-token (or CARTAGENT_MERCHANT_AGENT_TOKEN)"
         )
     try:
+        if ucp_profile is not None:
+            return UcpClient.discover(url, token, profile_url=ucp_profile)
         return AcpClient.discover(url, token)
-    except CheckoutError as error:
+    except (CheckoutError, ConfigurationError) as error:
         raise click.UsageError(f"{url}: {error}") from None

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from ..money import Money
 
 if TYPE_CHECKING:
-    from ..commerce.acp import AcpClient
+    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
 
 Args = TypeVar("Args", bound=BaseModel)
@@ -44,7 +44,7 @@ class ToolContext:
 
     client: AsyncPayPalClient
     today: Callable[[], date] = date.today
-    merchant: AcpClient | None = None
+    merchant: ShopClient | None = None
 
 
 @dataclass(frozen=True)

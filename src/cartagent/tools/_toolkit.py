@@ -20,7 +20,7 @@ from ._config import ToolkitConfig
 from ._tool import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from ..commerce.acp import AcpClient
+    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
 
 log = logging.getLogger("cartagent.tools")
@@ -65,7 +65,7 @@ class Toolkit:
         approve: ApprovalCallback | None = None,
         limits: SpendLimits | None = None,
         today: Callable[[], date] = date.today,
-        merchant: AcpClient | None = None,
+        merchant: ShopClient | None = None,
     ) -> None:
         names = [t.name for t in tools]
         duplicated = {n for n in names if names.count(n) > 1}

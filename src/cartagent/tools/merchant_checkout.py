@@ -1,8 +1,9 @@
-"""Checkouts at another merchant over an agentic-commerce protocol (ACP), paid with PayPal.
+"""Checkouts at another merchant over an agentic-commerce protocol (ACP, UCP), paid with PayPal.
 
-These tools act through the toolkit's ``merchant`` client (see
-:class:`~cartagent.commerce.acp.AcpClient`), not through PayPal directly: the merchant prices the
-checkout (its tax and shipping are authoritative) and captures the payment itself. Completing
+These tools act through the toolkit's ``merchant`` client (a
+:class:`~cartagent.commerce.shop_client.ShopClient`: ACP or UCP), not through PayPal directly:
+the merchant prices the checkout (its tax and shipping are authoritative) and captures the
+payment itself. Completing
 moves money, so it passes the approval gate and spend limits like ``capture_order``, priced at
 the total the merchant quotes for the checkout at that moment.
 """
@@ -16,6 +17,7 @@ from pydantic import Field
 
 from ..commerce.acp.client import SessionView
 from ..commerce.checkout import Address, Contact
+from ..commerce.shop_client import ShopClient
 from ..errors import CheckoutError, ToolError
 from ..money import Money
 from ._models import Args, PayPalId, id_field
@@ -64,6 +66,7 @@ def _summary(session: SessionView) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": session.id,
         "status": session.status,
+        "ready": session.ready,
         "currency": session.currency,
         "lines": [
             {
@@ -87,7 +90,7 @@ def _summary(session: SessionView) -> dict[str, Any]:
     return out
 
 
-def _merchant(ctx: ToolContext) -> Any:
+def _merchant(ctx: ToolContext) -> ShopClient:
     if ctx.merchant is None:
         raise ToolError("no merchant is configured for checkouts elsewhere")
     return ctx.merchant
