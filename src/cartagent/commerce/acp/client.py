@@ -16,15 +16,13 @@ offending field.
 
 from __future__ import annotations
 
-import contextlib
 import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import httpx
 import orjson
@@ -35,6 +33,7 @@ from ...money import Money
 from ...paypal import path_segment
 from ..agents import sign
 from ..checkout import Address, Contact
+from ..retries import ClosingClient, backoff, with_retries
 from .feed import products_from_feed
 from .schema import API_VERSION
 from .wire import fulfillment_details
@@ -42,7 +41,6 @@ from .wire import fulfillment_details
 __all__ = ["AcpClient", "SessionLine", "SessionView"]
 
 RETRY_STATUSES = (409, 503)
-MAX_WAIT = 5.0
 _PATH_PART = re.compile(r"\.([A-Za-z_][\w]*)|\[(\d+)\]")
 
 
@@ -120,7 +118,7 @@ class SessionView:
         return [m["content"] for m in self.messages if m.get("type") == "error"]
 
 
-class AcpClient:
+class AcpClient(ClosingClient):
     def __init__(
         self,
         base_url: str,
@@ -251,47 +249,24 @@ class AcpClient:
         content = None if body is None else orjson.dumps(body)
         if content is not None:
             headers["Content-Type"] = "application/json"
-        response: httpx.Response | None = None
-        for attempt in range(self._attempts):
+
+        def send() -> httpx.Response:
             if self._secret is not None:
                 stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-                headers |= {"Timestamp": stamp, "Signature": sign(self._secret, stamp, body)}
-            try:
-                response = self._http.request(method, path, content=content, headers=headers)
-            except httpx.TransportError as error:
-                if attempt + 1 == self._attempts:
-                    raise CheckoutError(
-                        f"the merchant cannot be reached: {error}", code="unreachable", status=503
-                    ) from error
-                self._sleep(min(MAX_WAIT, 0.2 * 2**attempt))
-                continue
-            if response.status_code not in RETRY_STATUSES or attempt + 1 == self._attempts:
-                break
-            if response.status_code == 409 and _code(response) not in (
-                "idempotency_in_flight",
-                "in_progress",
-            ):
-                break
-            self._sleep(_retry_after(response, attempt))
-        assert response is not None
+                headers.update(Timestamp=stamp, Signature=sign(self._secret, stamp, body))
+            return self._http.request(method, path, content=content, headers=headers)
+
+        response = with_retries(
+            send,
+            attempts=self._attempts,
+            sleep=self._sleep,
+            retry_after=_retryable,
+            who="merchant",
+        )
         if response.is_success:
             answer: dict[str, Any] = response.json()
             return answer
         raise _refusal(response)
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _people(
@@ -311,11 +286,19 @@ def _code(response: httpx.Response) -> str:
         return ""
 
 
-def _retry_after(response: httpx.Response, attempt: int) -> float:
-    backoff: float = 0.2 * 2**attempt
-    with contextlib.suppress(ValueError):
-        backoff = float(response.headers.get("Retry-After", ""))
-    return max(0.0, min(MAX_WAIT, backoff))
+def _retryable(response: httpx.Response, attempt: int) -> float | None:
+    """Seconds to wait before retrying ``response``, or ``None`` if it is the answer."""
+    if response.status_code not in RETRY_STATUSES:
+        return None
+    if response.status_code == 409 and _code(response) not in (
+        "idempotency_in_flight",
+        "in_progress",
+    ):
+        return None
+    try:
+        return float(response.headers.get("Retry-After", ""))
+    except ValueError:
+        return backoff(attempt)
 
 
 def _refusal(response: httpx.Response) -> CheckoutError:

@@ -72,8 +72,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -84,8 +83,9 @@ from ...catalog.product import Product, Variant
 from ...errors import CheckoutError, ConfigurationError
 from ...money import Money
 from ...paypal import path_segment
-from ..acp.client import MAX_WAIT, RETRY_STATUSES, SessionLine, SessionView
+from ..acp.client import RETRY_STATUSES, SessionLine, SessionView
 from ..checkout import Address, Contact
+from ..retries import MAX_WAIT, ClosingClient, backoff, with_retries
 from . import payment
 from .agent_header import profile_url as parse_agent_header
 from .profile import CHECKOUT, SHOPPING
@@ -330,10 +330,10 @@ class _Reply:
         return str(body.get("code", ""))[:128] if isinstance(body, dict) else ""
 
     def retry_after(self, attempt: int) -> float:
-        wait: float = 0.2 * 2**attempt
+        wait = backoff(attempt)
         with contextlib.suppress(ValueError):
             wait = float(self.headers.get("Retry-After", ""))
-        return min(MAX_WAIT, max(0.0, wait)) if math.isfinite(wait) else MAX_WAIT
+        return wait if math.isfinite(wait) else MAX_WAIT
 
     def refusal(self) -> CheckoutError:
         """A 4xx/5xx answer (UCP's ``{"code", "content", "path"}``) as a CheckoutError."""
@@ -353,6 +353,15 @@ class _Reply:
             param=parse_json_path(body.get("path")),
             status=self.status,
         )
+
+
+def _retryable(reply: _Reply, attempt: int) -> float | None:
+    """Seconds to wait before retrying ``reply``, or ``None`` if it is the answer."""
+    if reply.status not in RETRY_STATUSES:
+        return None
+    if reply.status == 409 and reply.code() not in _IN_FLIGHT:
+        return None
+    return reply.retry_after(attempt)
 
 
 def _exchange(http: httpx.Client, request: httpx.Request) -> _Reply:
@@ -593,7 +602,7 @@ def _applied(
 # ---------------------------------------------------------------- the client
 
 
-class UcpClient:
+class UcpClient(ClosingClient):
     """A UCP business's checkout and catalog over REST, at ``endpoint`` (the profile's)."""
 
     def __init__(
@@ -841,25 +850,19 @@ class UcpClient:
         content = None if body is None else orjson.dumps(body)
         if content is not None:
             headers["Content-Type"] = "application/json"
-        reply: _Reply | None = None
-        for attempt in range(self._attempts):
+
+        def send() -> _Reply:
             headers["Request-Id"] = str(uuid.uuid4())
             request = self._http.build_request(method, path, content=content, headers=headers)
-            try:
-                reply = _exchange(self._http, request)
-            except httpx.TransportError as error:
-                if attempt + 1 == self._attempts:
-                    raise CheckoutError(
-                        f"the business cannot be reached: {error}", code="unreachable", status=503
-                    ) from error
-                self._sleep(min(MAX_WAIT, 0.2 * 2**attempt))
-                continue
-            if reply.status not in RETRY_STATUSES or attempt + 1 == self._attempts:
-                break
-            if reply.status == 409 and reply.code() not in _IN_FLIGHT:
-                break
-            self._sleep(reply.retry_after(attempt))
-        assert reply is not None
+            return _exchange(self._http, request)
+
+        reply = with_retries(
+            send,
+            attempts=self._attempts,
+            sleep=self._sleep,
+            retry_after=_retryable,
+            who="business",
+        )
         if not 200 <= reply.status < 300:
             raise reply.refusal()
         try:
@@ -870,20 +873,6 @@ class UcpClient:
         if ucp.get("status") == "error":
             raise _refusal(_messages(answer.get("messages", [])), reply.status)
         return answer
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _segment(session_id: str) -> str:
