@@ -209,3 +209,16 @@ def test_complete_pays_through_paypal_exactly_once(
     assert Money.of(captures[0]["amount"]["value"], "USD").minor_units == totals(completed)["total"]
     unit = order["purchase_units"][0]
     assert unit["custom_id"] == session["id"] and unit["items"][0]["quantity"] == "2"
+
+
+def test_a_whole_number_written_as_a_float_is_a_quantity(acp: AcpClient) -> None:
+    session = create(
+        acp,
+        [{"id": in_stock()[0], "quantity": 2.0}],
+        fulfillment_details={"address": ADDRESS},
+    )
+    assert session["line_items"][0]["quantity"] == 2 and isinstance(
+        session["line_items"][0]["quantity"], int
+    )
+    done = acp.post(f"/checkout_sessions/{session['id']}/complete", {"payment_data": PAYMENT})
+    assert done.status_code == 200 and done.json()["status"] == "completed"

@@ -213,3 +213,8 @@ def test_prices_are_the_offers_in_minor_units(ucp: UcpClient, merchant: Merchant
         "amount": Money(offer.unit_price, "USD").minor_units,
         "currency": "USD",
     }
+
+
+def test_a_price_bound_beyond_any_price_is_refused_not_a_crash(ucp: UcpClient) -> None:
+    response = ucp.search({"query": "shirt", "filters": {"price": {"min": 10**30}}})
+    assert response.status_code == 400, response.text

@@ -537,3 +537,15 @@ def test_without_the_fulfillment_extension_the_buyer_must_give_the_address(
     assert session["continue_url"].endswith(session["id"])
     [message] = session["messages"]
     assert message["severity"] == "requires_buyer_input"
+
+
+def test_a_whole_number_written_as_a_float_is_a_quantity(ucp: UcpClient) -> None:
+    session = create(
+        ucp,
+        [{"item": {"id": in_stock()[0]}, "quantity": 2.0}],
+        buyer={"email": "ada@example.com", "first_name": "Ada", "last_name": "Lovelace"},
+        fulfillment=SHIPPING,
+    )
+    assert session["line_items"][0]["quantity"] == 2
+    done = ucp.post(f"/checkout-sessions/{session['id']}/complete", PAYMENT)
+    assert done.status_code == 200 and done.json()["status"] == "completed", done.text

@@ -200,7 +200,16 @@ def merge_items(
             f"a checkout holds at most {MAX_LINES} items", code="invalid", param=("items",)
         )
     quantities: dict[str, int] = {}
-    for index, (item_id, quantity) in enumerate(items):
+    for index, (item_id, given) in enumerate(items):
+        # JSON Schema's "integer" admits 2.0; PayPal does not take "2.0" as a quantity.
+        raw: object = given
+        quantity = int(raw) if isinstance(raw, float) and raw.is_integer() else raw
+        if not isinstance(quantity, int) or isinstance(quantity, bool):
+            raise CheckoutError(
+                f"quantity must be a whole number, not {given!r}",
+                code="invalid",
+                param=("items", index, "quantity"),
+            )
         offer = catalog.offer(item_id)
         if offer is None:
             raise CheckoutError(

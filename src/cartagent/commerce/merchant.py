@@ -244,6 +244,11 @@ class Merchant:
         except PayPalServerError as error:
             self.records.save(replace(paying, status="open", updated_at=self.clock()))
             raise PaymentUnavailable(str(error)) from error
+        except Exception:
+            # Anything else (a refusal that is no decline, a bug): the checkout must not stay
+            # "being paid"; the same attempt (same request ids) is what a retry sends.
+            self.records.save(replace(paying, status="open", updated_at=self.clock()))
+            raise
         payment = replace(
             paying.payment,
             paypal_order_id=receipt.paypal_order_id,

@@ -35,6 +35,9 @@ from ..catalog import MerchantCatalog
 
 __all__ = ["MAX_IDS", "MAX_LIMIT", "Found", "UcpCatalog"]
 
+MAX_PRICE_FILTER = 10**13
+"""The largest price bound, in minor units (ten billion dollars): beyond, no price exists."""
+
 MAX_IDS = 50
 MAX_LIMIT = 50
 DEFAULT_LIMIT = 10
@@ -212,6 +215,13 @@ class UcpCatalog:
                 "filter was not applied",
             }
             return categories, None, [warning]
+        for key in ("min", "max"):
+            if key in price and not 0 <= price[key] <= MAX_PRICE_FILTER:
+                raise CheckoutError(
+                    f"filters.price.{key} must be from 0 to {MAX_PRICE_FILTER} (minor units)",
+                    code="invalid",
+                    param=("filters", "price", key),
+                )
         bounds = {
             key: Money.from_minor(price[key], self.currency).amount
             for key in ("min", "max")
