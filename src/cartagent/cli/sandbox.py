@@ -49,17 +49,21 @@ def sandbox(
     ctx.obj = {"db_url": db_url, "client_id": client_id, "client_secret": client_secret}
     if ctx.invoked_subcommand is not None:
         return
+    from ..sandbox.seed import SeedDataNotFound
     from ..sandbox.server import serve
 
-    serve(
-        host=host,
-        port=port,
-        db_url=db_url,
-        client_id=client_id,
-        client_secret=client_secret,
-        seed=seed,
-        workers=workers,
-    )
+    try:
+        serve(
+            host=host,
+            port=port,
+            db_url=db_url,
+            client_id=client_id,
+            client_secret=client_secret,
+            seed=seed,
+            workers=workers,
+        )
+    except SeedDataNotFound as error:
+        raise click.ClickException(error.message) from None
 
 
 @sandbox.command()
@@ -81,16 +85,19 @@ def seed(
     data_dir: str | None,
 ) -> None:
     """Load the tau-bench retail store: products, customers and past orders with captures."""
-    from ..sandbox.seed import seed_store
+    from ..sandbox.seed import SeedDataNotFound, seed_store
 
     opts = ctx.obj
-    summary = seed_store(
-        db_url or opts["db_url"],
-        client_id or opts["client_id"],
-        client_secret or opts["client_secret"],
-        data_dir=data_dir,
-        progress=True,
-    )
+    try:
+        summary = seed_store(
+            db_url or opts["db_url"],
+            client_id or opts["client_id"],
+            client_secret or opts["client_secret"],
+            data_dir=data_dir,
+            progress=True,
+        )
+    except SeedDataNotFound as error:
+        raise click.ClickException(error.message) from None
     click.echo(summary)
 
 

@@ -21,8 +21,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import click
 import sqlalchemy as sa
+from tqdm import tqdm
 
 from .amounts import money
 from .api import Call, require
@@ -89,8 +89,13 @@ PLACED_DAYS_AGO = {
 }
 
 
-class SeedDataNotFound(click.ClickException):
-    """The tau-bench retail files are not where they were looked for."""
+class SeedDataNotFound(Exception):
+    """The tau-bench retail files are not where they were looked for (``message`` says where
+    it looked and how to point at them)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 @dataclass(frozen=True)
@@ -234,7 +239,7 @@ def _progress(total: int, show: bool) -> Iterator[Any]:
     if not show:
         yield lambda steps: None
         return
-    with click.progressbar(length=total, label="seeding orders") as bar:
+    with tqdm(total=total, desc="seeding orders", unit="order") as bar:
         yield bar.update
 
 
