@@ -100,7 +100,9 @@ def test_the_business_profile(business: Any) -> None:
         assert entry["spec"].startswith("https://ucp.dev/"), name  # namespace authority
     [paypal] = ucp["payment_handlers"][PAYPAL]
     assert paypal["id"] == "paypal"
-    assert "signing_keys" not in document
+    [key] = document["signing_keys"]  # the key order webhooks are signed with
+    assert (key["kty"], key["crv"], key["alg"], key["use"]) == ("EC", "P-256", "ES256", "sig")
+    assert {"kid", "x", "y"} <= set(key) and "d" not in key  # public half only
 
 
 def test_the_endpoint_follows_the_api_prefix(

@@ -317,7 +317,8 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         agents = Agents([key])
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    sender = WebhookSender(records, agents) if setup.webhook_url else None
+    # Always: ACP events go to --webhook-url, UCP events to the URL each platform's profile gives.
+    sender = WebhookSender(records, agents)
     cart = None
     if setup.paypal_merchant_id and setup.paypal_jwks_url:
         keys = JwksKeys(http_jwks(setup.paypal_jwks_url))

@@ -24,7 +24,15 @@ from ..database import SerialWriter
 from ..errors import CheckoutError
 from .checkout import Checkout
 
-__all__ = ["CheckoutRecords", "Claim", "Event", "PendingEvent", "fingerprint", "metadata"]
+__all__ = [
+    "CheckoutRecords",
+    "Claim",
+    "Event",
+    "PendingEvent",
+    "fingerprint",
+    "metadata",
+    "new_event_id",
+]
 
 metadata = sa.MetaData()
 
@@ -64,6 +72,9 @@ webhook_events = sa.Table(
     sa.Column("next_at", sa.DateTime(timezone=True), nullable=False, index=True),
     sa.Column("last_error", sa.Text, nullable=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    # Whose signature the event carries; added after the table first shipped (see
+    # :func:`_add_event_protocol`), hence the server default: older rows are ACP's.
+    sa.Column("protocol", sa.String(16), nullable=False, server_default="acp"),
 )
 
 LEASE = timedelta(seconds=60)
@@ -72,11 +83,14 @@ LEASE = timedelta(seconds=60)
 @dataclass(frozen=True)
 class Event:
     """A webhook call to make once the change it announces is stored: to ``agent``'s
-    receiver at ``url``, with ``body`` as the raw JSON."""
+    receiver at ``url``, with ``body`` as the raw JSON, signed as ``protocol`` signs its
+    webhooks; ``id`` (``evt_`` and 32 hex digits) if the body must name it, else a fresh one."""
 
     agent: str
     url: str
     body: bytes
+    protocol: str = "acp"
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +102,26 @@ class PendingEvent:
     attempts: int
     state: str = "pending"
     last_error: str | None = None
+    protocol: str = "acp"
+    created_at: datetime | None = None
+
+
+def new_event_id() -> str:
+    """A fresh event id: ``evt_`` and a random UUID's 32 hex digits."""
+    return f"evt_{uuid.uuid4().hex}"
+
+
+def _add_event_protocol(engine: Engine) -> None:
+    """Give a ``merchant_webhook_events`` table created before events had a protocol its
+    ``protocol`` column (existing rows are ACP's)."""
+    present = {column["name"] for column in sa.inspect(engine).get_columns(webhook_events.name)}
+    if "protocol" in present:
+        return
+    kind = webhook_events.c.protocol.type.compile(dialect=engine.dialect)
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            f"ALTER TABLE {webhook_events.name} ADD COLUMN protocol {kind} NOT NULL DEFAULT 'acp'"
+        )
 
 
 def _normal(value: Any) -> Any:
@@ -142,6 +176,7 @@ class CheckoutRecords:
         self.key_ttl = key_ttl
         self.abandoned_after = abandoned_after
         metadata.create_all(engine)
+        _add_event_protocol(engine)
 
     def insert(self, checkout: Checkout) -> None:
         with self._serial, self.engine.begin() as conn:
@@ -179,8 +214,9 @@ class CheckoutRecords:
             for event in events:
                 conn.execute(
                     sa.insert(webhook_events).values(
-                        id=f"evt_{uuid.uuid4().hex}",
+                        id=event.id or new_event_id(),
                         agent=event.agent,
+                        protocol=event.protocol,
                         url=event.url,
                         body=event.body,
                         state="pending",
@@ -191,17 +227,27 @@ class CheckoutRecords:
                 )
         return saved
 
-    def due_events(self, now: datetime, limit: int, agents: Sequence[str]) -> list[PendingEvent]:
-        """``agents``' pending events due by ``now``, leased for a minute so that two senders
-        (two processes) do not both send one."""
+    def due_events(
+        self,
+        now: datetime,
+        limit: int,
+        agents: Sequence[str],
+        protocols: Sequence[str] | None = None,
+    ) -> list[PendingEvent]:
+        """``agents``' pending events due by ``now`` (of ``protocols`` only, if given: those
+        the caller can sign), leased for a minute so that two senders (two processes) do not
+        both send one."""
+        conditions = [
+            webhook_events.c.state == "pending",
+            webhook_events.c.next_at <= now,
+            webhook_events.c.agent.in_(agents),
+        ]
+        if protocols is not None:
+            conditions.append(webhook_events.c.protocol.in_(protocols))
         with self._serial, self.engine.begin() as conn:
             rows = conn.execute(
                 sa.select(webhook_events)
-                .where(
-                    webhook_events.c.state == "pending",
-                    webhook_events.c.next_at <= now,
-                    webhook_events.c.agent.in_(agents),
-                )
+                .where(*conditions)
                 .order_by(webhook_events.c.next_at)
                 .limit(limit)
                 .with_for_update(skip_locked=True)
@@ -232,6 +278,8 @@ class CheckoutRecords:
             attempts=row.attempts,
             state=row.state,
             last_error=row.last_error,
+            protocol=row.protocol,
+            created_at=_aware(row.created_at),
         )
 
     def event_delivered(self, event_id: str) -> None:

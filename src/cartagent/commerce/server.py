@@ -38,7 +38,8 @@ def create_merchant_app(
     under ``/ucp`` (the profile's endpoint); ``ucp_profiles`` is where platform profiles come
     from (fetched over HTTPS by default).
 
-    With ``webhooks``, order events are delivered in the background while the app runs;
+    With ``webhooks``, order events (ACP's and UCP's, the latter signed with the UCP business
+    key) are delivered in the background while the app runs;
     ``mcp_url`` is where the ACP MCP binding is served, if it is (see ``acp_mcp_app``).
     """
 
@@ -64,6 +65,8 @@ def create_merchant_app(
         merchant, agents, UcpSettings(base_url=base_url, api_prefix=UCP_PREFIX), profiles
     )
     app.state.ucp = ucp
+    if webhooks is not None:
+        webhooks.sign_with("ucp", ucp.webhook_signer())
     app.include_router(ucp_router(ucp))
     if paypal_cart is not None:
         cart = PayPalCartService(merchant, paypal_cart)

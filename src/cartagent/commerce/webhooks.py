@@ -2,11 +2,15 @@
 
 An event is written in the same transaction as the checkout change it announces (see
 :meth:`CheckoutRecords.save`), so a crash can neither lose it nor send one for a change that
-did not happen. :class:`WebhookSender` delivers due events with ACP's signature::
+did not happen. :class:`WebhookSender` delivers due events, each signed by the
+:class:`WebhookSigner` of its protocol, retrying failures with exponential back-off up to
+:data:`MAX_ATTEMPTS` times. ACP's signer (:class:`AcpSigner`, always present) uses the agent's
+webhook secret::
 
     Merchant-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>
 
-retrying failures with exponential back-off up to :data:`MAX_ATTEMPTS` times.
+UCP's (RFC 9421 with the business's key) is in :mod:`cartagent.commerce.ucp.events`; a sender
+only leases the events of protocols it has a signer for, leaving the others pending.
 """
 
 from __future__ import annotations
@@ -15,17 +19,21 @@ import hashlib
 import hmac
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import httpx
 
 from .agents import Agents
-from .records import CheckoutRecords
+from .records import CheckoutRecords, PendingEvent
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "AcpSigner",
+    "CannotSign",
     "WebhookSender",
+    "WebhookSigner",
     "merchant_signature",
     "verify_merchant_signature",
 ]
@@ -58,18 +66,53 @@ def verify_merchant_signature(header: str | None, body: bytes, secret: str, now:
     return hmac.compare_digest(digest, given.lower())
 
 
+class CannotSign(Exception):
+    """The event cannot be signed, now or later (its agent has no secret, ...): it fails."""
+
+
+class WebhookSigner(Protocol):
+    def headers(self, event: PendingEvent, now: datetime) -> Mapping[str, str]:
+        """The headers to POST ``event``'s body with at ``now``, its signature included;
+        raises :class:`CannotSign` if it can never be signed."""
+        ...
+
+
+class AcpSigner:
+    """ACP's webhook headers: ``Merchant-Signature`` with the agent's webhook secret,
+    ``Request-Id`` (the event id) and ``Timestamp``."""
+
+    def __init__(self, agents: Agents) -> None:
+        self.agents = agents
+
+    def headers(self, event: PendingEvent, now: datetime) -> Mapping[str, str]:
+        secret = self.agents.webhook_secret(event.agent)
+        if secret is None:
+            raise CannotSign("the agent has no webhook secret")
+        return {
+            "Content-Type": "application/json",
+            "Merchant-Signature": merchant_signature(secret, event.body, now),
+            "Request-Id": event.id,
+            "Timestamp": now.isoformat().replace("+00:00", "Z"),
+        }
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
 class WebhookSender:
-    """Sends the outbox's due events; :meth:`start` runs it in a background thread."""
+    """Sends the outbox's due events; :meth:`start` runs it in a background thread.
+
+    ``signers`` sign other protocols' events than ACP's (by protocol name); :meth:`sign_with`
+    adds one later.
+    """
 
     def __init__(
         self,
         records: CheckoutRecords,
         agents: Agents,
         *,
+        signers: Mapping[str, WebhookSigner] | None = None,
         transport: httpx.BaseTransport | None = None,
         clock: Callable[[], datetime] = _now,
         interval: float = 0.5,
@@ -79,27 +122,28 @@ class WebhookSender:
         self.agents = agents
         self.clock = clock
         self.interval = interval
+        self.signers: dict[str, WebhookSigner] = {"acp": AcpSigner(agents), **(signers or {})}
         self._http = httpx.Client(transport=transport, timeout=timeout)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def sign_with(self, protocol: str, signer: WebhookSigner) -> None:
+        """Sign ``protocol``'s events with ``signer`` from now on."""
+        self.signers[protocol] = signer
+
     def deliver_due(self, limit: int = 50) -> int:
-        """Send up to ``limit`` due events of this sender's agents once each; return how many
-        were delivered."""
+        """Send up to ``limit`` due events of this sender's agents (and of protocols it can
+        sign) once each; return how many were delivered."""
         delivered = 0
         names = [key.name for key in self.agents.keys]
-        for pending in self.records.due_events(self.clock(), limit, names):
+        protocols = list(self.signers)
+        for pending in self.records.due_events(self.clock(), limit, names, protocols):
             now = self.clock()
-            secret = self.agents.webhook_secret(pending.agent)
-            if secret is None:
-                self.records.event_failed(pending.id, "the agent has no webhook secret", now, 1)
+            try:
+                headers = dict(self.signers[pending.protocol].headers(pending, now))
+            except CannotSign as error:
+                self.records.event_failed(pending.id, str(error), now, 1)
                 continue
-            headers = {
-                "Content-Type": "application/json",
-                "Merchant-Signature": merchant_signature(secret, pending.body, now),
-                "Request-Id": pending.id,
-                "Timestamp": now.isoformat().replace("+00:00", "Z"),
-            }
             try:
                 response = self._http.post(pending.url, content=pending.body, headers=headers)
                 problem = None if response.is_success else f"HTTP {response.status_code}"

@@ -10,16 +10,19 @@ and lookup, and orders, over REST (:func:`ucp_router`) from one transport-neutra
 """
 
 from ..idempotency import Answer, Idempotency, KeyRules, Refusal
+from .events import VerifiedWebhook, verify_order_webhook
 from .platforms import FetchedProfiles, KnownProfiles, PlatformProfiles, ProfileUnreachable
 from .profile import Negotiated, ProfileMalformed, business_profile, negotiate
 from .routes import ucp_router
 from .schema import UCP_VERSION
 from .service import OPERATIONS, UcpCall, UcpService, UcpSettings
+from .signatures import BusinessKeys, SignatureInvalid, verify_request
 
 __all__ = [
     "OPERATIONS",
     "UCP_VERSION",
     "Answer",
+    "BusinessKeys",
     "FetchedProfiles",
     "Idempotency",
     "KeyRules",
@@ -29,10 +32,14 @@ __all__ = [
     "ProfileMalformed",
     "ProfileUnreachable",
     "Refusal",
+    "SignatureInvalid",
     "UcpCall",
     "UcpService",
     "UcpSettings",
+    "VerifiedWebhook",
     "business_profile",
     "negotiate",
     "ucp_router",
+    "verify_order_webhook",
+    "verify_request",
 ]

@@ -2,8 +2,9 @@
 
 The business profile served at ``/.well-known/ucp`` declares the one protocol version this
 store implements (no ``supported_versions``: there are no older profiles), the
-``dev.ucp.shopping`` REST service, the capabilities below and the PayPal payment handler; no
-``signing_keys`` (RFC 9421 signatures are not implemented).
+``dev.ucp.shopping`` REST service, the capabilities below, the PayPal payment handler and the
+business's ``signing_keys`` (the public JWKs its order webhooks are signed with, see
+:mod:`.signatures`).
 
 Each request's platform profile is negotiated against it, as the spec's request-time rules say:
 the platform's ``ucp.version`` must be this version (there is no negotiating the protocol
@@ -11,14 +12,23 @@ version down without ``supported_versions``; anything else is ``version_unsuppor
 capabilities are intersected by name at the highest version both list, extensions whose parents
 all dropped out are pruned until nothing changes; payment handlers are kept where both sides
 name them, with ``available_instruments`` narrowed to the types both accept.
+
+The platform's order capability ``config`` (order.md, "Webhook URL Configuration";
+``order.json#/$defs/platform_schema``) gives the ``webhook_url`` order events go to. It is
+untrusted input the business will POST to, so only an absolute ``https`` URL of at most
+:data:`MAX_WEBHOOK_URL` characters, without credentials or fragment, to a host that is not
+loopback, private or link-local as an IP literal (or ``localhost``), is taken; anything else is
+``profile_malformed``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .schema import BASE, UCP_VERSION, first_problem, validator
 
@@ -35,6 +45,7 @@ __all__ = [
     "PlatformProfile",
     "ProfileMalformed",
     "business_profile",
+    "checked_webhook_url",
     "negotiate",
     "platform_profile",
     "profile_version",
@@ -50,6 +61,7 @@ ORDER = "dev.ucp.shopping.order"
 _SITE = f"https://ucp.dev/{UCP_VERSION}"
 _VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
 MAX_ENTRIES = 64  # capability, handler and instrument entries read from a platform profile
+MAX_WEBHOOK_URL = 2048
 
 
 class ProfileMalformed(Exception):
@@ -94,10 +106,13 @@ _EXTENDS = {cap.name: cap.extends for cap in CAPABILITIES}
 
 
 def business_profile(
-    endpoint: str, handlers: Mapping[str, Sequence[dict[str, Any]]]
+    endpoint: str,
+    handlers: Mapping[str, Sequence[dict[str, Any]]],
+    signing_keys: Sequence[Mapping[str, str]] = (),
 ) -> dict[str, Any]:
-    """The document served at ``/.well-known/ucp``; ``endpoint`` is the REST base URL."""
-    return {
+    """The document served at ``/.well-known/ucp``; ``endpoint`` is the REST base URL,
+    ``signing_keys`` the public JWKs of the business's signing keys."""
+    profile: dict[str, Any] = {
         "ucp": {
             "version": UCP_VERSION,
             "services": {
@@ -115,6 +130,9 @@ def business_profile(
             "payment_handlers": {name: list(entries) for name, entries in handlers.items()},
         }
     }
+    if signing_keys:
+        profile["signing_keys"] = [dict(key) for key in signing_keys]
+    return profile
 
 
 @dataclass(frozen=True)
@@ -125,6 +143,51 @@ class PlatformProfile:
     version: str
     capabilities: Mapping[str, frozenset[str]]  # name -> the versions it lists
     payment_handlers: Mapping[str, tuple[Mapping[str, Any], ...]]
+    webhook_url: str | None = None  # the order capability's, at this business's version
+
+
+def _private_host(host: str) -> bool:
+    if host.lower().rstrip(".") in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return not address.is_global
+
+
+def checked_webhook_url(value: Any) -> str:
+    """``value`` if it is a webhook URL the business may POST to; :class:`ProfileMalformed`
+    says why not otherwise."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_WEBHOOK_URL:
+        raise ProfileMalformed(
+            f"the order webhook_url must be a URL of at most {MAX_WEBHOOK_URL} characters"
+        )
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 -- raises ValueError for a bad port
+    except ValueError:
+        raise ProfileMalformed("the order webhook_url is not a URL") from None
+    if parts.scheme != "https" or not parts.hostname:
+        raise ProfileMalformed("the order webhook_url must be an absolute https URL")
+    if parts.username is not None or parts.fragment or any(c.isspace() for c in value):
+        raise ProfileMalformed(
+            "the order webhook_url may carry neither credentials, a fragment nor spaces"
+        )
+    if _private_host(parts.hostname):
+        raise ProfileMalformed("the order webhook_url may not point at a local or private host")
+    return value
+
+
+def _webhook_url(entries: Sequence[Any]) -> str | None:
+    """The ``config.webhook_url`` of the order capability entry at this version, if any."""
+    for entry in entries[:MAX_ENTRIES]:
+        if not isinstance(entry, Mapping) or entry.get("version") != UCP_VERSION:
+            continue
+        config = entry.get("config")
+        if isinstance(config, Mapping) and "webhook_url" in config:
+            return checked_webhook_url(config["webhook_url"])
+    return None
 
 
 def profile_version(document: Any) -> str:
@@ -155,17 +218,20 @@ def platform_profile(url: str, document: Any) -> PlatformProfile:
         name: tuple(entries[:MAX_ENTRIES])
         for name, entries in list(ucp["payment_handlers"].items())[:MAX_ENTRIES]
     }
-    return PlatformProfile(url, version, capabilities, handlers)
+    webhook_url = _webhook_url(ucp.get("capabilities", {}).get(ORDER, []))
+    return PlatformProfile(url, version, capabilities, handlers, webhook_url)
 
 
 @dataclass(frozen=True)
 class Negotiated:
     """The outcome for one request: the protocol version, the active capabilities (name ->
-    version) and the payment handlers in force (as ``ucp.payment_handlers`` shows them)."""
+    version), the payment handlers in force (as ``ucp.payment_handlers`` shows them) and, with
+    the order capability active, the platform's order ``webhook_url`` if it gave one."""
 
     version: str
     capabilities: Mapping[str, str]
     payment_handlers: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
+    webhook_url: str | None = None
 
     def active(self, name: str) -> bool:
         return name in self.capabilities
@@ -254,4 +320,5 @@ def negotiate(
         for name in orphans:
             del active[name]
         pruned = bool(orphans)
-    return Negotiated(platform.version, active, _handlers(handlers, platform))
+    webhook_url = platform.webhook_url if ORDER in active else None
+    return Negotiated(platform.version, active, _handlers(handlers, platform), webhook_url)

@@ -27,8 +27,14 @@ OpenAPI marks it required; it is not enforced).
 Business outcomes are 200 (201 for a created session) with UCP's envelope: see
 :mod:`~cartagent.commerce.ucp.wire` for when an error is a message on the session and when it
 is an ``error_response``. Transport errors carry ``{"code", "content"}`` (plus ``path`` for a
-body that breaks the schema). RFC 9421 message signatures are not implemented; an agent's
+body that breaks the schema). RFC 9421 signatures on requests are not checked; an agent's
 ACP signing secret does not apply here.
+
+Order events (order.md, "Events"): the business's signing key lives in the merchant database
+(:class:`~.signatures.BusinessKeys`) and is published in the profile's ``signing_keys``; a
+checkout created by a platform whose profile gives an order ``webhook_url`` remembers it, and
+its completion queues the signed "order created" event (:mod:`.events`); :meth:`UcpService.
+webhook_signer` is what the webhook sender signs UCP events with.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from ..requests import json_object
 from . import payment, wire
 from .agent_header import profile_url
 from .catalog import UcpCatalog
+from .events import WEBHOOK_KEY, OrderEvents, UcpWebhookSigner
 from .order import find_order, order_json
 from .platforms import PlatformProfiles, ProfileUnreachable
 from .profile import (
@@ -68,6 +75,7 @@ from .profile import (
     profile_version,
 )
 from .schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
+from .signatures import BusinessKeys
 
 __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
 
@@ -217,6 +225,9 @@ class UcpService:
         self.site = wire.Site(
             settings.endpoint, settings.storefront_url or settings.endpoint, settings.links
         )
+        self.keys = BusinessKeys(merchant.records.engine)
+        self.keys.current()  # made (once, durably) now rather than on the first request
+        merchant.announce_with(PROTOCOL, OrderEvents(merchant.bill, self.site))
         self._keys = Idempotency(
             merchant.records,
             merchant.clock,
@@ -255,7 +266,15 @@ class UcpService:
 
     def profile(self) -> dict[str, Any]:
         """The business profile (``/.well-known/ucp``)."""
-        return business_profile(self.settings.endpoint, self.handlers)
+        return business_profile(self.settings.endpoint, self.handlers, self.keys.jwks())
+
+    @property
+    def profile_url(self) -> str:
+        return self.settings.base_url.rstrip("/") + "/.well-known/ucp"
+
+    def webhook_signer(self) -> UcpWebhookSigner:
+        """What signs this business's order events (for the webhook sender)."""
+        return UcpWebhookSigner(self.keys, self.profile_url)
 
     async def answer(self, call: UcpCall) -> Answer:
         headers: dict[str, str] = {}
@@ -445,6 +464,8 @@ class UcpService:
         fulfillment = ctx.negotiated.active(FULFILLMENT)
         try:
             changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=None)
+            if ctx.negotiated.webhook_url is not None:
+                changes = replace(changes, metadata={WEBHOOK_KEY: ctx.negotiated.webhook_url})
             currency = self.merchant.terms.currency
             checkout = self.merchant.create(ctx.agent.name, PROTOCOL, currency, changes)
         except CheckoutError as error:
