@@ -181,12 +181,23 @@ def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
 @pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(120)
 @pytest.mark.anyio
-async def test_the_mcp_binding_is_served_with_the_agent_token(tmp_path: Path) -> None:
-    mcp_port = free_port()
+async def test_the_mcp_bindings_are_served_with_the_agent_token(tmp_path: Path) -> None:
+    from tests.commerce.test_ucp_checkout import PLATFORM, platform_profile
+
+    mcp_port, ucp_port = free_port(), free_port()
     url = f"http://127.0.0.1:{mcp_port}/mcp"
-    with MerchantProcess(tmp_path, free_port(), "http://127.0.0.1:9/none", mcp_port) as process:
+    ucp_url = f"http://127.0.0.1:{ucp_port}/mcp"
+    profile = tmp_path / "platform.json"
+    profile.write_text(json.dumps(platform_profile()))
+    process = MerchantProcess(tmp_path, free_port(), "http://127.0.0.1:9/none", mcp_port)
+    process.extra = ["--ucp-mcp-port", str(ucp_port), "--ucp-platform", f"{PLATFORM}={profile}"]
+    with process:
         discovery = httpx.get(f"{process.base_url}/.well-known/acp.json").json()
         assert discovery["transports"] == ["rest", "mcp"]
+        business = httpx.get(f"{process.base_url}/.well-known/ucp").json()
+        transports = {s["transport"]: s["endpoint"] for s in business["ucp"]["services"][
+            "dev.ucp.shopping"]}  # fmt: skip
+        assert transports["mcp"] == ucp_url
         refused = httpx.post(url, json={}, headers={"Accept": "application/json"})
         assert refused.status_code == 401
         meta = {"api_version": "2026-04-17"}
@@ -195,14 +206,20 @@ async def test_the_mcp_binding_is_served_with_the_agent_token(tmp_path: Path) ->
             async with (
                 httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
                 Client(streamable_http_client(url, http_client=http)) as client,
+                Client(streamable_http_client(ucp_url, http_client=http)) as ucp,
             ):
                 names = {tool.name for tool in (await client.list_tools()).tools}
                 created = await client.call_tool(
                     "create_checkout_session", {"meta": meta, "payload": payload}
                 )
+                found = await ucp.call_tool(
+                    "search_catalog",
+                    {"meta": {"ucp-agent": {"profile": PLATFORM}}, "catalog": {"query": "shirt"}},
+                )
     assert "complete_checkout_session" in names
     assert not created.is_error
     assert json.loads(created.content[0].text)["status"] == "not_ready_for_payment"
+    assert not found.is_error and json.loads(found.content[0].text)["products"]
 
 
 @pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")

@@ -67,6 +67,12 @@ def _token(data_dir: Path) -> str:
     help="Also serve ACP's MCP binding (streamable HTTP at /mcp, same agent tokens) here.",
 )
 @click.option(
+    "--ucp-mcp-port",
+    type=int,
+    default=None,
+    help="Also serve UCP's MCP binding (streamable HTTP at /mcp, same agent tokens) here.",
+)
+@click.option(
     "--catalog",
     "catalog_path",
     default=None,
@@ -137,6 +143,7 @@ def merchant(
     base_url: str | None,
     workers: int,
     mcp_port: int | None,
+    ucp_mcp_port: int | None,
     catalog_path: str | None,
     db_url: str | None,
     agent_token: str | None,
@@ -162,8 +169,8 @@ def merchant(
     url, paypal_id, paypal_secret = paypal_endpoint(paypal_url, client_id, client_secret)
     if workers < 1:
         raise click.BadParameter("must be at least 1", param_hint="--workers")
-    if workers > 1 and mcp_port:
-        raise click.UsageError("--mcp-port is served by a single process: drop --workers")
+    if workers > 1 and (mcp_port or ucp_mcp_port):
+        raise click.UsageError("the MCP bindings are served by a single process: drop --workers")
     local = SandboxSettings.from_env()
     if paypal_url is None:
         paypal_merchant_id = paypal_merchant_id or _sandbox_merchant(
@@ -184,6 +191,7 @@ def merchant(
         webhook_url=webhook_url,
         webhook_secret=webhook_secret,
         mcp_url=_mcp_url(host, mcp_port) if mcp_port else None,
+        ucp_mcp_url=_mcp_url(host, ucp_mcp_port) if ucp_mcp_port else None,
         paypal_merchant_id=paypal_merchant_id,
         paypal_jwks_url=paypal_jwks_url,
         ucp_platforms=tuple(_platform(option) for option in ucp_platforms),
@@ -202,6 +210,8 @@ def merchant(
     ]
     if setup.mcp_url:
         lines.append(f"  ACP's MCP binding on {setup.mcp_url} (the same bearer token)")
+    if setup.ucp_mcp_url:
+        lines.append(f"  UCP's MCP binding on {setup.ucp_mcp_url} (the same bearer token)")
     if signing_secret:
         lines.append("  requests must be signed (Signature, Timestamp)")
     if webhook_url:
@@ -219,6 +229,15 @@ def merchant(
         binding = acp_mcp_app(app.state.acp, host=host, port=mcp_port)
         configs.append(
             uvicorn.Config(binding, host=host, port=mcp_port, log_level="warning", lifespan="on")
+        )
+    if ucp_mcp_port:
+        from ..commerce.ucp.mcp import ucp_mcp_app
+
+        ucp_binding = ucp_mcp_app(app.state.ucp, host=host, port=ucp_mcp_port)
+        configs.append(
+            uvicorn.Config(
+                ucp_binding, host=host, port=ucp_mcp_port, log_level="warning", lifespan="on"
+            )
         )
     sandbox: subprocess.Popen[bytes] | None = None
     if paypal_url is None:
@@ -280,6 +299,7 @@ class MerchantSetup:
     webhook_url: str | None = None
     webhook_secret: str | None = None
     mcp_url: str | None = None
+    ucp_mcp_url: str | None = None
     paypal_merchant_id: str | None = None
     paypal_jwks_url: str | None = None
     ucp_platforms: tuple[tuple[str, str], ...] = ()
@@ -334,6 +354,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         webhooks=sender,
         mcp_url=setup.mcp_url,
         paypal_cart=cart,
+        ucp_mcp_url=setup.ucp_mcp_url,
         ucp_profiles=profiles,
     )
 

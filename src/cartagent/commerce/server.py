@@ -29,6 +29,7 @@ def create_merchant_app(
     mcp_url: str | None = None,
     paypal_cart: JwtVerifier | None = None,
     ucp_profiles: PlatformProfiles | None = None,
+    ucp_mcp_url: str | None = None,
 ) -> FastAPI:
     """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``)
     and, with ``paypal_cart`` (the check of PayPal's JWTs), PayPal's Cart API at
@@ -36,7 +37,8 @@ def create_merchant_app(
 
     UCP is served too: the business profile at ``/.well-known/ucp`` and the REST operations
     under ``/ucp`` (the profile's endpoint); ``ucp_profiles`` is where platform profiles come
-    from (fetched over HTTPS by default).
+    from (fetched over HTTPS by default); ``ucp_mcp_url`` is where UCP's MCP binding is served,
+    if it is (see ``ucp_mcp_app``; the app's ``state.ucp`` is the service it must share).
 
     With ``webhooks``, order events (ACP's and UCP's, the latter signed with the UCP business
     key) are delivered in the background while the app runs;
@@ -62,7 +64,10 @@ def create_merchant_app(
     app.state.acp = service  # for the MCP binding's app, which must share it
     app.include_router(acp_router(service))
     ucp = UcpService(
-        merchant, agents, UcpSettings(base_url=base_url, api_prefix=UCP_PREFIX), profiles
+        merchant,
+        agents,
+        UcpSettings(base_url=base_url, api_prefix=UCP_PREFIX, mcp_url=ucp_mcp_url),
+        profiles,
     )
     app.state.ucp = ucp
     if webhooks is not None:

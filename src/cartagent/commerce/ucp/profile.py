@@ -109,9 +109,12 @@ def business_profile(
     endpoint: str,
     handlers: Mapping[str, Sequence[dict[str, Any]]],
     signing_keys: Sequence[Mapping[str, str]] = (),
+    *,
+    mcp_endpoint: str | None = None,
 ) -> dict[str, Any]:
     """The document served at ``/.well-known/ucp``; ``endpoint`` is the REST base URL,
-    ``signing_keys`` the public JWKs of the business's signing keys."""
+    ``mcp_endpoint`` the MCP binding's, if served, ``signing_keys`` the public JWKs of the
+    business's signing keys."""
     profile: dict[str, Any] = {
         "ucp": {
             "version": UCP_VERSION,
@@ -125,6 +128,19 @@ def business_profile(
                         "endpoint": endpoint.rstrip("/"),
                     }
                 ]
+                + (
+                    [
+                        {
+                            "version": UCP_VERSION,
+                            "spec": f"{_SITE}/specification/overview",
+                            "transport": "mcp",
+                            "schema": f"{_SITE}/services/shopping/mcp.openrpc.json",
+                            "endpoint": mcp_endpoint,
+                        }
+                    ]
+                    if mcp_endpoint
+                    else []
+                )
             },
             "capabilities": {cap.name: [cap.declaration()] for cap in CAPABILITIES},
             "payment_handlers": {name: list(entries) for name, entries in handlers.items()},

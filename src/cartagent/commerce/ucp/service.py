@@ -99,6 +99,7 @@ class UcpSettings:
     ``base_url`` is the origin serving ``/.well-known/ucp``; the REST operations are served
     under ``api_prefix`` there (the profile's ``endpoint``). ``storefront_url`` is the
     buyer-facing site behind ``continue_url`` and order permalinks (the endpoint if unset).
+    ``mcp_url`` is where the MCP binding is served, if it is (listed in the profile).
     ``agent_profiles`` binds agents to the profile URLs they may present (unlisted agents may
     present any).
     """
@@ -106,6 +107,7 @@ class UcpSettings:
     base_url: str
     api_prefix: str = ""
     storefront_url: str | None = None
+    mcp_url: str | None = None
     environment: str = "sandbox"
     links: tuple[tuple[str, str], ...] = ()
     agent_profiles: Mapping[str, frozenset[str]] = field(default_factory=dict)
@@ -266,7 +268,12 @@ class UcpService:
 
     def profile(self) -> dict[str, Any]:
         """The business profile (``/.well-known/ucp``)."""
-        return business_profile(self.settings.endpoint, self.handlers, self.keys.jwks())
+        return business_profile(
+            self.settings.endpoint,
+            self.handlers,
+            self.keys.jwks(),
+            mcp_endpoint=self.settings.mcp_url,
+        )
 
     @property
     def profile_url(self) -> str:

@@ -1,0 +1,105 @@
+"""UCP's MCP binding: the OpenRPC methods the business serves, over the same service as REST."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+import pytest
+from mcp.client.client import Client
+
+from cartagent.commerce import Agents, Merchant
+from cartagent.commerce.ucp import KnownProfiles, UcpService, UcpSettings
+from cartagent.commerce.ucp.mcp import ucp_mcp_server, ucp_tools
+from tests.commerce.conftest import in_stock
+from tests.commerce.test_ucp_checkout import (
+    BASE_URL,
+    PAYMENT,
+    PLATFORM,
+    SHIPPING,
+    conforms,
+    platform_profile,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def _meta(*, key: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"ucp-agent": {"profile": PLATFORM}}
+    if key:
+        meta["idempotency-key"] = str(uuid.uuid4())
+    return meta
+
+
+def _body(result: Any) -> dict[str, Any]:
+    parsed: dict[str, Any] = orjson.loads(result.content[0].text)
+    return parsed
+
+
+def test_the_tools_are_the_served_openrpc_methods() -> None:
+    names = {tool.name for tool in ucp_tools()}
+    assert names == {
+        "create_checkout", "get_checkout", "update_checkout", "complete_checkout",
+        "cancel_checkout", "search_catalog", "lookup_catalog", "get_product", "get_order",
+    }  # fmt: skip
+    create = next(tool for tool in ucp_tools() if tool.name == "create_checkout")
+    assert create.input_schema["required"] == ["meta", "checkout"]
+
+
+def _service(merchant: Merchant, agents: Agents) -> UcpService:
+    profiles = KnownProfiles({PLATFORM: platform_profile()})
+    return UcpService(merchant, agents, UcpSettings(base_url=BASE_URL), profiles)
+
+
+async def test_a_checkout_over_mcp(merchant: Merchant, agents: Agents) -> None:
+    server = ucp_mcp_server(_service(merchant, agents), local_agent=agents.keys[0].name)
+    checkout = {
+        "line_items": [{"item": {"id": in_stock()[0]}, "quantity": 1}],
+        "buyer": {"email": "ada@example.com", "first_name": "Ada", "last_name": "Lovelace"},
+        "fulfillment": SHIPPING,
+    }
+    async with Client(server) as client:
+        found = await client.call_tool(
+            "search_catalog", {"meta": _meta(), "catalog": {"query": "t-shirt"}}
+        )
+        assert not found.is_error and _body(found)["products"]
+        created = await client.call_tool(
+            "create_checkout", {"meta": _meta(key=True), "checkout": checkout}
+        )
+        session = _body(created)
+        assert not created.is_error and session["status"] == "ready_for_complete"
+        conforms("checkout", session)
+        arguments = {"meta": _meta(key=True), "id": session["id"], "checkout": PAYMENT}
+        paid = await client.call_tool("complete_checkout", arguments)
+        again = await client.call_tool("complete_checkout", arguments)
+        assert _body(paid)["status"] == "completed"
+        assert _body(again) == _body(paid)  # the same key: answered again, not paid twice
+        order = await client.call_tool(
+            "get_order", {"meta": _meta(), "id": _body(paid)["order"]["id"]}
+        )
+        assert not order.is_error
+
+
+async def test_refusals_are_errors(merchant: Merchant, agents: Agents) -> None:
+    service = _service(merchant, agents)
+    async with Client(ucp_mcp_server(service, local_agent=agents.keys[0].name)) as client:
+        unknown = await client.call_tool("get_checkout", {"meta": _meta(), "id": "cs_missing"})
+        no_profile = await client.call_tool("get_checkout", {"meta": {}, "id": "cs_missing"})
+    assert unknown.is_error
+    assert no_profile.is_error
+    async with Client(ucp_mcp_server(service)) as anonymous:
+        refused = await anonymous.call_tool("get_checkout", {"meta": _meta(), "id": "x"})
+    assert refused.is_error and "unauthorized" in refused.content[0].text
+
+
+def test_the_profile_lists_the_mcp_endpoint(merchant: Merchant, agents: Agents) -> None:
+    profiles = KnownProfiles({PLATFORM: platform_profile()})
+    settings = UcpSettings(base_url=BASE_URL, mcp_url="https://merchant.test/mcp")
+    service = UcpService(merchant, agents, settings, profiles)
+    services = service.profile()["ucp"]["services"]["dev.ucp.shopping"]
+    assert {(s["transport"], s["endpoint"]) for s in services} == {
+        ("rest", BASE_URL),
+        ("mcp", "https://merchant.test/mcp"),
+    }
+    conforms("profile", service.profile())
