@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cartagent.bench.merchant import STEPS, Result, Target, error_lines, render, target_line
+from cartagent.bench.merchant import (
+    ROLES,
+    STEPS,
+    Result,
+    Target,
+    ceiling_lines,
+    error_lines,
+    render,
+    target_line,
+)
 from cartagent.cli.main import cli
 from tests.web.test_serve import PRODUCTS
 
@@ -44,6 +53,22 @@ def test_errors_are_listed_by_kind() -> None:
     ]
 
 
+def test_cpu_per_checkout_and_the_ceiling_it_sets() -> None:
+    run = _result(flows=300)
+    run.cpu = {"merchant": 4.5, "sandbox": 1.5, "client": 1.5}
+    assert run.cpu_ms_per_flow("merchant") == 15.0
+    assert "| 15.0 / 5.0 / 5.0 " in render([run])
+    assert run.to_json()["cpu_ms_per_flow"] == {"merchant": 15.0, "sandbox": 5.0, "client": 5.0}
+    # 25 CPU ms per checkout: two busy cores give 80 checkouts/s at most
+    assert ceiling_lines([run], cores=2) == [
+        "sqlite, 8 client(s): 25.0 CPU ms per checkout in all; "
+        "2 cores fully busy would give at most 80 checkouts/s"
+    ]
+    unmeasured = _result()
+    assert "| - / - / - " in render([unmeasured])
+    assert ceiling_lines([unmeasured], cores=2) == []
+
+
 @pytest.mark.timeout(120)
 def test_a_real_merchant_is_measured_over_http(tmp_path: Path) -> None:
     catalog = tmp_path / "products.json"
@@ -62,6 +87,9 @@ def test_a_real_merchant_is_measured_over_http(tmp_path: Path) -> None:
         assert run["flows"] > 0 and run["errors"] == 0 and run["error_kinds"] == {}
         assert run["flows_per_s"] > 0 and 0 < run["p50_ms"] <= run["p99_ms"]
         assert all(run["steps"][step]["count"] >= run["flows"] for step in STEPS)
+        # the merchant, the sandbox it started (a process of its own) and this process all ran
+        assert all(run["cpu_ms_per_flow"][role] > 0 for role in ROLES), run["cpu_ms_per_flow"]
+    assert "CPU ms per checkout in all" in result.output
     assert [r["clients"] for r in out["sandbox_paypal_flow"]] == [1, 2]
     assert all(r["flows"] > 0 and r["errors"] == 0 for r in out["sandbox_paypal_flow"])
 

@@ -347,3 +347,34 @@ def test_a_platform_buys_over_ucp_from_the_real_server(tmp_path: Path) -> None:
         assert done["status"] == "completed"
         order = client.get(f"/ucp/orders/{done['order']['id']}")
         assert order.status_code == 200, order.text
+
+
+@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
+@pytest.mark.timeout(120)
+def test_the_sandbox_child_stops_when_the_merchant_is_killed(tmp_path: Path) -> None:
+    from cartagent.bench.cpu import process_tree
+
+    sandbox_port = free_port()
+    process = MerchantProcess(tmp_path, sandbox_port, "http://127.0.0.1:9/none")
+    with process:
+        assert process.proc is not None
+        tree = process_tree(process.proc.pid)
+        [sandbox] = [pid for pid, (command, _) in tree.items() if " sandbox " in command]
+        assert sandbox != process.proc.pid
+        os.kill(process.proc.pid, 9)  # the merchant alone, as `kill -9 PID` would
+        process.proc.wait(10)
+        deadline = time.monotonic() + 20
+        stat = Path(f"/proc/{sandbox}/stat")
+
+        def running() -> bool:  # gone, or a zombie its adoptive parent has not reaped yet
+            try:
+                return stat.read_text().split(")")[-1].split()[0] != "Z"
+            except OSError:
+                return False
+
+        while running() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not running()
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"http://127.0.0.1:{sandbox_port}/", timeout=2)

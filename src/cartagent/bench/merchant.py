@@ -27,15 +27,18 @@ import httpx
 import orjson
 
 from ..child_process import ServerProcess, free_port
+from .cpu import CpuMeter
 from .report import percentile, table
 
 __all__ = [
     "HEADERS",
+    "ROLES",
     "STEPS",
     "TARGET",
     "MerchantServer",
     "Result",
     "Target",
+    "ceiling_lines",
     "error_lines",
     "pick_items",
     "render",
@@ -96,6 +99,8 @@ class Result:
     latencies: list[float]
     steps: dict[str, list[float]] = field(default_factory=dict)
     error_kinds: dict[str, int] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
+    """CPU seconds each role used during the run ("merchant", "sandbox", "client")."""
 
     @property
     def flows_per_second(self) -> float:
@@ -103,6 +108,18 @@ class Result:
 
     def step_p50(self, step: str) -> float:
         return percentile(self.steps.get(step, []), 50)
+
+    def cpu_ms_per_flow(self, role: str) -> float:
+        """CPU milliseconds ``role`` spent per completed checkout (NaN if not measured)."""
+        if role not in self.cpu or not self.flows:
+            return float("nan")
+        return self.cpu[role] * 1000 / self.flows
+
+    def ceiling(self, cores: int) -> float:
+        """Checkouts/s that ``cores`` fully busy would give at this run's CPU per checkout:
+        what no tuning of waits and locks can beat, only less CPU per checkout."""
+        total = sum(self.cpu.values())
+        return self.flows * cores / total if total and self.cpu else float("nan")
 
     def row(self) -> list[object]:
         return [
@@ -114,6 +131,7 @@ class Result:
             _ms(percentile(self.latencies, 50)),
             _ms(percentile(self.latencies, 99)),
             *(_ms(self.step_p50(step)) for step in STEPS),
+            " / ".join(_ms(self.cpu_ms_per_flow(role) / 1000) for role in ROLES),
         ]
 
     def to_json(self) -> dict[str, Any]:
@@ -138,6 +156,7 @@ class Result:
                 }
                 for step in STEPS
             },
+            "cpu_ms_per_flow": {role: ms(self.cpu_ms_per_flow(role) / 1000) for role in ROLES},
         }
 
 
@@ -150,7 +169,15 @@ HEADERS = [
     "p50 ms",
     "p99 ms",
     *(f"{step} p50 ms" for step in STEPS),
+    "CPU ms/checkout: merchant / sandbox / client",
 ]
+ROLES = ("merchant", "sandbox", "client")
+
+
+def _role(command: str) -> str:
+    """A process of the merchant's tree: the PayPal sandbox it started, or the merchant."""
+    words = " ".join(word for word in command.split() if word != "-m")
+    return "sandbox" if "cartagent sandbox" in words else "merchant"
 
 
 def _ms(value: float) -> str:
@@ -369,9 +396,13 @@ def run_backend(
             raise RuntimeError(f"no checkout completed while warming up: {dict(tally.errors)}")
         for clients in client_counts:
             progress(f"{backend}: {clients} client(s) for {seconds:g}s")
+            assert server.proc is not None
+            meter = CpuMeter(server.proc.pid, _role)
+            meter.start()
             tally, elapsed = asyncio.run(
                 _run(server.base_url, server.token, items, clients, seconds, max_flows)
             )
+            cpu = dict(meter.stop())
             results.append(
                 Result(
                     backend,
@@ -382,6 +413,7 @@ def run_backend(
                     tally.latencies,
                     tally.steps,
                     dict(tally.errors),
+                    cpu,
                 )
             )
     return results
@@ -407,6 +439,17 @@ def target_line(results: Sequence[Result], target: Target = TARGET) -> str:
         f"target: {target.describe()}; measured: {run.flows_per_second:.0f} checkouts/s, "
         f"p99 {_ms(p99 / 1000)} ms, {run.errors} errors: {'met' if met else 'NOT met'}"
     )
+
+
+def ceiling_lines(results: Sequence[Result], cores: int) -> list[str]:
+    """Per run: where the CPU went, and the checkouts/s ``cores`` could give at that cost."""
+    return [
+        f"{r.backend}, {r.clients} client(s): "
+        f"{sum(r.cpu.values()) * 1000 / r.flows:.1f} CPU ms per checkout in all; "
+        f"{cores} cores fully busy would give at most {r.ceiling(cores):.0f} checkouts/s"
+        for r in results
+        if r.cpu and r.flows
+    ]
 
 
 def error_lines(results: Sequence[Result]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,8 @@ def merchant_bench(
 
     click.echo(bench.render(results))
     for line in bench.error_lines(results):
+        click.echo(line)
+    for line in bench.ceiling_lines(results, os.cpu_count() or 1):
         click.echo(line)
     click.echo(bench.target_line(results))
     if compared:

@@ -1,6 +1,6 @@
 """``cartagent merchant``: the store as an agentic-commerce merchant (ACP), paying through PayPal.
 
-Without ``--paypal`` the local PayPal sandbox starts beside it in the same process, so the
+Without ``--paypal`` the local PayPal sandbox starts beside it in a child process, so the
 whole checkout runs on one machine with no account. Agents authenticate with a bearer token
 (``--agent-token``; a random one is made and printed if none is given) and, with
 ``--signing-secret``, must sign their requests.
@@ -14,6 +14,7 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ..settings import SandboxSettings
 
 DEFAULT_PORT = 8780
+SANDBOX_STARTUP = 120.0  # seconds; the first start seeds the demo store
 SANDBOX_JWKS = "/v1/agentic-commerce/jwks"
 TOKEN_FILE = "merchant-agent-token"
 
@@ -164,7 +166,6 @@ def merchant(
     from ..settings import SandboxSettings, _data_dir
     from ..web.server import serve_together
     from .search import locate_catalog
-    from .serve import _sandbox_app
 
     url, paypal_id, paypal_secret = paypal_endpoint(paypal_url, client_id, client_secret)
     if workers < 1:
@@ -241,22 +242,14 @@ def merchant(
         )
     sandbox: subprocess.Popen[bytes] | None = None
     if paypal_url is None:
-        if workers > 1:
-            sandbox = _sandbox_process(local, paypal_id, paypal_secret)
-        else:
-            configs.append(
-                uvicorn.Config(
-                    _sandbox_app(local, paypal_id, paypal_secret),
-                    host=local.host,
-                    port=local.port,
-                    log_level="warning",
-                )
-            )
+        sandbox = _sandbox_process(local, paypal_id, paypal_secret)
         lines.append(f"PayPal sandbox on {url}")
     else:
         lines.append(f"payments through PayPal at {url}")
-    click.echo("\n".join(lines))
     try:
+        if sandbox is not None:
+            _wait_for_sandbox(sandbox, url)
+        click.echo("\n".join(lines))
         if workers > 1:
             os.environ[_SETUP_ENV] = json.dumps(asdict(setup))
             uvicorn.run(
@@ -395,10 +388,32 @@ def _sandbox_merchant(local: SandboxSettings, client_id: str, secret: str) -> st
 def _sandbox_process(
     local: SandboxSettings, client_id: str, secret: str
 ) -> subprocess.Popen[bytes]:
-    """The seeded sandbox in a process of its own (``--workers`` runs no server in this one)."""
+    """The seeded sandbox in a process of its own, which exits when this one does (even
+    killed). Not in this process: the merchant's requests and the PayPal calls they make would
+    share one interpreter lock, and one core."""
     command = [
         sys.executable, "-m", "cartagent", "sandbox", "--host", local.host,
         "--port", str(local.port), "--db", local.db_url, "--client-id", client_id,
-        "--client-secret", secret, "--seed",
+        "--client-secret", secret, "--seed", "--exit-with-parent",
     ]  # fmt: skip
     return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
+
+def _wait_for_sandbox(
+    sandbox: subprocess.Popen[bytes], url: str, timeout: float = SANDBOX_STARTUP
+) -> None:
+    """Return once the sandbox answers HTTP; a sandbox that exits or stays silent is an error."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sandbox.poll() is not None:
+            raise click.ClickException(
+                f"the PayPal sandbox exited with {sandbox.returncode} before it served {url}"
+            )
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise click.ClickException(f"the PayPal sandbox did not answer on {url} in {timeout:g}s")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+
 import click
 
 from ..settings import SandboxSettings
@@ -34,6 +39,12 @@ _DEFAULTS = SandboxSettings.from_env()
     type=int,
     help="Server processes (SQLite handles a few; PostgreSQL more).",
 )
+@click.option(
+    "--exit-with-parent",
+    is_flag=True,
+    hidden=True,
+    help="Stop when the process that started this one is gone (a server's child sandbox).",
+)
 @click.pass_context
 def sandbox(
     ctx: click.Context,
@@ -44,11 +55,14 @@ def sandbox(
     client_secret: str,
     seed: bool,
     workers: int,
+    exit_with_parent: bool,
 ) -> None:
     """Serve the PayPal-compatible REST sandbox (OAuth2, Orders, Payments, Invoicing, ...)."""
     ctx.obj = {"db_url": db_url, "client_id": client_id, "client_secret": client_secret}
     if ctx.invoked_subcommand is not None:
         return
+    if exit_with_parent:
+        _exit_with_parent()
     from ..sandbox.seed import SeedDataNotFound
     from ..sandbox.server import serve
 
@@ -112,3 +126,16 @@ def migrate(ctx: click.Context, db_url: str | None) -> None:
     url = db_url or ctx.obj["db_url"]
     run_migrations(create_engine(url))
     click.echo(f"migrated {url}")
+
+
+def _exit_with_parent(every: float = 0.5) -> None:
+    """Send this process SIGTERM (a clean server shutdown) once its parent is gone, however
+    it ended: a parent killed with SIGKILL runs no code that could stop its children."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
