@@ -99,3 +99,29 @@ async def test_without_an_agent_nothing_is_served(merchant: Merchant, agents: Ag
     async with Client(acp_mcp_server(service)) as client:
         result = await client.call_tool("get_checkout_session", {"meta": META, "id": "cs_x"})
     assert result.is_error and _body(result)["code"] == "unauthorized"
+
+
+async def test_update_checkout_session_over_mcp(merchant: Merchant, agents: Agents) -> None:
+    service = AcpService(merchant, agents, AcpSettings(base_url=BASE_URL))
+    first, second = in_stock(2)
+    payload = {"line_items": [{"id": first, "quantity": 1}], "currency": "usd", "capabilities": {}}
+    async with Client(acp_mcp_server(service, local_agent=agents.keys[0].name)) as client:
+        created = _body(
+            await client.call_tool("create_checkout_session", {"meta": META, "payload": payload})
+        )
+        updated = await client.call_tool(
+            "update_checkout_session",
+            {
+                "meta": META,
+                "id": created["id"],
+                "payload": {"line_items": [{"id": second, "quantity": 3}]},
+            },
+        )
+        assert not updated.is_error
+        session = _body(updated)
+        conforms("CheckoutSession", session)
+        assert [(li["item"]["id"], li["quantity"]) for li in session["line_items"]] == [(second, 3)]
+        missing = await client.call_tool(
+            "update_checkout_session", {"meta": META, "id": "cs_missing", "payload": {}}
+        )
+    assert missing.is_error and _body(missing)["code"] == "not_found"

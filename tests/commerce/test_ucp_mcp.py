@@ -103,3 +103,58 @@ def test_the_profile_lists_the_mcp_endpoint(merchant: Merchant, agents: Agents) 
         ("mcp", "https://merchant.test/mcp"),
     }
     conforms("profile", service.profile())
+
+
+async def test_update_cancel_and_the_catalog_reads_over_mcp(
+    merchant: Merchant, agents: Agents
+) -> None:
+    first, second = in_stock(2)
+    server = ucp_mcp_server(_service(merchant, agents), local_agent=agents.keys[0].name)
+    async with Client(server) as client:
+        looked = await client.call_tool(
+            "lookup_catalog", {"meta": _meta(), "catalog": {"ids": [first, "missing-id"]}}
+        )
+        assert not looked.is_error
+        conforms("lookup", _body(looked))
+        [product] = _body(looked)["products"]
+        assert first in {variant["id"] for variant in product["variants"]}
+        detail = await client.call_tool(
+            "get_product", {"meta": _meta(), "catalog": {"id": product["id"]}}
+        )
+        assert not detail.is_error and _body(detail)["product"]["id"] == product["id"]
+        conforms("product", _body(detail))
+
+        created = await client.call_tool(
+            "create_checkout",
+            {
+                "meta": _meta(key=True),
+                "checkout": {"line_items": [{"item": {"id": first}, "quantity": 1}]},
+            },
+        )
+        session = _body(created)
+        updated = await client.call_tool(
+            "update_checkout",
+            {
+                "meta": _meta(key=True),
+                "id": session["id"],
+                "checkout": {"line_items": [{"item": {"id": second}, "quantity": 2}]},
+            },
+        )
+        assert not updated.is_error
+        conforms("checkout", _body(updated))
+        assert [(li["item"]["id"], li["quantity"]) for li in _body(updated)["line_items"]] == [
+            (second, 2)
+        ]
+        canceled = await client.call_tool(
+            "cancel_checkout", {"meta": _meta(key=True), "id": session["id"]}
+        )
+        assert not canceled.is_error and _body(canceled)["status"] == "canceled"
+        again = await client.call_tool(
+            "update_checkout",
+            {"meta": _meta(key=True), "id": session["id"], "checkout": {"line_items": []}},
+        )
+    # A canceled checkout takes no more changes: UCP answers it as it is, with the reason.
+    assert _body(again)["status"] == "canceled"
+    assert [(m["code"], m["severity"]) for m in _body(again)["messages"]] == [
+        ("invalid_state", "unrecoverable")
+    ]
