@@ -7,6 +7,7 @@ import base64
 import hashlib
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,9 @@ from cartagent.sandbox import Clock, IdFactory, Sandbox, create_app, ensure_merc
 from cartagent.sandbox.store import Store
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The run's own data folder (cached vectors, merged models, key files), never the user's; child
+# processes inherit it.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="cartagent-test-data-")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -17,7 +17,7 @@ TAU = SHARED / "data" / "tau-bench-retail"
 def test_search_json_over_the_default_catalog() -> None:
     result = CliRunner().invoke(search, ["red t-shirt under 50", "--json", "--k", "3"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["query"]["category"] == "t-shirt"
     assert data["query"]["options"] == {"color": ["red"]}
     assert [h["title"] for h in data["hits"]] == ["T-Shirt"]
@@ -50,9 +50,8 @@ def test_search_a_products_file_and_report_bad_rows(tmp_path: Path) -> None:
     catalog.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     result = CliRunner().invoke(search, ["mug", "--catalog", str(catalog), "--json"])
     assert result.exit_code == 0, result.output
-    lines = result.output.strip().splitlines()
-    assert any("skipped" in line and ":2:" in line for line in lines)
-    data = json.loads(next(line for line in lines if line.startswith("{")))
+    assert any("skipped" in line and ":2:" in line for line in result.stderr.splitlines())
+    data = json.loads(result.stdout)
     assert [h["id"] for h in data["hits"]] == ["a"]
 
 
@@ -95,3 +94,32 @@ def test_understand_with_context_and_model_choice() -> None:
     assert json.loads(result.output)["options"]["color"] == ["blue"]
     bad = CliRunner().invoke(understand, ["x", "--model", "gpt"])
     assert bad.exit_code == 2
+
+
+def test_search_is_hybrid_by_default_and_lexical_on_request() -> None:
+    hybrid = CliRunner().invoke(search, ["red t-shirt", "--json", "--k", "3"])
+    lexical = CliRunner().invoke(search, ["red t-shirt", "--json", "--mode", "lexical"])
+    assert hybrid.exit_code == 0 and lexical.exit_code == 0, hybrid.output + lexical.output
+    assert {"embed", "dense", "fuse"} <= set(json.loads(hybrid.stdout)["timings"])
+    assert "embed" not in json.loads(lexical.stdout)["timings"]
+    bad = CliRunner().invoke(search, ["mug", "--mode", "semantic"])
+    assert bad.exit_code == 2 and "semantic" in bad.output
+
+
+def test_no_match_shows_the_nearest_and_what_each_breaks() -> None:
+    request = "a blue t-shirt under $50, not polyester"
+    shown = CliRunner().invoke(search, [request, "--mode", "lexical"])
+    assert shown.exit_code == 0, shown.output
+    assert "no products match. nearest:" in shown.output
+    assert "T-Shirt" in shown.output and "0.88 USD over your limit of 50 USD" in shown.output
+    as_json = CliRunner().invoke(search, [request, "--mode", "lexical", "--json"])
+    data = json.loads(as_json.stdout)
+    assert data["hits"] == []
+    [near] = data["near_misses"]
+    assert (near["title"], near["price"]) == ("T-Shirt", "50.88")
+    assert near["breaks"] == ["0.88 USD over your limit of 50 USD"]
+
+
+def test_mode_does_not_go_with_a_built_index(tmp_path: Path) -> None:
+    result = CliRunner().invoke(search, ["mug", "--index", str(tmp_path), "--mode", "dense"])
+    assert result.exit_code == 2 and "drop --mode" in result.output

@@ -90,10 +90,20 @@ def test_structured_arguments_override_the_text(toolkit: Toolkit) -> None:
 
 
 def test_no_match_comes_with_a_hint(toolkit: Toolkit) -> None:
-    result = call(toolkit, {"request": "red t-shirt", "max_price": 5})
+    result = call(toolkit, {"request": "leather wallet size 44"})
     assert not result.is_error
     assert result.content["count"] == 0 and result.content["products"] == []
-    assert "hint" in result.content
+    assert "near_misses" not in result.content
+    assert "drop one" in result.content["hint"]
+
+
+def test_no_match_answers_the_nearest_with_what_each_breaks(toolkit: Toolkit) -> None:
+    result = call(toolkit, {"request": "a blue t-shirt, not polyester", "max_price": 50})
+    assert result.content["count"] == 0 and result.content["products"] == []
+    [near] = result.content["near_misses"]
+    assert near["title"] == "T-Shirt" and near["variant"]["options"]["color"] == "blue"
+    assert near["breaks"] == ["0.88 USD over your limit of 50 USD"]
+    assert "score" not in near and "near_misses" in result.content["hint"]
 
 
 def test_conflicting_prices_are_a_tool_error(toolkit: Toolkit) -> None:

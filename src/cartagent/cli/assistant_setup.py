@@ -153,10 +153,10 @@ def build_assistant(
     from ..assistant.specialists import default_specialists
     from ..assistant.toolkit import assistant_toolkit
     from ..errors import CheckoutError
+    from ..retrieval.catalog_search import catalog_searcher
     from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
-    from ..retrieval.lexical import LexicalIndex
-    from ..retrieval.search import Searcher
     from ..retrieval.understanding import ModelUnderstander
+    from ..settings import _data_dir
 
     try:
         minilm_model_dir()
@@ -170,8 +170,12 @@ def build_assistant(
             raise click.UsageError(f"the merchant's product feed: {error}") from None
     else:
         products = load_catalog(locate_catalog(options.catalog_path))
-    searcher = Searcher(LexicalIndex.build(products), understand=understand)
-    embedded = EmbeddingRouter(MiniLMEmbedder())
+    embedder = MiniLMEmbedder()
+    # Hybrid search, its vectors cached by the catalog's content; the router's embedder too.
+    searcher = catalog_searcher(
+        products, understand, cache=_data_dir() / "cache", embedder=lambda: embedder
+    )
+    embedded = EmbeddingRouter(embedder)
     embedded.warm_up()
     router: Router = embedded
     capable = None

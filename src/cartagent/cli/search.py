@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
+from ..retrieval.catalog_search import SEARCH_MODES, SearchMode
 from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
@@ -78,13 +79,29 @@ def _dumps(value: Any) -> str:
 
 
 def _result_json(result: SearchResult) -> dict[str, Any]:
-    from ..retrieval.search import hit_summary
+    from ..retrieval.search import hit_summary, near_miss_summary
 
     return {
         "query": result.query.model_dump(mode="json", exclude_defaults=True),
         "hits": [hit_summary(h) for h in result.hits],
+        "near_misses": [near_miss_summary(n) for n in result.near_misses],
         "timings": {name: round(ms, 3) for name, ms in result.timings.items()},
     }
+
+
+def _print_hit(rank: int, summary: dict[str, Any], *, breaks: Sequence[str] = ()) -> None:
+    price = f"{summary['price']} {summary['currency']}" if summary["price"] else "no price"
+    line = f"{rank:>2}. {summary['title']} [{summary['id']}]  {price}"
+    variant = summary.get("variant")
+    if variant:
+        options = ", ".join(f"{k}={v}" for k, v in variant["options"].items())
+        stock = "" if variant["available"] else ", out of stock"
+        line += f"  (variant {variant['id']}: {options}{stock})"
+    if breaks:
+        line += " — " + "; ".join(breaks)
+    click.echo(line)
+    if summary["matched"]:
+        click.echo(f"    matched: {'; '.join(summary['matched'])}")
 
 
 def _print_result(result: SearchResult) -> None:
@@ -93,19 +110,12 @@ def _print_result(result: SearchResult) -> None:
     understood = result.query.model_dump(mode="json", exclude_defaults=True)
     click.echo(f"understood: {_dumps(understood)}")
     if not result.hits:
-        click.echo("no products match.")
+        click.echo("no products match." + (" nearest:" if result.near_misses else ""))
     for rank, hit in enumerate(result.hits, 1):
-        summary = hit_summary(hit)
-        price = f"{summary['price']} {summary['currency']}" if summary["price"] else "no price"
-        line = f"{rank:>2}. {summary['title']} [{summary['id']}]  {price}"
-        variant = summary.get("variant")
-        if variant:
-            options = ", ".join(f"{k}={v}" for k, v in variant["options"].items())
-            stock = "" if variant["available"] else ", out of stock"
-            line += f"  (variant {variant['id']}: {options}{stock})"
-        click.echo(line)
-        if summary["matched"]:
-            click.echo(f"    matched: {'; '.join(summary['matched'])}")
+        _print_hit(rank, hit_summary(hit))
+    for rank, near in enumerate(result.near_misses, 1):
+        summary = hit_summary(near.hit)
+        _print_hit(rank, summary, breaks=near.breaks)
     timings = ", ".join(f"{name} {ms:.1f} ms" for name, ms in result.timings.items())
     click.echo(f"({timings})")
 
@@ -128,6 +138,14 @@ def _print_result(result: SearchResult) -> None:
     help="A folder `cartagent catalog build` wrote: search it (hybrid when it is dense) "
     "instead of indexing --catalog in memory.",
 )
+@click.option(
+    "--mode",
+    type=click.Choice(SEARCH_MODES),
+    default=None,
+    help="Retrieval: lexical (BM25), dense (MiniLM vectors) or hybrid (both, fused)  "
+    "[default: hybrid; lexical without MiniLM]. The catalog's vectors are cached in the data "
+    "folder, keyed by its content: the first run embeds it, later ones open them.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @model_option
 def search(
@@ -135,26 +153,46 @@ def search(
     k: int,
     catalog_path: str | None,
     index_path: Path | None,
+    mode: SearchMode | None,
     as_json: bool,
     model: str,
 ) -> None:
     """Search the catalog for REQUEST, e.g. cartagent search 'red t-shirt under 50'."""
-    from ..retrieval.lexical import LexicalIndex
-    from ..retrieval.search import Searcher
-
     understand = understander_for(model)
     if index_path is not None:
         if catalog_path is not None:
             raise click.UsageError("give --index or --catalog, not both")
+        if mode is not None:
+            raise click.UsageError("--index searches the way it was built: drop --mode")
         searcher = _stored_searcher(index_path, understand)
     else:
         products = load_catalog(locate_catalog(catalog_path))
-        searcher = Searcher(LexicalIndex.build(products), understand=understand)
+        searcher = default_searcher(products, understand, mode)
     result = searcher.search(request, k)
     if as_json:
         click.echo(_dumps(_result_json(result)))
     else:
         _print_result(result)
+
+
+def default_searcher(
+    products: Sequence[Product], understand: Understander, mode: SearchMode | None = None
+) -> Searcher:
+    """The searcher over a catalog: ``mode`` (default hybrid, its vectors cached in the data
+    folder); without MiniLM installed the default is lexical, with a note on stderr."""
+    from ..errors import ConfigurationError
+    from ..retrieval.catalog_search import catalog_searcher
+    from ..settings import _data_dir
+
+    try:
+        return catalog_searcher(
+            products, understand, mode=mode or "hybrid", cache=_data_dir() / "cache"
+        )
+    except ConfigurationError as error:
+        if mode is not None:
+            raise click.UsageError(str(error)) from None
+        click.echo(f"lexical search only: {error}", err=True)
+        return catalog_searcher(products, understand, mode="lexical")
 
 
 def _stored_searcher(folder: Path, understand: Understander) -> Searcher:

@@ -8,6 +8,9 @@ With ``dense=`` (a :class:`~cartagent.retrieval.dense.DenseIndex`) the search is
 retrievers answer the same query (each applying the exact structured filters), and their hit
 lists are fused with reciprocal rank fusion; ``Hit.score`` is then the RRF score. A price or
 rating sort re-orders the fused hits by that key.
+
+When nothing matches every constraint, :attr:`SearchResult.near_misses` holds the nearest
+products and what each breaks (:mod:`cartagent.retrieval.near_misses`).
 """
 
 from __future__ import annotations
@@ -23,12 +26,20 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .filters import Hit, order_value, ordered
 from .fusion import reciprocal_rank_fusion
+from .near_misses import NearMiss, find_near_misses
 from .query import SearchQuery
 from .spans import stage
 
 _MIN_FUSION_DEPTH = 20  # hits asked of each retriever before fusing, at least
 
-__all__ = ["Retriever", "SearchResult", "Searcher", "Understander", "hit_summary"]
+__all__ = [
+    "Retriever",
+    "SearchResult",
+    "Searcher",
+    "Understander",
+    "hit_summary",
+    "near_miss_summary",
+]
 
 
 class Understander(Protocol):
@@ -59,8 +70,13 @@ class SearchResult(BaseModel):
         default_factory=dict,
         description=(
             "Milliseconds per stage: understand, lexical, filter (and total); "
-            "embed, dense, fuse and rerank when hybrid."
+            "embed, dense, fuse and rerank when hybrid; near_misses when nothing matched."
         ),
+    )
+    near_misses: list[NearMiss] = Field(
+        default_factory=list,
+        description="When no product matches every constraint: the nearest ones, and what "
+        "each breaks.",
     )
 
 
@@ -122,13 +138,19 @@ class Searcher:
         spent: dict[str, float] = {"understand": 0.0, "lexical": 0.0, "filter": 0.0}
         spent.update(timings or {})
         retrieval: dict[str, float] = {}
+        near: list[NearMiss] = []
         with stage("retrieve", retrieval):
-            if self.dense is None:
-                hits = self.index.search(query, k, timings=spent)
-            else:
-                hits = self._hybrid(query, k, spent)
+            hits = self._retrieve(query, k, spent)
+            if not hits:
+                with stage("near_misses", spent):
+                    near = find_near_misses(query, k, lambda q, n: self._retrieve(q, n, {}))
         spent["total"] = spent["understand"] + retrieval["retrieve"]
-        return SearchResult(query=query, hits=hits, timings=spent)
+        return SearchResult(query=query, hits=hits, timings=spent, near_misses=near)
+
+    def _retrieve(self, query: SearchQuery, k: int, spent: dict[str, float]) -> list[Hit]:
+        if self.dense is None:
+            return self.index.search(query, k, timings=spent)
+        return self._hybrid(query, k, spent)
 
     def _hybrid(self, query: SearchQuery, k: int, spent: dict[str, float]) -> list[Hit]:
         if self.dense is None:
@@ -201,3 +223,9 @@ def hit_summary(hit: Hit) -> dict[str, Any]:
         }
     summary["matched"] = list(hit.matched)
     return summary
+
+
+def near_miss_summary(near: NearMiss) -> dict[str, Any]:
+    """A near miss as :func:`hit_summary` shows a hit, with ``breaks``: what it does not
+    satisfy."""
+    return {**hit_summary(near.hit), "breaks": list(near.breaks)}

@@ -122,8 +122,10 @@ def search_tool(searcher: Searcher) -> Tool[SearchProductsArgs]:
 
         Returns the best matches with id, title, price, the variant (id and options such as
         size and colour) that fits the request, and which constraints it matched; use the
-        variant id to add it to an order. An empty list means nothing matches: relax a
-        constraint and search again.
+        variant id to add it to an order. When nothing matches every constraint, the list is
+        empty and ``near_misses`` holds the nearest products with what each breaks (e.g.
+        "0.88 USD over your limit of 50 USD"): offer them, or relax a constraint and search
+        again.
         """
         return await asyncio.to_thread(_search, searcher, args)
 
@@ -131,20 +133,28 @@ def search_tool(searcher: Searcher) -> Tool[SearchProductsArgs]:
 
 
 def _search(searcher: Searcher, args: SearchProductsArgs) -> dict[str, Any]:
-    from ..retrieval.search import hit_summary
+    from ..retrieval.search import hit_summary, near_miss_summary
 
     query = _with_overrides(searcher.understand(args.request), args)
     result = searcher.search_query(query, args.k)
-    hits = []
-    for hit in result.hits:
-        summary = hit_summary(hit)
-        summary.pop("score", None)
-        hits.append(summary)
+    hits = [_without_score(hit_summary(hit)) for hit in result.hits]
     content: dict[str, Any] = {
         "understood": query.model_dump(mode="json", exclude_defaults=True),
         "count": len(hits),
         "products": hits,
     }
     if not hits:
-        content["hint"] = "no products match every constraint; drop one and search again"
+        near = [_without_score(near_miss_summary(n)) for n in result.near_misses]
+        if near:
+            content["near_misses"] = near
+            content["hint"] = (
+                "no product matches every constraint; near_misses say what each breaks"
+            )
+        else:
+            content["hint"] = "no products match every constraint; drop one and search again"
     return content
+
+
+def _without_score(summary: dict[str, Any]) -> dict[str, Any]:
+    summary.pop("score", None)
+    return summary

@@ -1,0 +1,106 @@
+"""The searcher a catalog gets by default: hybrid retrieval, its product vectors cached on disk.
+
+Hybrid search (BM25 and MiniLM vectors, fused) ranks best on the labelled set, so it is what
+``cartagent search``, ``search_products`` and the assistant use unless told otherwise. Embedding
+the tau store takes seconds and a large catalog minutes, so the vectors are kept in
+``<cache>/vectors/<key>/``, where the key is the SHA-256 of exactly what was embedded (each
+product's id and field texts, the field weights, the embedder's kind and size): a changed
+catalog gets new vectors, an unchanged one opens the saved ones in milliseconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal, get_args
+
+import orjson
+
+from ..catalog import Product
+from ..errors import ConfigurationError
+from .dense import FORMAT_VERSION, DenseIndex
+from .embeddings import Embedder
+from .lexical import LexicalIndex
+from .product_vectors import FIELD_WEIGHTS, product_fields
+from .search import Searcher, Understander
+
+__all__ = ["SEARCH_MODES", "SearchMode", "cached_dense_index", "catalog_searcher", "vectors_key"]
+
+SearchMode = Literal["lexical", "dense", "hybrid"]
+SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
+
+
+def vectors_key(products: Sequence[Product], embedder: Embedder) -> str:
+    """The SHA-256 (hex) of what embedding ``products`` with ``embedder`` depends on."""
+    digest = hashlib.sha256()
+    made_by = [FORMAT_VERSION, type(embedder).__name__, embedder.dim, FIELD_WEIGHTS]
+    digest.update(orjson.dumps(made_by, option=orjson.OPT_SORT_KEYS))
+    for product in products:
+        digest.update(orjson.dumps([product.id, product_fields(product)]))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def cached_dense_index(products: Sequence[Product], embedder: Embedder, cache: Path) -> DenseIndex:
+    """``products``' dense index, opened from ``cache`` if it holds their vectors, else built
+    and saved there (a half-written folder is never visible: it is renamed into place)."""
+    folder = cache / "vectors" / vectors_key(products, embedder)
+    by_id = {p.id: p for p in products}
+    if (folder / "dense.json").is_file():
+        try:
+            return DenseIndex.open(folder, embedder, products=by_id.get)
+        except (OSError, ValueError):
+            shutil.rmtree(folder, ignore_errors=True)  # unreadable: made again below
+    index = DenseIndex.build(products, embedder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".building-", dir=folder.parent))
+    try:
+        index.save(staging)
+        os.replace(staging, folder)
+    except OSError:
+        # Another process saved the same vectors first (or the cache is read-only): this
+        # index is built either way; the next run opens theirs.
+        shutil.rmtree(staging, ignore_errors=True)
+    return index
+
+
+def catalog_searcher(
+    products: Sequence[Product],
+    understand: Understander,
+    *,
+    mode: SearchMode = "hybrid",
+    cache: Path | None = None,
+    embedder: Callable[[], Embedder] | None = None,
+) -> Searcher:
+    """A searcher over ``products`` in ``mode``; dense and hybrid embed with ``embedder()``
+    (default: MiniLM), their vectors cached under ``cache`` (None: built in memory only).
+
+    Raises :class:`ConfigurationError` for an unknown mode or a missing embedding model.
+    """
+    if mode not in SEARCH_MODES:
+        raise ConfigurationError(
+            f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}"
+        )
+    if mode == "lexical":
+        return Searcher(LexicalIndex.build(products), understand=understand)
+    if embedder is None:
+        from .embeddings import MiniLMEmbedder, minilm_model_dir
+
+        try:
+            minilm_model_dir()
+        except FileNotFoundError as error:
+            raise ConfigurationError(f"{mode} search needs MiniLM: {error}") from None
+        embedder = MiniLMEmbedder
+    made = embedder()
+    dense = (
+        cached_dense_index(products, made, cache)
+        if cache is not None
+        else DenseIndex.build(products, made)
+    )
+    if mode == "dense":
+        return Searcher(dense, understand=understand)
+    return Searcher(LexicalIndex.build(products), understand=understand, dense=dense)

@@ -1,0 +1,129 @@
+"""When nothing matches every constraint: the nearest products, and what each one breaks.
+
+"A blue t-shirt under $50, not polyester" with only a $50.88 blue t-shirt in stock should not
+answer "no products match". The query is relaxed step by step, each step dropping more of what
+the shopper asked for (first the price, rating and stock; then options and attributes; then
+exclusions; then the category and brand) until something matches. Each product found is then
+checked against the original constraints one at a time, and the ones it breaks are said in
+words ("0.88 USD over your limit of 50 USD", "color is not blue").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .filters import Hit, Plan, Words, analyzer, check
+from .query import SearchQuery
+
+__all__ = ["NearMiss", "find_near_misses", "relaxations", "what_it_breaks"]
+
+
+class NearMiss(BaseModel):
+    """A product that matches part of the request, and the constraints it breaks."""
+
+    model_config = ConfigDict(frozen=True)
+
+    hit: Hit
+    breaks: list[str] = Field(
+        description='What the product does not satisfy, e.g. ["0.88 USD over your limit of '
+        '50 USD"].'
+    )
+
+
+def has_constraints(query: SearchQuery) -> bool:
+    """True when the query asks for more than words: there is something to relax."""
+    return query.model_copy(update={"text": ""}) != SearchQuery()
+
+
+def relaxations(query: SearchQuery) -> Iterator[SearchQuery]:
+    """``query`` with ever fewer constraints (each step distinct from the one before)."""
+    steps: list[dict[str, Any]] = [
+        {"price": None, "min_rating": None, "available_only": False},
+        {"attributes": {}, "options": {}},
+        {"exclude": []},
+        {"category": None, "brand": None},
+    ]
+    current = query
+    dropped: dict[str, Any] = {}
+    for step in steps:
+        dropped |= step
+        relaxed = query.model_copy(update=dropped)
+        if relaxed.is_empty():
+            return  # nothing of the request left: anything would be "near"
+        if relaxed != current:
+            current = relaxed
+            yield relaxed
+
+
+def _money(amount: Decimal, currency: str) -> str:
+    return f"{amount.normalize():f} {currency}"
+
+
+def what_it_breaks(query: SearchQuery, hit: Hit, words: Words) -> list[str]:
+    """The constraints of ``query`` that ``hit`` (its chosen variant) does not satisfy."""
+    product, variant = hit.product, hit.variant
+    broken: list[str] = []
+
+    def fails(single: SearchQuery) -> bool:
+        return check(Plan.of(single, words), product, 0.0, words) is None
+
+    if query.category and fails(SearchQuery(category=query.category)):
+        broken.append(f"not a {query.category}")
+    if query.brand and fails(SearchQuery(brand=query.brand)):
+        broken.append(f"not by {query.brand}")
+    for table in (query.attributes, query.options):
+        for name, values in table.items():
+            if values and fails(SearchQuery(options={name: values})):
+                broken.append(f"{name} is not {' or '.join(values)}")
+    for exclusion in query.exclude:
+        if fails(SearchQuery(exclude=[exclusion])):
+            broken.append(f"has {exclusion.value}")
+    if query.min_rating is not None and (product.rating or 0) < query.min_rating:
+        rated = "not rated" if product.rating is None else f"rated {product.rating:g}"
+        broken.append(f"{rated}, under {query.min_rating:g} stars")
+    if query.available_only and not (
+        variant.available if variant else any(v.available for v in product.variants)
+    ):
+        broken.append("out of stock")
+    broken.extend(_price_breaks(query, hit))
+    if not broken:
+        # Each constraint holds for some variant, but no one variant holds them all.
+        broken.append("no single variant has everything asked for")
+    return broken
+
+
+def _price_breaks(query: SearchQuery, hit: Hit) -> list[str]:
+    bounds = query.price
+    variant = hit.variant
+    price = variant.price if variant is not None else hit.product.price_min
+    currency = variant.currency if variant is not None else hit.product.currency
+    if bounds is None or price is None or currency is None:
+        return []
+    if currency.upper() != bounds.currency.upper():
+        return []
+    if bounds.max is not None and price > bounds.max:
+        over = _money(price - bounds.max, currency)
+        return [f"{over} over your limit of {_money(bounds.max, currency)}"]
+    if bounds.min is not None and price < bounds.min:
+        under = _money(bounds.min - price, currency)
+        return [f"{under} under your minimum of {_money(bounds.min, currency)}"]
+    return []
+
+
+def find_near_misses(
+    query: SearchQuery, k: int, retrieve: Callable[[SearchQuery, int], list[Hit]]
+) -> list[NearMiss]:
+    """Up to ``k`` near misses for ``query`` (which matched nothing), from the first relaxation
+    ``retrieve`` finds anything for; ``[]`` when the query has nothing to relax."""
+    if k <= 0 or not has_constraints(query):
+        return []
+    words = Words(analyzer())
+    for relaxed in relaxations(query):
+        hits = retrieve(relaxed, k)
+        if hits:
+            return [NearMiss(hit=h, breaks=what_it_breaks(query, h, words)) for h in hits[:k]]
+    return []
