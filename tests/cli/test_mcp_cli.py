@@ -10,12 +10,15 @@ from cartagent.errors import ConfigurationError
 
 CLEAN_ENV: dict[str, str | None] = {
     "CARTAGENT_MCP_TOKEN": None,
+    "CARTAGENT_MCP_ISSUER": None,
+    "CARTAGENT_MCP_JWKS_URL": None,
     "CARTAGENT_PAYPAL_BASE_URL": None,
     "CARTAGENT_PAYPAL_CLIENT_ID": None,
     "CARTAGENT_PAYPAL_CLIENT_SECRET": None,
     "CARTAGENT_MCP_ACTIONS": None,
 }
 CREDENTIALS = ["--client-id", "id", "--client-secret", "secret"]
+ISSUER = "https://as.example"
 
 
 def run(*args: str, **env: str) -> tuple[int, str]:
@@ -38,6 +41,23 @@ def run(*args: str, **env: str) -> tuple[int, str]:
         ),
         (["--catalog", "tau", "--search-model", "oracle", *CREDENTIALS], "--search-model"),
         (["--catalog", "/no/such/catalog.jsonl", *CREDENTIALS], "does not exist"),
+        (
+            ["--transport", "http", "--token", "x" * 16, "--issuer", ISSUER, *CREDENTIALS],
+            "--token (CARTAGENT_MCP_TOKEN) and --issuer are exclusive",
+        ),
+        (["--issuer", ISSUER, *CREDENTIALS], "--transport http only"),
+        (
+            ["--transport", "http", "--token", "x" * 16, "--required-scope", "a", *CREDENTIALS],
+            "--required-scope: only with --issuer",
+        ),
+        (
+            ["--transport", "http", "--issuer", "http://as.example", *CREDENTIALS],
+            "expected an https URL",
+        ),
+        (
+            ["--transport", "http", "--issuer", ISSUER, "--jwks-url", "ftp://k", *CREDENTIALS],
+            "--jwks-url",
+        ),
     ],
 )
 def test_a_bad_configuration_stops_before_serving(args: list[str], message: str) -> None:
@@ -62,6 +82,15 @@ def test_options_can_come_from_the_environment() -> None:
 
     assert code == 1
     assert "at least 16" in output
+
+
+def test_a_token_from_the_environment_and_an_issuer_are_exclusive_too() -> None:
+    code, output = run(
+        "--transport", "http", "--issuer", ISSUER, *CREDENTIALS, CARTAGENT_MCP_TOKEN="x" * 16
+    )
+
+    assert code == 1
+    assert "exclusive" in output
 
 
 def test_base_urls_name_paypals_environments_or_any_url() -> None:

@@ -110,3 +110,12 @@ async def test_tools_are_listed_and_called_with_the_sdk_client(
     assert order["approve_url"].startswith("http")
     assert missing.is_error
     assert orjson.loads(missing.content[0].text)["name"] == "RESOURCE_NOT_FOUND"
+
+
+def test_the_static_token_mode_names_no_authorization_server(server: McpHttpProcess) -> None:
+    assert "resource_metadata" not in post(server, {}).headers["www-authenticate"]
+    for path in (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ):
+        assert httpx.get(f"{server.base_url}{path}", timeout=10).status_code == 404

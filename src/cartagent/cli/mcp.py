@@ -11,6 +11,7 @@ import click
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from ..mcp.oauth import OAuthResource
     from ..tools import Tool
 
 
@@ -26,11 +27,9 @@ def resolve_base_url(value: str) -> str:
 
 
 def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
-    """``search_products`` over the catalog at ``catalog_path`` (indexed in memory at start)."""
-    from ..retrieval.lexical import LexicalIndex
-    from ..retrieval.search import Searcher
+    """``search_products`` over the catalog at ``catalog_path`` (hybrid, its vectors cached)."""
     from ..tools.search import search_tool
-    from .search import load_catalog, locate_catalog
+    from .search import default_searcher, load_catalog, locate_catalog
     from .understanders import UNDERSTANDERS
 
     if model not in UNDERSTANDERS:
@@ -40,9 +39,54 @@ def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
         products = load_catalog(locate_catalog(None if catalog_path == "tau" else catalog_path))
     except click.UsageError as error:
         raise ConfigurationError(f"--catalog: {error.format_message()}") from None
-    searcher = Searcher(LexicalIndex.build(products), understand=UNDERSTANDERS[model]())
-    click.echo(f"cartagent mcp: search_products over {len(products)} products", err=True)
+    searcher = default_searcher(products, UNDERSTANDERS[model]())
+    how = "hybrid" if searcher.dense is not None else "lexical"
+    click.echo(f"cartagent mcp: search_products over {len(products)} products ({how})", err=True)
     return search_tool(searcher)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _http_auth(
+    transport: str,
+    token: str | None,
+    *,
+    issuer: str | None,
+    jwks_url: str | None,
+    resource_url: str | None,
+    audience: str | None,
+    required_scopes: tuple[str, ...],
+    default_resource: str,
+) -> OAuthResource | None:
+    """The OAuth resource server for --issuer; otherwise checks --token (HTTP only)."""
+    from ..mcp.auth import StaticTokenVerifier
+    from ..mcp.oauth import oauth_resource
+
+    if issuer is None:
+        named = {"--jwks-url": jwks_url, "--resource-url": resource_url, "--audience": audience}
+        given = [name for name, value in named.items() if value is not None]
+        given += ["--required-scope"] if required_scopes else []
+        if given:
+            raise ConfigurationError(f"{', '.join(given)}: only with --issuer")
+        if transport == "http":
+            StaticTokenVerifier(token)
+        return None
+    if transport != "http":
+        raise ConfigurationError("--issuer applies to --transport http only")
+    if token is not None:
+        raise ConfigurationError(
+            "--token (CARTAGENT_MCP_TOKEN) and --issuer are exclusive: a static bearer token "
+            "is for local use, OAuth access tokens for remote clients; give one of them"
+        )
+    return oauth_resource(
+        issuer=issuer,
+        resource=resource_url or default_resource,
+        jwks_url=jwks_url,
+        audience=audience,
+        required_scopes=required_scopes,
+    )
 
 
 @click.command("mcp")
@@ -56,7 +100,38 @@ def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
     envvar="CARTAGENT_MCP_TOKEN",
     show_envvar=True,
     default=None,
-    help="HTTP: the bearer token every request must carry (16+ characters; required).",
+    help="HTTP: the bearer token every request must carry (16+ characters); or use --issuer.",
+)
+@click.option(
+    "--issuer",
+    envvar="CARTAGENT_MCP_ISSUER",
+    show_envvar=True,
+    default=None,
+    help="HTTP: accept OAuth access tokens (JWTs) from this authorization server instead of "
+    "--token, and publish it in /.well-known/oauth-protected-resource.",
+)
+@click.option(
+    "--jwks-url",
+    envvar="CARTAGENT_MCP_JWKS_URL",
+    show_envvar=True,
+    default=None,
+    help="HTTP, with --issuer: the issuer's key set [default: the jwks_uri of its metadata].",
+)
+@click.option(
+    "--resource-url",
+    default=None,
+    help="HTTP, with --issuer: this server's public URL [default: http://HOST:PORT/mcp].",
+)
+@click.option(
+    "--audience",
+    default=None,
+    help="HTTP, with --issuer: the aud tokens must name [default: the resource URL].",
+)
+@click.option(
+    "--required-scope",
+    multiple=True,
+    metavar="SCOPE",
+    help="HTTP, with --issuer: a scope every token must hold (repeatable; otherwise 403).",
 )
 @click.option(
     "--base-url",
@@ -113,6 +188,11 @@ def mcp(
     host: str,
     port: int,
     token: str | None,
+    issuer: str | None,
+    jwks_url: str | None,
+    resource_url: str | None,
+    audience: str | None,
+    required_scope: tuple[str, ...],
     base_url: str,
     client_id: str | None,
     client_secret: str | None,
@@ -127,13 +207,13 @@ def mcp(
 
     Read-only tools are on by default; --actions enables more. Tools that move money or delete
     data are listed but refused unless --allow-money-moving is given, since MCP offers no way
-    to ask a human first. HTTP binds 127.0.0.1 and requires a bearer token on every request.
+    to ask a human first. HTTP binds 127.0.0.1 and requires a bearer token on every request:
+    --token, or with --issuer, an OAuth access token that authorization server issued.
     With --catalog, the read-only search_products tool searches that catalog too.
     """
     import anyio
 
     from ..mcp import build_server, build_toolkit, load_actions, parse_limits
-    from ..mcp.auth import StaticTokenVerifier
     from ..mcp.policy import refused_tools
     from ..mcp.transports import serve_http, serve_stdio
     from ..paypal import AsyncPayPalClient
@@ -142,8 +222,16 @@ def mcp(
     # stdout is the protocol channel on stdio: everything else goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     try:
-        if transport == "http":
-            StaticTokenVerifier(token)
+        oauth = _http_auth(
+            transport,
+            token,
+            issuer=issuer,
+            jwks_url=jwks_url,
+            resource_url=resource_url,
+            audience=audience,
+            required_scopes=required_scope,
+            default_resource=f"http://{_url_host(host)}:{port}/mcp",
+        )
         if not client_id or not client_secret:
             raise ConfigurationError(
                 "PayPal credentials are required: --client-id and --client-secret "
@@ -178,8 +266,11 @@ def mcp(
     async def run() -> None:
         try:
             if transport == "http":
-                click.echo(f"cartagent mcp: serving http://{host}:{port}/mcp", err=True)
-                await serve_http(server, token=token, host=host, port=port)
+                tokens = f" (access tokens from {oauth.issuer})" if oauth else ""
+                click.echo(f"cartagent mcp: serving http://{host}:{port}/mcp{tokens}", err=True)
+                await serve_http(
+                    server, token=None if oauth else token, oauth=oauth, host=host, port=port
+                )
             else:
                 await serve_stdio(server)
         finally:

@@ -1,4 +1,5 @@
-"""The tool registry as an MCP server, over stdio or bearer-authenticated streamable HTTP.
+"""The tool registry as an MCP server, over stdio or bearer-authenticated streamable HTTP
+(a static token, or OAuth access tokens with ``oauth=oauth_resource(issuer=..., resource=...)``).
 
 ::
 
@@ -10,11 +11,14 @@
 from __future__ import annotations
 
 from .auth import StaticTokenVerifier
+from .oauth import JwtTokenVerifier, OAuthResource, oauth_resource
 from .policy import build_toolkit, load_actions, parse_limits, read_only_config
 from .server import build_server, call_result, mcp_tool
 from .transports import http_app, serve_http, serve_stdio
 
 __all__ = [
+    "JwtTokenVerifier",
+    "OAuthResource",
     "StaticTokenVerifier",
     "build_server",
     "build_toolkit",
@@ -22,6 +26,7 @@ __all__ = [
     "http_app",
     "load_actions",
     "mcp_tool",
+    "oauth_resource",
     "parse_limits",
     "read_only_config",
     "serve_http",

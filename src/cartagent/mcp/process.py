@@ -33,7 +33,10 @@ def mcp_args(
 
 
 class McpHttpProcess(ServerProcess):
-    """``cartagent mcp --transport http`` on 127.0.0.1; ``with`` waits until it answers."""
+    """``cartagent mcp --transport http`` on 127.0.0.1; ``with`` waits until it answers.
+
+    ``token`` is the static bearer token; ``None`` for OAuth (``--issuer`` in ``args``).
+    """
 
     name = "cartagent mcp"
 
@@ -41,7 +44,7 @@ class McpHttpProcess(ServerProcess):
         self,
         args: list[str],
         *,
-        token: str,
+        token: str | None,
         host: str = "127.0.0.1",
         port: int | None = None,
         startup_timeout: float = 30.0,
@@ -59,7 +62,11 @@ class McpHttpProcess(ServerProcess):
         return [*mcp_command(), *transport, *self.args]
 
     def environment(self) -> dict[str, str]:
-        return {**super().environment(), "CARTAGENT_MCP_TOKEN": self.token}
+        environment = super().environment()
+        environment.pop("CARTAGENT_MCP_TOKEN", None)
+        if self.token is not None:
+            environment["CARTAGENT_MCP_TOKEN"] = self.token
+        return environment
 
     def probe(self) -> None:
         # Unauthenticated on purpose: a 401 is the sign that the server is up.

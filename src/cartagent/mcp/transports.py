@@ -6,10 +6,14 @@ from typing import Any
 
 import uvicorn
 from mcp.server import Server
+from mcp.server.auth.provider import TokenVerifier
 from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
+from starlette.routing import Route
 
+from ..errors import ConfigurationError
 from .auth import StaticTokenVerifier, auth_settings
+from .oauth import OAuthResource
 
 MCP_PATH = "/mcp"
 
@@ -20,27 +24,52 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def http_app(server: Server[Any], *, token: str | None, host: str, port: int) -> Starlette:
-    """The streamable HTTP app at ``/mcp``; every request needs ``Authorization: Bearer token``.
+def http_app(
+    server: Server[Any],
+    *,
+    token: str | None = None,
+    oauth: OAuthResource | None = None,
+    host: str,
+    port: int,
+) -> Starlette:
+    """The streamable HTTP app at ``/mcp``; every request needs ``Authorization: Bearer ...``:
+    ``token`` itself, or with ``oauth``, an access token its authorization server issued.
 
-    A missing or wrong token gets 401 with ``WWW-Authenticate: Bearer``. Requests whose Host
-    or Origin is not loopback are refused when bound to loopback (DNS rebinding protection).
+    A missing or wrong token gets 401 with ``WWW-Authenticate: Bearer`` (naming the protected
+    resource metadata with ``oauth``); a token without a required scope, 403. Requests whose
+    Host or Origin is not loopback are refused when bound to loopback (DNS rebinding
+    protection).
     """
-    verifier = StaticTokenVerifier(token)
+    if oauth is not None and token is not None:
+        raise ConfigurationError(
+            "a static bearer token and OAuth access tokens are exclusive: give token or oauth"
+        )
+    if oauth is None:
+        auth = auth_settings(f"http://{host}:{port}")
+        verifier: TokenVerifier = StaticTokenVerifier(token)
+        routes: list[Route] = []
+    else:
+        auth, verifier, routes = oauth.settings(), oauth.verifier, oauth.routes()
     return server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # Plain JSON answers: this server never streams progress or asks the client anything.
         json_response=True,
         host=host,
-        auth=auth_settings(f"http://{host}:{port}"),
+        auth=auth,
         token_verifier=verifier,
+        custom_starlette_routes=routes,
     )
 
 
 async def serve_http(
-    server: Server[Any], *, token: str | None, host: str = "127.0.0.1", port: int = 8811
+    server: Server[Any],
+    *,
+    token: str | None = None,
+    oauth: OAuthResource | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8811,
 ) -> None:
     """Serve streamable HTTP on ``host:port`` until interrupted."""
-    app = http_app(server, token=token, host=host, port=port)
+    app = http_app(server, token=token, oauth=oauth, host=host, port=port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()

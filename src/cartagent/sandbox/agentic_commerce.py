@@ -117,9 +117,9 @@ def signing_key(store: Store) -> SigningKey:
         return found
 
 
-def issue(key: SigningKey, claims: dict[str, Any]) -> str:
+def issue(key: SigningKey, claims: dict[str, Any], *, typ: str = "JWT") -> str:
     """``claims`` as a compact JWS signed RS256 with ``key`` (RFC 7515, 7518 §3.3)."""
-    header = {"alg": "RS256", "typ": "JWT", "kid": key.kid}
+    header = {"alg": "RS256", "typ": typ, "kid": key.kid}
     signing_input = f"{_b64(orjson.dumps(header))}.{_b64(orjson.dumps(claims))}".encode()
     signature = key.private.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
     return f"{signing_input.decode()}.{_b64(signature)}"

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from . import (
     agentic_commerce,
     auth,
+    authorization_server,
     buyer,
     clock_routes,
     delegate_payment,
@@ -54,6 +55,7 @@ ROUTERS = (
     webhooks.router,
     clock_routes.router,
     agentic_commerce.router,
+    authorization_server.router,
     delegate_payment.router,
 )
 

@@ -19,6 +19,7 @@ from fastapi.responses import Response
 from .errors import authentication_failure
 from .responses import json_response
 from .state import Sandbox
+from .store import Merchant
 
 router = APIRouter()
 
@@ -77,29 +78,46 @@ def bearer_merchant(sandbox: Sandbox, authorization: str | None) -> str:
     return merchant_id
 
 
-def _oauth_error(status: int, error: str, description: str) -> Response:
+def oauth_error(status: int, error: str, description: str) -> Response:
+    """An OAuth2 error (RFC 6749 §5.2), the envelope PayPal's token endpoint answers with."""
     return json_response({"error": error, "error_description": description}, status)
+
+
+def basic_credentials(header: str) -> tuple[str, str] | None:
+    """``(client_id, secret)`` from ``Authorization: Basic ...``, if it is one."""
+    if not header.lower().startswith("basic "):
+        return None
+    try:
+        client_id, _, secret = base64.b64decode(header[6:].strip()).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return client_id, secret
+
+
+def client_merchant(sandbox: Sandbox, credentials: tuple[str, str]) -> Merchant | None:
+    """The merchant these client credentials belong to, if any."""
+    client_id, secret = credentials
+    merchant = sandbox.store.merchant_by_client_id(client_id)
+    if merchant is None or not hmac.compare_digest(merchant.client_secret, secret):
+        return None
+    return merchant
 
 
 @router.post("/v1/oauth2/token")
 async def token(request: Request) -> Response:
     sandbox: Sandbox = request.app.state.sandbox
-    header = request.headers.get("authorization", "")
-    if not header.lower().startswith("basic "):
-        return _oauth_error(401, "invalid_client", "Client Authentication failed")
-    try:
-        client_id, _, secret = base64.b64decode(header[6:].strip()).decode().partition(":")
-    except (ValueError, UnicodeDecodeError):
-        return _oauth_error(401, "invalid_client", "Client Authentication failed")
+    credentials = basic_credentials(request.headers.get("authorization", ""))
+    if credentials is None:
+        return oauth_error(401, "invalid_client", "Client Authentication failed")
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
     grant = form.get("grant_type", [""])[0]
     if grant != "client_credentials":
-        return _oauth_error(
+        return oauth_error(
             400, "unsupported_grant_type", f"Grant Type is NULL or not supported: {grant}"
         )
-    merchant = sandbox.store.merchant_by_client_id(client_id)
-    if merchant is None or not hmac.compare_digest(merchant.client_secret, secret):
-        return _oauth_error(401, "invalid_client", "Client Authentication failed")
+    merchant = client_merchant(sandbox, credentials)
+    if merchant is None:
+        return oauth_error(401, "invalid_client", "Client Authentication failed")
     access_token, ttl = issue_token(sandbox, merchant.id)
     return json_response(
         {
