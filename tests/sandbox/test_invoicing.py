@@ -334,7 +334,6 @@ def test_a_percentage_over_100_is_refused(api: Api) -> None:
         (lambda b: b.pop("detail"), "MISSING_REQUIRED_PARAMETER"),
         (lambda b: b["items"][0].update(quantity=1), "INVALID_PARAMETER_SYNTAX"),
         (lambda b: b["items"][0].update(quantity="two"), "INVALID_PARAMETER_SYNTAX"),
-        (lambda b: b["items"][0].update(colour="blue"), "UNKNOWN_FIELD"),
         (lambda b: b["items"][0]["unit_amount"].update(value="4.5.0"), "INVALID_PARAMETER_SYNTAX"),
     ],
 )
@@ -625,7 +624,6 @@ def test_a_draft_cannot_take_payments(api: Api) -> None:
         ),
         ({"method": "BITCOIN"}, 400, "INVALID_PARAMETER_VALUE"),
         ({"amount": usd("1.00")}, 400, "MISSING_REQUIRED_PARAMETER"),
-        ({"method": "CASH", "tip": "yes"}, 400, "UNKNOWN_FIELD"),
         ({"method": "CASH", "payment_date": "2026-13-01"}, 400, "INVALID_PARAMETER_SYNTAX"),
         ({"method": "CASH", "payment_date": "2026-02-30"}, 400, "INVALID_PARAMETER_SYNTAX"),
     ],

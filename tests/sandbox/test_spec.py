@@ -31,17 +31,20 @@ def test_paypals_own_request_examples_are_never_unknown_fields(key: str) -> None
         assert "UNKNOWN_FIELD" not in _issues(key, example)
 
 
-def test_a_field_outside_the_schema_and_the_examples_is_refused_with_its_pointer() -> None:
+def test_a_field_the_operation_does_not_define_is_ignored_a_wrong_one_is_not() -> None:
     key = "invoicing_v2:invoices.create"
-    body = {"detail": {"currency_code": "USD", "colour": "red"}}
-    with pytest.raises(PayPalError) as caught:
-        spec.validate_body(key, body)
-    assert caught.value.details[0] == {
-        "field": "/detail/colour",
-        "location": "body",
-        "issue": "UNKNOWN_FIELD",
-        "description": "The request contains a field that this operation does not define.",
-    }
+    assert _issues(key, {"detail": {"currency_code": "USD", "colour": "red"}}) == []
+    assert _issues(key, {"detail": {"currency_code": 5, "colour": "red"}}) == [
+        "INVALID_PARAMETER_SYNTAX"
+    ]
+
+
+def test_null_members_are_absent_at_any_depth_and_nulls_in_arrays_stay() -> None:
+    body = {"a": None, "b": {"c": None, "d": 1}, "e": [None, {"f": None, "g": 2}]}
+    assert spec.without_nulls(body) == {"b": {"d": 1}, "e": [None, {"g": 2}]}
+    product = {"name": "Plan", "type": "SERVICE", "image_url": None, "home_url": None}
+    assert _issues("catalogs_products_v1:products.create", spec.without_nulls(product)) == []
+    assert _issues("catalogs_products_v1:products.create", product) != []
 
 
 def test_schema_violations_map_to_paypal_issue_codes() -> None:

@@ -133,6 +133,10 @@ def operation(
             if body is None and needs_body and method in ("POST", "PUT", "PATCH"):
                 missing = spec.documented_detail(op_key, "MISSING_REQUIRED_PARAMETER", field="/")
                 raise PayPalError(400, details=[missing])
+            if isinstance(body, dict):
+                # An object's null members are absent, as PayPal reads them; a JSON Patch
+                # document (an array) keeps its nulls: "value": null is a value there.
+                body = spec.without_nulls(body)
             if body is not None:
                 spec.validate_body(op_key, body)
             query = spec.validate_query(op_key, dict(request.query_params))

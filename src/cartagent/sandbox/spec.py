@@ -1,8 +1,12 @@
 """PayPal's OpenAPI documents as the sandbox's request validator.
 
 Request bodies and query parameters are checked against the schema PayPal publishes for the
-operation, and violations become PayPal's own issue codes. Fields an operation does not define
-are rejected too (``UNKNOWN_FIELD``), so a typo never passes silently.
+operation, and violations become PayPal's own issue codes: wrong types, values outside an enum
+or a pattern, missing required fields. The sandbox accepts what PayPal accepts: fields an
+operation does not define are ignored (PayPal's schemas never forbid them, and its own agent
+toolkit sends ``invoice_id`` in the body of calls whose schema has no such field), and an
+optional field sent as ``null`` counts as absent (:func:`without_nulls`; the toolkit sends
+``image_url: null`` when creating a product).
 """
 
 from __future__ import annotations
@@ -219,41 +223,6 @@ def _issue_for(error: ValidationError) -> tuple[str, str, str | None]:
     return "INVALID_PARAMETER_VALUE", where, text
 
 
-def _unknown_fields(spec_name: str, instance: Any, schema: dict[str, Any], where: str) -> list[str]:
-    schema = _resolve(spec_name, schema)
-    if isinstance(instance, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            found: list[str] = []
-            for index, item in enumerate(instance):
-                found += _unknown_fields(spec_name, item, items, f"{where}/{index}")
-            return found
-        return []
-    if not isinstance(instance, dict):
-        return []
-    properties: dict[str, list[dict[str, Any]]] = {}
-    open_ended = False
-    stack = [schema]
-    while stack:
-        node = _resolve(spec_name, stack.pop())
-        for key, sub in node.get("properties", {}).items():
-            properties.setdefault(key, []).append(sub)
-        if node.get("additionalProperties") not in (None, False):
-            open_ended = True
-        for combinator in ("allOf", "anyOf", "oneOf"):
-            stack.extend(node.get(combinator, []))
-    if not properties or open_ended:
-        return []
-    found = []
-    for key, value in instance.items():
-        if key not in properties:
-            found.append(f"{where}/{key}")
-            continue
-        for sub in properties[key]:
-            found += _unknown_fields(spec_name, value, sub, f"{where}/{key}")
-    return found
-
-
 def _collect_issues(
     spec_name: str,
     node: Any,
@@ -382,26 +351,14 @@ def documented_detail(
     return detail(code, description, field=field, value=value, location=location)
 
 
-def _generalise(pointer: str) -> str:
-    return "/".join("*" if part.isdigit() else part for part in pointer.split("/"))
-
-
-@cache
-def _tolerated(key: str) -> frozenset[str]:
-    """Fields PayPal's own request examples send although the schema omits them.
-
-    PayPal accepts its documented examples, so the sandbox must too; any other field the
-    schema does not define is still refused.
-    """
-    op = operation(key)
-    if op.body_schema is None:
-        return frozenset()
-    found: set[str] = set()
-    for example in op.examples:
-        found.update(
-            _generalise(p) for p in _unknown_fields(op.spec_name, example, op.body_schema, "")
-        )
-    return frozenset(found)
+def without_nulls(body: Any) -> Any:
+    """``body`` with every object member whose value is ``null`` left out, at any depth (a
+    ``null`` in an array stays, and fails validation)."""
+    if isinstance(body, dict):
+        return {key: without_nulls(value) for key, value in body.items() if value is not None}
+    if isinstance(body, list):
+        return [without_nulls(item) for item in body]
+    return body
 
 
 def validate_body(key: str, body: Any) -> None:
@@ -418,16 +375,6 @@ def validate_body(key: str, body: Any) -> None:
         details.append(documented_detail(key, issue, field=where or "/", value=value))
         if len(details) >= _MAX_DETAILS:
             break
-    op = operation(key)
-    if not details and op.body_schema is not None:
-        tolerated = _tolerated(key)
-        unknown = [
-            where
-            for where in _unknown_fields(op.spec_name, body, op.body_schema, "")
-            if _generalise(where) not in tolerated
-        ]
-        for where in unknown[:_MAX_DETAILS]:
-            details.append(documented_detail(key, "UNKNOWN_FIELD", field=where))
     if details:
         raise PayPalError(400, details=details)
 
