@@ -92,6 +92,29 @@ class MerchantProcess(ServerProcess):
         httpx.get(f"http://127.0.0.1:{self.sandbox_port}/", timeout=2)
 
 
+def sandbox_captures(sandbox_port: int, checkout_id: str) -> list[dict[str, Any]]:
+    """What PayPal (the sandbox on ``sandbox_port``) reports as paid for ``checkout_id``: the
+    transaction info of each capture whose ``custom_id`` it is."""
+    now = datetime.now(UTC)
+    with PayPalClient(
+        "cartagent-sandbox-client",
+        "cartagent-sandbox-secret",
+        base_url=f"http://127.0.0.1:{sandbox_port}",
+    ) as paypal:
+        found = paypal.get(
+            "/v1/reporting/transactions",
+            params={
+                "start_date": (now - timedelta(days=1)).isoformat(timespec="seconds"),
+                "end_date": (now + timedelta(days=1)).isoformat(timespec="seconds"),
+            },
+        )
+    return [
+        t["transaction_info"]
+        for t in found.get("transaction_details", [])
+        if t["transaction_info"].get("custom_field") == checkout_id
+    ]
+
+
 def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
     response = client.post(path, json=body, headers={"Idempotency-Key": str(uuid.uuid4())})
     assert response.status_code in (200, 201), response.text
@@ -156,26 +179,8 @@ def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
         event = json.loads(body)
         assert (event["type"], event["data"]["id"]) == ("order_create", done["order"]["id"])
         total = next(t["amount"] for t in done["totals"] if t["type"] == "total")
-        now = datetime.now(UTC)
-        with PayPalClient(
-            "cartagent-sandbox-client",
-            "cartagent-sandbox-secret",
-            base_url=f"http://127.0.0.1:{sandbox_port}",
-        ) as paypal:
-            found = paypal.get(
-                "/v1/reporting/transactions",
-                params={
-                    "start_date": (now - timedelta(days=1)).isoformat(timespec="seconds"),
-                    "end_date": (now + timedelta(days=1)).isoformat(timespec="seconds"),
-                },
-            )
-        captures = [
-            t for t in found.get("transaction_details", [])
-            if t["transaction_info"].get("custom_field") == session["id"]
-        ]  # fmt: skip
-        assert len(captures) == 1
-        value = captures[0]["transaction_info"]["transaction_amount"]["value"]
-        assert round(float(value) * 100) == total
+        [capture] = sandbox_captures(sandbox_port, session["id"])
+        assert round(float(capture["transaction_amount"]["value"]) * 100) == total
 
 
 @pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")

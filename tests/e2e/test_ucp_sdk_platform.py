@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,7 @@ import httpx
 import pytest
 
 from cartagent.child_process import free_port
-from cartagent.paypal import PayPalClient
-from tests.e2e.test_merchant_server import TAU, TOKEN, MerchantProcess
+from tests.e2e.test_merchant_server import TAU, TOKEN, MerchantProcess, sandbox_captures
 
 ucp_sdk = pytest.importorskip("ucp_sdk")
 
@@ -230,23 +228,6 @@ def test_an_sdk_built_platform_buys_over_ucp_and_paypal_captures_once(tmp_path: 
         assert next(t.amount for t in order.totals if t.type == "total") == total
         platform.http.close()
 
-        now = datetime.now(UTC)
-        with PayPalClient(
-            "cartagent-sandbox-client",
-            "cartagent-sandbox-secret",
-            base_url=f"http://127.0.0.1:{sandbox_port}",
-        ) as paypal:
-            report = paypal.get(
-                "/v1/reporting/transactions",
-                params={
-                    "start_date": (now - timedelta(days=1)).isoformat(timespec="seconds"),
-                    "end_date": (now + timedelta(days=1)).isoformat(timespec="seconds"),
-                },
-            )
-    captures = [
-        t["transaction_info"]
-        for t in report.get("transaction_details", [])
-        if t["transaction_info"].get("custom_field") == session.id
-    ]
+        captures = sandbox_captures(sandbox_port, session.id)
     assert len(captures) == 1
     assert round(float(captures[0]["transaction_amount"]["value"]) * 100) == total
