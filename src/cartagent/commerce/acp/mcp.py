@@ -11,29 +11,22 @@ session JSON, or the ACP ``Error`` with ``isError`` set.
 
 from __future__ import annotations
 
-import logging
 import re
 from functools import cache
 from typing import Any
 
 import mcp_types as types
 import orjson
-from mcp.server import Server, ServerRequestContext
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken
+from mcp.server import Server
 from starlette.applications import Starlette
 
-from ... import __version__
-from ...mcp.auth import auth_settings
-from ..agents import AgentKey, Agents
+from ..agents import AgentKey
+from ..mcp_binding import MCP_PATH, binding_app, binding_server, tool_result
 from .schema import definitions, spec_file
 from .service import OPERATIONS, AcpCall, AcpService
 
-__all__ = ["AgentTokenVerifier", "acp_mcp_app", "acp_mcp_server", "acp_tools"]
+__all__ = ["MCP_PATH", "acp_mcp_app", "acp_mcp_server", "acp_tools"]
 
-log = logging.getLogger(__name__)
-
-MCP_PATH = "/mcp"
 _TOOL_OPERATION = {
     "create_checkout_session": "create",
     "get_checkout_session": "get",
@@ -123,29 +116,11 @@ def _error(code: str, message: str) -> types.CallToolResult:
 def acp_mcp_server(service: AcpService, *, local_agent: str | None = None) -> Server[Any]:
     """The MCP server. ``local_agent`` names the agent for a transport without authentication
     (stdio, in-memory); over HTTP the bearer token decides."""
-    listed = list(acp_tools())
-    schemas = {tool.name: tool.input_schema for tool in listed}
 
-    def caller() -> AgentKey | None:
-        token = get_access_token()
-        name = token.client_id if token is not None else local_agent
-        return None if name is None else service.agents.named(name)
-
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    async def dispatch(
+        agent: AgentKey, tool: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        operation = _TOOL_OPERATION.get(params.name)
-        if operation is None:
-            return _error("unknown_tool", f"no tool named {params.name!r}")
-        agent = caller()
-        if agent is None:
-            return _error("unauthorized", "no agent is authenticated")
-        arguments = params.arguments or {}
+        operation = _TOOL_OPERATION[tool]
         meta = arguments.get("meta")
         if not isinstance(meta, dict):
             return _error("missing", "meta (with api_version) is required")
@@ -166,47 +141,20 @@ def acp_mcp_server(service: AcpService, *, local_agent: str | None = None) -> Se
             agent=agent,
             key_required=False,
         )
-        try:
-            answer = await service.answer(call)
-        except Exception:  # guards the transport; the service already answers its failures
-            log.exception("ACP MCP %s failed", params.name)
-            return _error("internal_error", f"{params.name} failed unexpectedly")
-        body = answer.json()
-        return types.CallToolResult(
-            content=[types.TextContent(text=answer.body.decode())],
-            structured_content=body,
-            is_error=answer.status >= 400,
-        )
+        answer = await service.answer(call)
+        return tool_result(answer.body, answer.json(), failed=answer.status >= 400)
 
-    return Server(
+    return binding_server(
         "cartagent-acp",
-        version=__version__,
-        instructions="ACP checkout sessions (2026-04-17): create, update, get, complete, cancel.",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        get_tool_input_schema=schemas.get,
+        "ACP checkout sessions (2026-04-17): create, update, get, complete, cancel.",
+        acp_tools(),
+        service.agents,
+        error=_error,
+        dispatch=dispatch,
+        local_agent=local_agent,
     )
-
-
-class AgentTokenVerifier:
-    """The SDK's ``TokenVerifier`` over the merchant's agents: the token names the agent."""
-
-    def __init__(self, agents: Agents) -> None:
-        self.agents = agents
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        agent = self.agents.by_token(token)
-        if agent is None:
-            return None
-        return AccessToken(token=token, client_id=agent.name, scopes=[])
 
 
 def acp_mcp_app(service: AcpService, *, host: str, port: int) -> Starlette:
     """The binding over streamable HTTP at ``/mcp``, each request with an agent's token."""
-    return acp_mcp_server(service).streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        json_response=True,
-        host=host,
-        auth=auth_settings(f"http://{host}:{port}"),
-        token_verifier=AgentTokenVerifier(service.agents),
-    )
+    return binding_app(acp_mcp_server(service), service.agents, host=host, port=port)

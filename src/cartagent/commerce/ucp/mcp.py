@@ -13,29 +13,22 @@ and for UCP's errors carried in a 200.
 
 from __future__ import annotations
 
-import logging
 import uuid
 from functools import cache
 from typing import Any
 
 import mcp_types as types
 import orjson
-from mcp.server import Server, ServerRequestContext
-from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server import Server
 from starlette.applications import Starlette
 
-from ... import __version__
-from ...mcp.auth import auth_settings
-from ..acp.mcp import AgentTokenVerifier
 from ..agents import AgentKey
+from ..mcp_binding import MCP_PATH, binding_app, binding_server, tool_result
 from .schema import spec_file
 from .service import OPERATIONS, UcpCall, UcpService
 
 __all__ = ["MCP_PATH", "ucp_mcp_app", "ucp_mcp_server", "ucp_tools"]
 
-log = logging.getLogger(__name__)
-
-MCP_PATH = "/mcp"
 _PAYLOAD = {"checkout": "checkout", "catalog": "catalog"}
 _READ_ONLY = {"get_checkout", "search_catalog", "lookup_catalog", "get_product", "get_order"}
 
@@ -94,29 +87,10 @@ def _error(code: str, content: str) -> types.CallToolResult:
 def ucp_mcp_server(service: UcpService, *, local_agent: str | None = None) -> Server[Any]:
     """The MCP server. ``local_agent`` names the agent for a transport without authentication
     (stdio, in-memory); over HTTP the bearer token decides."""
-    listed = list(ucp_tools())
-    schemas = {tool.name: tool.input_schema for tool in listed}
 
-    def caller() -> AgentKey | None:
-        token = get_access_token()
-        name = token.client_id if token is not None else local_agent
-        return None if name is None else service.agents.named(name)
-
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    async def dispatch(
+        agent: AgentKey, tool: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
-        operation = OPERATIONS.get(params.name)
-        if operation is None:
-            return _error("unknown_tool", f"no tool named {params.name!r}")
-        agent = caller()
-        if agent is None:
-            return _error("unauthorized", "no agent is authenticated")
-        arguments = params.arguments or {}
         meta = arguments.get("meta")
         profile = meta.get("ucp-agent") if isinstance(meta, dict) else None
         url = profile.get("profile") if isinstance(profile, dict) else None
@@ -135,37 +109,24 @@ def ucp_mcp_server(service: UcpService, *, local_agent: str | None = None) -> Se
             return _error("invalid", "id must be a string")
         payload = next((arguments[k] for k in _PAYLOAD if k in arguments), None)
         body = None if payload is None else orjson.dumps(payload)
-        try:
-            answer = await service.answer(UcpCall(operation, headers, body, resource))
-        except Exception:  # guards the transport; the service already answers its failures
-            log.exception("UCP MCP %s failed", params.name)
-            return _error("internal_error", f"{params.name} failed unexpectedly")
+        answer = await service.answer(UcpCall(OPERATIONS[tool], headers, body, resource))
         result = answer.json()
         failed = answer.status >= 400 or (
             isinstance(result, dict) and (result.get("ucp") or {}).get("status") == "error"
         )
-        return types.CallToolResult(
-            content=[types.TextContent(text=answer.body.decode())],
-            structured_content=result if isinstance(result, dict) else None,
-            is_error=failed,
-        )
+        return tool_result(answer.body, result, failed=failed)
 
-    return Server(
+    return binding_server(
         "cartagent-ucp",
-        version=__version__,
-        instructions="UCP shopping (v2026-04-08): checkout sessions, catalog, orders.",
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        get_tool_input_schema=schemas.get,
+        "UCP shopping (v2026-04-08): checkout sessions, catalog, orders.",
+        ucp_tools(),
+        service.agents,
+        error=_error,
+        dispatch=dispatch,
+        local_agent=local_agent,
     )
 
 
 def ucp_mcp_app(service: UcpService, *, host: str, port: int) -> Starlette:
     """The binding over streamable HTTP at ``/mcp``, each request with an agent's token."""
-    return ucp_mcp_server(service).streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        json_response=True,
-        host=host,
-        auth=auth_settings(f"http://{host}:{port}"),
-        token_verifier=AgentTokenVerifier(service.agents),
-    )
+    return binding_app(ucp_mcp_server(service), service.agents, host=host, port=port)
