@@ -75,3 +75,29 @@ def test_after_a_failed_fetch_the_key_set_is_not_fetched_again_for_a_few_seconds
     now[0] = 5.0
     assert published.key("r") is not None
     assert calls == [0.0, 5.0]
+
+
+def test_a_key_set_document_is_read_only_up_to_its_bound() -> None:
+    import httpx
+
+    from cartagent.jwt import MAX_JWKS, http_jwks
+
+    sent: list[int] = []
+
+    def endless() -> Any:
+        for _ in range(1000):  # 16 MB if read to the end
+            sent.append(1)
+            yield b" " * 16384
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=endless())
+
+    fetch = http_jwks("https://as.example/jwks", transport=httpx.MockTransport(handler))
+    with pytest.raises(ValueError, match=f"over {MAX_JWKS} bytes"):
+        fetch()
+    assert len(sent) <= MAX_JWKS // 16384 + 2  # it stopped reading at the bound
+    small = http_jwks(
+        "https://as.example/jwks",
+        transport=httpx.MockTransport(lambda r: httpx.Response(200, json={"keys": []})),
+    )
+    assert small() == {"keys": []}

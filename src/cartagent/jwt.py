@@ -86,12 +86,17 @@ def get_json(
     url: str, *, timeout: float, transport: httpx.BaseTransport | None, what: str
 ) -> dict[str, Any]:
     """The JSON object at ``url`` (at most 64 KiB); raises on any failure."""
-    with httpx.Client(timeout=timeout, transport=transport) as client:
-        response = client.get(url, headers={"Accept": "application/json"})
+    with (
+        httpx.Client(timeout=timeout, transport=transport) as client,
+        client.stream("GET", url, headers={"Accept": "application/json"}) as response,
+    ):
         response.raise_for_status()
-        if len(response.content) > MAX_JWKS:
-            raise ValueError(f"the {what} at {url} is over {MAX_JWKS} bytes")
-        loaded = orjson.loads(response.content)
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_JWKS:  # stop reading: a huge answer never sits in memory
+                raise ValueError(f"the {what} at {url} is over {MAX_JWKS} bytes")
+        loaded = orjson.loads(body)
     if not isinstance(loaded, dict):
         raise ValueError(f"the {what} at {url} is not a JSON object")
     return loaded
