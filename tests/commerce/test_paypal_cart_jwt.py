@@ -25,6 +25,7 @@ from cartagent.commerce.paypal_cart import (
 )
 from cartagent.sandbox import Sandbox, create_app, ensure_merchant, open_sandbox
 from tests.conftest import Api
+from tests.mcp.tokens import Fetches
 from tests.paypal.conftest import TestClientTransport
 
 ISSUER = "http://sandbox.test"
@@ -59,16 +60,6 @@ def sign(claims: dict[str, Any], *, key: rsa.RSAPrivateKey | None = None, **head
 def claims(**changes: Any) -> dict[str, Any]:
     base = {"iss": ISSUER, "aud": "MERCHANT1", "scope": ["cart"], "iat": NOW, "exp": NOW + 900}
     return {key: value for key, value in {**base, **changes}.items() if value is not None}
-
-
-class Fetches:
-    def __init__(self, *keys: dict[str, str]) -> None:
-        self.keys = list(keys)
-        self.count = 0
-
-    def __call__(self) -> dict[str, Any]:
-        self.count += 1
-        return {"keys": self.keys}
 
 
 def verifier(fetch: Fetches | None = None, **options: Any) -> JwtVerifier:

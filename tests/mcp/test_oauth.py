@@ -16,6 +16,7 @@ from cartagent.jwt import InvalidToken, JwksKeys, KeysUnavailable
 from cartagent.mcp import JwtTokenVerifier, OAuthResource, http_app, oauth_resource
 from cartagent.mcp.oauth import discovered_jwks
 from tests.mcp.tokens import (
+    Fetches,
     ec_key,
     flip_signature,
     jwk,
@@ -42,16 +43,6 @@ def claims(**changes: Any) -> dict[str, Any]:
         "exp": NOW + 900,
     }
     return {key: value for key, value in {**base, **changes}.items() if value is not None}
-
-
-class Fetches:
-    def __init__(self, *keys: dict[str, str]) -> None:
-        self.keys = list(keys)
-        self.count = 0
-
-    def __call__(self) -> dict[str, Any]:
-        self.count += 1
-        return {"keys": self.keys}
 
 
 def keys_of_the_issuer() -> Fetches:

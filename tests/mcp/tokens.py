@@ -16,6 +16,18 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 Key = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
 
 
+class Fetches:
+    """A key-set fetcher that serves ``keys`` and counts how often it was asked."""
+
+    def __init__(self, *keys: dict[str, str]) -> None:
+        self.keys = list(keys)
+        self.count = 0
+
+    def __call__(self) -> dict[str, Any]:
+        self.count += 1
+        return {"keys": self.keys}
+
+
 def b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 

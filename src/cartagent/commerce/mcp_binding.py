@@ -21,6 +21,7 @@ from starlette.applications import Starlette
 
 from .. import __version__
 from ..mcp.auth import auth_settings
+from ..mcp.transports import MCP_PATH
 from .agents import AgentKey, Agents
 
 __all__ = [
@@ -34,8 +35,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-MCP_PATH = "/mcp"
 
 ErrorResult = Callable[[str, str], types.CallToolResult]
 """A refusal in the protocol's error shape, from a code and a message."""

@@ -16,17 +16,20 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import orjson
 
-from ..catalog import Product
 from ..errors import ConfigurationError
-from .dense import FORMAT_VERSION, DenseIndex
-from .embeddings import Embedder
-from .lexical import LexicalIndex
-from .product_vectors import FIELD_WEIGHTS, product_fields
-from .search import Searcher, Understander
+
+if TYPE_CHECKING:
+    from ..catalog import Product
+    from .dense import DenseIndex
+    from .embeddings import Embedder
+    from .search import Searcher, Understander
+
+# The indexes (tantivy, numpy, faiss) are imported where they are used: the CLI imports this
+# module for SEARCH_MODES on every start.
 
 __all__ = ["SEARCH_MODES", "SearchMode", "cached_dense_index", "catalog_searcher", "vectors_key"]
 
@@ -36,6 +39,9 @@ SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 
 def vectors_key(products: Sequence[Product], embedder: Embedder) -> str:
     """The SHA-256 (hex) of what embedding ``products`` with ``embedder`` depends on."""
+    from .dense import FORMAT_VERSION
+    from .product_vectors import FIELD_WEIGHTS, product_fields
+
     digest = hashlib.sha256()
     made_by = [FORMAT_VERSION, type(embedder).__name__, embedder.dim, FIELD_WEIGHTS]
     digest.update(orjson.dumps(made_by, option=orjson.OPT_SORT_KEYS))
@@ -48,6 +54,8 @@ def vectors_key(products: Sequence[Product], embedder: Embedder) -> str:
 def cached_dense_index(products: Sequence[Product], embedder: Embedder, cache: Path) -> DenseIndex:
     """``products``' dense index, opened from ``cache`` if it holds their vectors, else built
     and saved there (a half-written folder is never visible: it is renamed into place)."""
+    from .dense import DenseIndex
+
     folder = cache / "vectors" / vectors_key(products, embedder)
     by_id = {p.id: p for p in products}
     if (folder / "dense.json").is_file():
@@ -81,6 +89,10 @@ def catalog_searcher(
 
     Raises :class:`ConfigurationError` for an unknown mode or a missing embedding model.
     """
+    from .dense import DenseIndex
+    from .lexical import LexicalIndex
+    from .search import Searcher
+
     if mode not in SEARCH_MODES:
         raise ConfigurationError(
             f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}"
