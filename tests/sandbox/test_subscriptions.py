@@ -43,11 +43,13 @@ def payments(api: Api, sub_id: str) -> list[dict[str, Any]]:
 
 
 def event_types(sandbox: Sandbox, resource_id: str) -> list[str]:
+    """The resource's event types, sorted: events of one request share the sandbox clock's
+    instant and have random ids, so the database returns them in no set order."""
     with sandbox.store.engine.connect() as conn:
         rows = conn.execute(
             sa.select(events.c.event_type).where(events.c.resource_id == resource_id)
         ).scalars()
-        return list(rows)
+        return sorted(rows)
 
 
 def test_create_is_approval_pending_with_an_approve_link(api: Api, sandbox: Sandbox) -> None:
