@@ -196,6 +196,15 @@ def test_an_adapter_card_names_the_prompt_it_was_trained_on() -> None:
     assert card_prompt_style({}) == "short"
 
 
+def test_an_adapter_card_says_whether_it_is_served_behind_the_rule_parser() -> None:
+    from cartagent.llm.adapters import card_rules_first
+
+    assert card_rules_first({"config": {"model": {"output": "line", "rules_first": True}}})
+    assert not card_rules_first({"config": {"model": {"output": "line"}}})
+    assert not card_rules_first({"config": {"model": {"rules_first": "yes"}}})
+    assert not card_rules_first({})
+
+
 def test_tuned_serves_the_named_adapter_else_the_promoted_one_else_the_shipped_one(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -208,7 +217,7 @@ def test_tuned_serves_the_named_adapter_else_the_promoted_one_else_the_shipped_o
     monkeypatch.delenv("CARTAGENT_SEARCH_ADAPTER", raising=False)
     monkeypatch.setenv("CARTAGENT_REGISTRY", str(tmp_path / "registry"))
     shipped = shipped_adapter("search-smollm2")
-    assert _tuned_adapter() == (shipped.path, shipped.prompt_style)
+    assert _tuned_adapter() == (shipped.path, shipped.card)
 
     version = tmp_path / "registry" / "search" / "v1"
     version.mkdir(parents=True)
@@ -216,12 +225,12 @@ def test_tuned_serves_the_named_adapter_else_the_promoted_one_else_the_shipped_o
     (version / "lineage.json").write_text(json.dumps(lineage))
     assert _tuned_adapter()[0] == shipped.path  # registered, not promoted: not served
     Registry(tmp_path / "registry").set_alias("search", "production", 1)
-    assert _tuned_adapter() == (version / "adapter.gguf", "guided")
+    assert _tuned_adapter() == (version / "adapter.gguf", lineage)
 
     own = tmp_path / "mine.gguf"
     own.write_bytes(b"GGUF")
     monkeypatch.setenv("CARTAGENT_SEARCH_ADAPTER", str(own))
-    assert _tuned_adapter() == (own, "short")  # no card beside it: the JSON prompt
+    assert _tuned_adapter() == (own, {})  # no card beside it: the JSON prompt, no rules first
 
 
 def test_an_endpoint_serving_a_tuned_adapter_is_asked_in_its_prompt_style(

@@ -407,3 +407,38 @@ def test_a_guided_model_reads_the_parsers_line_and_answers_a_corrected_line() ->
         category="wallet", attributes={"material": ["leather"], "gender": ["men"]}
     )
     assert result.source == "model"
+
+
+def test_rules_first_answers_without_the_model_when_the_rules_place_every_word() -> None:
+    model = _answers(json.dumps({"category": "sandals"}))
+    with ModelUnderstander(model, rules_first=True) as understander:
+        result = _understand(understander, SHOES_REQUEST)
+        assert not parse(SHOES_REQUEST).text
+        assert (result.query, result.source) == (parse(SHOES_REQUEST), "parser")
+        assert "parser" in result.timings and "model" not in result.timings
+        assert model.calls == []
+        assert understander.stats == UnderstanderStats(calls=1, parser_only=1)
+
+
+def test_rules_first_asks_the_model_about_words_the_rules_leave() -> None:
+    request = "cozy sneakrs for my grandpa"
+    assert parse(request).text  # words the rules could not place
+    model = _answers(json.dumps({"category": "sneakers", "attributes": {"gender": ["men"]}}))
+    with ModelUnderstander(model, rules_first=True) as understander:
+        result = _understand(understander, request)
+    assert len(model.calls) == 1 and result.source in ("model", "repaired")
+    assert understander.stats.parser_only == 0
+
+
+def test_rules_first_falls_back_to_the_reading_it_already_made() -> None:
+    request = "cozy sneakrs for my grandpa"
+    calls: list[str] = []
+
+    def counting(text: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        calls.append(text)
+        return parse(text, context=context)
+
+    understander = ModelUnderstander(_answers("nonsense"), fallback=counting, rules_first=True)
+    result = _understand(understander, request)
+    assert (result.query, result.source) == (parse(request), "rules")
+    assert calls == [request]

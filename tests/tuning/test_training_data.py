@@ -77,3 +77,32 @@ def test_a_line_model_is_trained_on_the_line_prompt_and_the_query_line(tmp_path:
     assert pair["prompt"] == [{"role": m.role, "content": m.content} for m in runtime]
     answer = "hoodie | not color=light blue"
     assert pair["completion"] == [{"role": "assistant", "content": answer}]
+
+
+def test_rules_first_keeps_only_the_requests_the_rule_parser_leaves_words_of(
+    tmp_path: Path,
+) -> None:
+    from cartagent.retrieval.rules import parse
+    from cartagent.tuning.training_data import asked, needs_model
+
+    rows = [
+        ("red running shoes under $50", {"category": "running shoes"}),
+        ("cozy sneakrs for my grandpa", {"category": "sneakers"}),
+        ("something warm for a coffee nerd", {"text": "coffee"}),
+    ]
+    path = tmp_path / "train.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"request": r, "context": [], "completion": json.dumps(g)}) + "\n"
+            for r, g in rows
+        ),
+        encoding="utf-8",
+    )
+    split = load_split(path)
+    assert asked(split, rules_first=False) == split
+    kept = asked(split, rules_first=True)
+    assert [e.request for e in kept.examples] == [
+        r for r, _ in rows if parse(r).text
+    ] == ["cozy sneakrs for my grandpa", "something warm for a coffee nerd"]
+    assert all(needs_model(e) for e in kept.examples)
+    assert kept.sha256 == split.sha256  # the lineage still names the file it came from

@@ -12,12 +12,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .evaluate import _locate_webshop
 from .search import locate_catalog
+
+if TYPE_CHECKING:
+    from ..tuning.training_config import TrainingConfig
+    from ..tuning.training_data import Split
 
 __all__ = ["tune"]
 
@@ -94,6 +98,23 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
     click.echo(f"wrote {out}: train.jsonl, dev.jsonl, test.jsonl, card.json, card.md")
 
 
+def _asked(config: TrainingConfig, train: Split, dev: Split) -> tuple[Split, Split]:
+    """The train and dev splits as the configured model is asked them (rules-first: only the
+    requests the rule parser leaves words of), with a line saying what was kept."""
+    from ..tuning.training_data import asked
+
+    rules_first = config.model.rules_first
+    kept = asked(train, rules_first=rules_first), asked(dev, rules_first=rules_first)
+    if rules_first:
+        click.echo(
+            f"rules first: training on the {len(kept[0].examples)} of {len(train.examples)} "
+            f"train and {len(kept[1].examples)} of {len(dev.examples)} dev requests the rule "
+            "parser leaves words of",
+            err=True,
+        )
+    return kept
+
+
 def _overrides(pairs: tuple[str, ...]) -> dict[str, object]:
     import tomllib
 
@@ -163,6 +184,7 @@ def train(
         dev_split = load_split(data / "dev.jsonl")
         for problem in (*train_split.skipped, *dev_split.skipped):
             click.echo(problem, err=True)
+        train_split, dev_split = _asked(config, train_split, dev_split)
         sft = train_sft(config, train_split, out / "sft", dev=dev_split, progress=not quiet)
         click.echo(
             f"SFT: {sft.steps} steps in {sft.seconds:.0f} s, final loss "
@@ -400,8 +422,9 @@ def sweep(
         )
         overrides: dict[str, object] = {"sft.max_steps": steps, **_overrides(sets)}
         config = load_training_config(config_file).with_overrides(overrides)
-        train_split = load_split(data / "train.jsonl")
-        dev_split = load_split(data / "dev.jsonl")
+        train_split, dev_split = _asked(
+            config, load_split(data / "train.jsonl"), load_split(data / "dev.jsonl")
+        )
         # Dev loss on a slice: on a CPU, scoring all of dev would cost as much as training.
         loss_split = replace(dev_split, examples=dev_split.examples[:DEV_LOSS_ROWS])
         evaluate = None
@@ -410,6 +433,7 @@ def sweep(
                 cases_from(dev_split.examples[:dev_requests]),
                 config.model.base,
                 config.model.prompt_style,
+                rules_first=config.model.rules_first,
             )
         result = run_sweep(
             config,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -68,13 +68,13 @@ def _qwen(name: str) -> Callable[[], Understander]:
     return make
 
 
-def _tuned_adapter() -> tuple[Path, str]:
-    """The adapter ``--model tuned`` serves and the prompt style it was trained on:
-    ``CARTAGENT_SEARCH_ADAPTER`` if set, else the registry's ``search`` model at its
+def _tuned_adapter() -> tuple[Path, dict[str, Any]]:
+    """The adapter ``--model tuned`` serves and its card (how it was trained, so how it must be
+    asked): ``CARTAGENT_SEARCH_ADAPTER`` if set, else the registry's ``search`` model at its
     ``production`` alias if one was promoted, else the adapter shipped with cartagent."""
     import json
 
-    from ..llm.adapters import card_prompt_style, shipped_adapter
+    from ..llm.adapters import shipped_adapter
     from ..settings import AdapterSettings
     from ..tuning.registry import Registry
 
@@ -82,24 +82,25 @@ def _tuned_adapter() -> tuple[Path, str]:
     if settings.search_adapter is not None:
         # An adapter of one's own is asked the way its card (beside it) says it was trained.
         adapter, card = settings.search_adapter, settings.search_adapter.with_suffix(".json")
-        style = card_prompt_style(json.loads(card.read_text())) if card.is_file() else "short"
-        return adapter, style
+        return adapter, json.loads(card.read_text()) if card.is_file() else {}
     registry = Registry(settings.registry)
     if "production" in registry.aliases(REGISTERED_NAME):
         version = registry.resolve(REGISTERED_NAME, "production")
-        return version.gguf, card_prompt_style(version.lineage)
+        return version.gguf, version.lineage
     shipped = shipped_adapter("search-smollm2")
-    return shipped.path, shipped.prompt_style
+    return shipped.path, shipped.card
 
 
 def _tuned() -> Understander:
+    from ..llm.adapters import card_prompt_style, card_rules_first
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
     from ..retrieval.prompt import answer_tokens, check_style
     from ..retrieval.understanding import ModelUnderstander
     from ..settings import _data_dir
 
-    adapter, style = _tuned_adapter()
+    adapter, card = _tuned_adapter()
+    style = card_prompt_style(card)
     model = LlamaCppModel(
         packaged_model_path("smollm2"),
         chat=True,
@@ -107,7 +108,7 @@ def _tuned() -> Understander:
         merge_cache=_data_dir() / "models",
         max_tokens=answer_tokens(style),
     )
-    return ModelUnderstander(model, style=check_style(style))
+    return ModelUnderstander(model, style=check_style(style), rules_first=card_rules_first(card))
 
 
 def _openai() -> Understander:

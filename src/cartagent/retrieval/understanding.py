@@ -10,6 +10,12 @@ JSON (the prompt and response format of :mod:`cartagent.retrieval.prompt`) and n
 3. when the model fails, or nothing usable is left, the fallback (the rule parser) answers;
 4. good answers are kept in an optional :class:`~cartagent.retrieval.cache.SemanticCache`.
 
+With ``rules_first=True`` the fallback reads the request first, and the model is asked only
+when that reading leaves words it could not place (its ``text``): on the tuning set's dev split
+a reading that places every word is exact every time (246 of 246), one that leaves words only a
+quarter of the time, so the model is spent where the rules are weak and cannot undo what they
+read right.
+
 It is awaited (:meth:`ModelUnderstander.understand`) or called like any ``Understander``
 (``understander(request, context=...)``): the sync call runs the coroutine on ONE long-lived
 event loop in a background thread (an anyio blocking portal), so clients inside the model (an
@@ -54,7 +60,7 @@ from .spans import stage
 
 __all__ = ["ModelUnderstander", "Source", "UnderstanderStats", "Understanding"]
 
-Source = Literal["model", "repaired", "rules", "cache"]
+Source = Literal["model", "repaired", "rules", "parser", "cache"]
 
 _MAX_PROBLEM_CHARS = 200
 
@@ -65,8 +71,10 @@ class Understanding:
 
     ``source``: ``model`` (the reply was valid and grounded as it was), ``repaired`` (the reply
     had to be fixed, or grounding removed something; ``problems`` say what), ``rules`` (the
-    fallback answered: empty request, model error or unusable reply) or ``cache``.
-    ``timings`` holds milliseconds per stage run (``cache``, ``model``, ``repair``, ``fallback``);
+    fallback answered: empty request, model error or unusable reply), ``parser`` (rules first:
+    the rules placed every word, the model was not asked) or ``cache``.
+    ``timings`` holds milliseconds per stage run (``parser``, ``cache``, ``model``, ``repair``,
+    ``fallback``);
     ``usage`` the model's token counts when it reported them.
     """
 
@@ -79,9 +87,11 @@ class Understanding:
 
 @dataclass
 class UnderstanderStats:
-    """Counts of a :class:`ModelUnderstander`'s calls by outcome (``skipped``: empty requests)."""
+    """Counts of a :class:`ModelUnderstander`'s calls by outcome (``skipped``: empty requests;
+    ``parser_only``: rules first, and the rules placed every word)."""
 
     calls: int = 0
+    parser_only: int = 0
     model_ok: int = 0
     repaired: int = 0
     fallbacks: int = 0
@@ -114,6 +124,8 @@ class ModelUnderstander:
     parser). ``cache`` keeps model answers for requests seen again. ``style`` and ``examples``
     shape the prompt (:func:`~cartagent.retrieval.prompt.understanding_messages`).
     ``max_tokens``, when set, is passed to ``model.complete``, which must accept it.
+    ``rules_first=True`` answers with the fallback's reading when it leaves no word unplaced
+    (no ``text``) and asks the model only otherwise.
     ``constrained=False`` asks without the JSON Schema (no grammar): for a model tuned to
     answer in the schema, whose grammar costs more time than it saves repairs; its output is
     then bounded by ``max_tokens`` and still validated, repaired and grounded.
@@ -132,6 +144,7 @@ class ModelUnderstander:
         examples: Sequence[Example] | None = None,
         max_tokens: int | None = None,
         constrained: bool = True,
+        rules_first: bool = False,
     ) -> None:
         check_style(style)
         self._options: dict[str, Any] = {}
@@ -151,6 +164,7 @@ class ModelUnderstander:
             RESPONSE_FORMAT if constrained and not answers_in_line(style) else None
         )
         self._fallback = fallback
+        self._rules_first = rules_first
         self._style: PromptStyle = style
         self._examples = examples
         self._stats = UnderstanderStats()
@@ -185,6 +199,13 @@ class ModelUnderstander:
             request = request[:MAX_REQUEST_CHARS]
             problems.append(f"request cut to {MAX_REQUEST_CHARS} characters")
         timings: dict[str, float] = {}
+        reading: SearchQuery | None = None
+        if self._rules_first:
+            with stage("parser", timings):
+                reading = self._fallback(request, context=turns)
+            if not reading.text:
+                self._count("parser_only")
+                return Understanding(reading, "parser", tuple(problems), timings)
         cached = await self._cached("get", (request, turns), problems, timings)
         if cached is not None:
             self._count("cache_hits")
@@ -192,9 +213,10 @@ class ModelUnderstander:
         answer, usage = await self._ask(request, turns, problems, timings)
         if answer is None:
             self._count("fallbacks")
-            with stage("fallback", timings):
-                query = self._fallback(request, context=turns)
-            return Understanding(query, "rules", tuple(problems), timings, usage)
+            if reading is None:
+                with stage("fallback", timings):
+                    reading = self._fallback(request, context=turns)
+            return Understanding(reading, "rules", tuple(problems), timings, usage)
         query, source = answer
         self._count("model_ok" if source == "model" else "repaired")
         await self._cached("put", (request, turns, query), problems, timings)

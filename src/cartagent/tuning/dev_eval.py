@@ -36,10 +36,15 @@ def cases_from(examples: Sequence[Example]) -> list[dict[str, Any]]:
 
 
 def llama_cpp_evaluator(
-    cases: Sequence[dict[str, Any]], base: str = "smollm2", style: PromptStyle = "short"
+    cases: Sequence[dict[str, Any]],
+    base: str = "smollm2",
+    style: PromptStyle = "short",
+    *,
+    rules_first: bool = False,
 ) -> Callable[[Path], dict[str, float]]:
     """An evaluator for :func:`~cartagent.tuning.sweep.run_sweep` over ``cases``, asking each
-    adapter with the prompt ``style`` it was trained on."""
+    adapter with the prompt ``style`` it was trained on (behind the rule parser when it is
+    served ``rules_first``)."""
     from ..evals.understanding import score_set
     from ..llm.packaged import packaged_model_path
     from ..retrieval.understanding import ModelUnderstander
@@ -50,7 +55,7 @@ def llama_cpp_evaluator(
         # As `--model tuned` serves it (merged, bounded): the latency is the served one.
         model = served_model(adapter, base, style)
         latencies: list[float] = []
-        with ModelUnderstander(model, style=style) as understander:
+        with ModelUnderstander(model, style=style, rules_first=rules_first) as understander:
 
             def timed(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
                 started = time.perf_counter()

@@ -9,6 +9,8 @@ default, unknown keys and values out of range are a :class:`ConfigurationError` 
     base = "smollm2"          # a packaged GGUF name, a local Hugging Face folder, or a model name
     output = "line"           # what the model answers: json (a SearchQuery) | line (query line)
     guided = true             # show the rule parser's line in the prompt (line output only)
+    rules_first = true        # asked only where the rule parser leaves words unplaced: trained
+                              # on those requests alone, and served behind the parser
     [lora]
     rank = 16
     [sft]
@@ -53,6 +55,7 @@ class ModelSettings(_Section):
     max_length: int = Field(default=512, ge=32, le=8192)
     output: Output = "json"
     guided: bool = False
+    rules_first: bool = False
 
     @model_validator(mode="after")
     def _guided_lines_only(self) -> ModelSettings:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,9 @@ from pydantic import ValidationError
 from ..errors import ConfigurationError
 from ..retrieval.prompt import PromptStyle, answer_text, query_json, understanding_messages
 from ..retrieval.query import SearchQuery
+from ..retrieval.rules import parse
 
-__all__ = ["Example", "Split", "chat", "load_split", "prompt_messages"]
+__all__ = ["Example", "Split", "asked", "chat", "load_split", "needs_model", "prompt_messages"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,20 @@ class Split:
     examples: tuple[Example, ...]
     skipped: tuple[str, ...]
     sha256: str
+
+
+def needs_model(example: Example) -> bool:
+    """Whether a model served rules-first is asked ``example``: the rule parser's reading of it
+    leaves words it could not place (see ``ModelUnderstander(rules_first=True)``)."""
+    return bool(parse(example.request, context=example.context).text)
+
+
+def asked(split: Split, *, rules_first: bool) -> Split:
+    """``split`` as a model is asked it: all of it, or rules-first only the examples the rule
+    parser leaves words of (a model is trained and scored on what it will be asked)."""
+    if not rules_first:
+        return split
+    return replace(split, examples=tuple(e for e in split.examples if needs_model(e)))
 
 
 def prompt_messages(

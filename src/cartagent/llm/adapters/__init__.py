@@ -14,7 +14,13 @@ from typing import Any
 
 from ...errors import ConfigurationError
 
-__all__ = ["SHIPPED_ADAPTERS", "ShippedAdapter", "card_prompt_style", "shipped_adapter"]
+__all__ = [
+    "SHIPPED_ADAPTERS",
+    "ShippedAdapter",
+    "card_prompt_style",
+    "card_rules_first",
+    "shipped_adapter",
+]
 
 SHIPPED_ADAPTERS = {"search-smollm2": "smollm2"}
 """Adapter name -> the packaged base model it was trained on."""
@@ -30,6 +36,13 @@ def card_prompt_style(card: dict[str, Any]) -> str:
     return "guided" if model.get("guided") else "line"
 
 
+def card_rules_first(card: dict[str, Any]) -> bool:
+    """Whether an adapter was trained to be asked only where the rule parser leaves words
+    unplaced (its card's ``config.model.rules_first``), and so must be served that way."""
+    model = (card.get("config") or {}).get("model") or {}
+    return model.get("rules_first") is True
+
+
 @dataclass(frozen=True)
 class ShippedAdapter:
     name: str
@@ -40,6 +53,10 @@ class ShippedAdapter:
     @property
     def prompt_style(self) -> str:
         return card_prompt_style(self.card)
+
+    @property
+    def rules_first(self) -> bool:
+        return card_rules_first(self.card)
 
 
 def shipped_adapter(name: str = "search-smollm2") -> ShippedAdapter:
