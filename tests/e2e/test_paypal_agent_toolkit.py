@@ -49,22 +49,10 @@ pytestmark = [
 CLIENT_ID = "toolkit-client"
 CLIENT_SECRET = "toolkit-secret"
 
-# Tools that fail today because the sandbox has no route for them yet (it answers 404), with the
-# route each needs. When a route lands its tools succeed, and
-# test_tools_not_yet_served_still_fail_on_a_missing_route names the ones to take out of this set.
-NOT_YET: dict[str, str] = {
-    "create_recurring_series": "POST /v2/invoicing/recurring-invoices",
-    "activate_recurring_series": "POST /v2/invoicing/recurring-invoices/{id}/activate",
-    "get_recurring_series": "GET /v2/invoicing/recurring-invoices/{id}",
-    "cancel_recurring_series": "POST /v2/invoicing/recurring-invoices/{id}/cancel",
-    "delete_recurring_series": "DELETE /v2/invoicing/recurring-invoices/{id}",
-    "search_invoicing[recurring_series]": "POST /v2/invoicing/search-recurring-invoices",
-    "update_invoicing[recurring_series]": "PUT /v2/invoicing/recurring-invoices/{id}",
-    "setup_invoice_auto_reminders": "POST /v2/invoicing/setup-reminders",
-    "update_invoice_auto_reminder": "PUT /v2/invoicing/reminders/{id}",
-    "cancel_invoice_auto_reminder": "POST /v2/invoicing/invoices/{id}/cancel-reminders",
-    "create_conditional_rules_for_invoice": "POST /v2/invoicing/invoices/{id}/conditional-rules",
-}
+# Tools that fail because the sandbox has no route for them yet (it answers 404), with the route
+# each needs; empty since the recurring series, reminder, conditional rule and insight routes
+# landed. test_tools_not_yet_served_still_fail_on_a_missing_route keeps it honest.
+NOT_YET: dict[str, str] = {}
 
 # The toolkit itself refuses these in sandbox mode, before any request is sent.
 REFUSED_IN_SANDBOX = {"get_merchant_insights"}
@@ -79,7 +67,7 @@ REFUSED_BY_PAYPALS_SPEC: dict[str, str] = {
 }
 
 # A syntactically valid recurring series ID (RI- and 17 characters) for the series tools to act
-# on while create_recurring_series is not served.
+# on should create_recurring_series fail.
 PLACEHOLDER_SERIES_ID = "RI-ABCDEFGHJKLMNPQRS"
 
 
@@ -155,13 +143,14 @@ def _quietly(api: PayPalAPI, method: str, params: dict[str, Any]) -> Any:
         return None
 
 
-def _reminder_id(result: Any) -> str | None:
+def _reminder_id(result: Any, kind: str) -> str | None:
+    """The ID of the ``kind`` (BEFORE_DUE or AFTER_DUE) configuration setup answered with."""
     if not isinstance(result, dict):
         return None
-    for config in result.get("configurations", result.get("items", [])):
-        if isinstance(config, dict) and config.get("id"):
+    for config in result.get("configurations", []):
+        if isinstance(config, dict) and config.get("type") == kind and config.get("id"):
             return str(config["id"])
-    return _id_from_links(result)
+    return None
 
 
 def _date(days: int) -> str:
@@ -401,7 +390,7 @@ def _run_invoices(run: ToolRun) -> None:
             ]
         },
     )
-    reminder_id = _reminder_id(reminders) or "RC-PLACEHOLDER"
+    reminder_id = _reminder_id(reminders, "AFTER_DUE") or "RC-PLACEHOLDER0000000"
     run(
         "update_invoice_auto_reminder",
         {
@@ -413,8 +402,9 @@ def _run_invoices(run: ToolRun) -> None:
         },
     )
     run("cancel_invoice_auto_reminder", {"invoice_id": invoice_id})
-    # 300.00 + 8% tax on it + 24.50 less 10% + 10.00 shipping
-    total = "356.05"
+    # 300.00 + 8% tax on it + 24.50 less 10% + 10.00 shipping = 356.05, paid within the 5%
+    # early payment discount's seven days: 356.05 - 17.80
+    total = "338.25"
     run(
         "record_payment_for_invoice",
         {
