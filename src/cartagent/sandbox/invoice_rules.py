@@ -73,33 +73,25 @@ def _check_discount(
                 "An early payment discount needs a value and its type.",
                 field=f"{where}/{key}",
             )
+    field = f"{where}/conditional_rule_value"
     if kind == "PERCENT":
-        percent = Decimal(str(raw))
-        if not 0 < percent <= 100:
-            raise invalid_request(
-                "INVALID_PARAMETER_VALUE",
-                "Percentage should be more than 0 and at most 100.",
-                field=f"{where}/conditional_rule_value",
-                value=str(raw),
-            )
-        return {"conditional_rule_value_type": kind, "conditional_rule_value": str(raw)}
-    amount, _ = parse_amount(
-        {"currency_code": currency, "value": str(raw)},
-        f"{where}/conditional_rule_value",
-        currency=currency,
-    )
-    if amount <= 0:
+        value = Decimal(str(raw))
+    else:
+        value, _ = parse_amount(
+            {"currency_code": currency, "value": str(raw)}, field, currency=currency
+        )
+    if value <= 0 or (kind == "PERCENT" and value > 100):
         raise invalid_request(
             "INVALID_PARAMETER_VALUE",
-            "The discount amount should be more than 0.",
-            field=f"{where}/conditional_rule_value",
+            "A discount is more than 0, and a percentage at most 100.",
+            field=field,
             value=str(raw),
         )
-    if amount > total:
+    if kind == "AMOUNT" and value > total:
         raise unprocessable(
             "DISCOUNT_EXCEEDS_AMOUNT",
             "The early payment discount cannot exceed the invoice total.",
-            field=f"{where}/conditional_rule_value",
+            field=field,
             value=str(raw),
         )
     return {"conditional_rule_value_type": kind, "conditional_rule_value": str(raw)}
@@ -163,8 +155,7 @@ def shown(doc: dict[str, Any], rule: dict[str, Any]) -> dict[str, Any]:
     ends = rule_end_date(doc, rule)
     if ends is not None:
         rule["rule_expiry_terms"]["condition_rule_end_date"] = ends.isoformat()
-    ordered = ("conditional_rule_id", "conditional_rule_type", "conditional_rule_value_type")
-    return {**{k: rule[k] for k in ordered if k in rule}, **rule}
+    return rule
 
 
 @operation(

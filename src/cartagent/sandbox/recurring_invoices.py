@@ -284,15 +284,22 @@ def update_series(call: Call, tx: Tx, recurring_series_id: str) -> Reply:
     return Reply(show(call, fresh.id, fresh.status, fresh.data))
 
 
+def _draft(tx: Tx, series_id: str, issue: str, description: str) -> Row:
+    """The series, locked, if it is a DRAFT; else PayPal's 422 with ``issue``."""
+    row = require(tx, SERIES, series_id, lock=True)
+    if row.status != "DRAFT":
+        raise unprocessable(issue, description, value=row.status)
+    return row
+
+
 @operation(router, "DELETE", f"{BASE}/{{recurring_series_id}}", f"{SPEC}:recurring-invoices.delete")
 def delete_series(call: Call, tx: Tx, recurring_series_id: str) -> Reply:
-    row = require(tx, SERIES, recurring_series_id, lock=True)
-    if row.status != "DRAFT":
-        raise unprocessable(
-            "CANNOT_DELETE_SERIES",
-            "Only a recurring series in DRAFT status can be deleted; cancel an active one instead.",
-            value=row.status,
-        )
+    row = _draft(
+        tx,
+        recurring_series_id,
+        "CANNOT_DELETE_SERIES",
+        "Only a recurring series in DRAFT status can be deleted; cancel an active one instead.",
+    )
     tx.delete(SERIES, row.id)
     return Reply(None, 204)
 
@@ -305,13 +312,12 @@ def delete_series(call: Call, tx: Tx, recurring_series_id: str) -> Reply:
     body_required=False,
 )
 def activate_series(call: Call, tx: Tx, recurring_series_id: str) -> Reply:
-    row = require(tx, SERIES, recurring_series_id, lock=True)
-    if row.status != "DRAFT":
-        raise unprocessable(
-            "CANNOT_ACTIVATE_SERIES",
-            "Only a recurring series in DRAFT status can be activated.",
-            value=row.status,
-        )
+    row = _draft(
+        tx,
+        recurring_series_id,
+        "CANNOT_ACTIVATE_SERIES",
+        "Only a recurring series in DRAFT status can be activated.",
+    )
     if occurrence(row.data, 0) < today(call):
         raise unprocessable(
             "CANNOT_ACTIVATE_SERIES",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import copy
 import struct
+from collections.abc import Callable
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -206,15 +207,26 @@ async def list_invoices(ctx: ToolContext, args: ListInvoicesArgs) -> dict[str, A
 
 
 def _page(body: dict[str, Any], args: ListInvoicesArgs) -> dict[str, Any]:
+    return page_of(body, "items", "invoices", _summary, args.page)
+
+
+def page_of(
+    body: dict[str, Any],
+    key: str,
+    name: str,
+    summary: Callable[[dict[str, Any]], dict[str, Any]],
+    page: int,
+) -> dict[str, Any]:
+    """One page of PayPal's answer ``body[key]``, summarised, as ``name``."""
     rels = {link.get("rel") for link in body.get("links") or []}
-    page: dict[str, Any] = {
-        "invoices": [_summary(invoice) for invoice in body.get("items") or []],
-        "page": args.page,
+    shown: dict[str, Any] = {
+        name: [summary(entry) for entry in body.get(key) or []],
+        "page": page,
         "has_more": "next" in rels,
     }
     if "total_items" in body:
-        page["total_items"] = body["total_items"]
-    return page
+        shown["total_items"] = body["total_items"]
+    return shown
 
 
 @tool(family="invoices", action="get", read_only=True, idempotent=True)

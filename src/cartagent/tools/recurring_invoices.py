@@ -15,7 +15,7 @@ from ..errors import ToolError
 from ..money import paypal_amount
 from ..paypal import api_path
 from ._tool import ToolContext, tool
-from .invoices import editable_body, item_body, recipient_body
+from .invoices import editable_body, item_body, page_of, recipient_body
 from .recurring_invoice_args import (
     CreateSeriesArgs,
     SearchSeriesArgs,
@@ -207,15 +207,7 @@ async def search_recurring_series(ctx: ToolContext, args: SearchSeriesArgs) -> d
     answer = await ctx.client.request(
         "POST", "/v2/invoicing/search-recurring-invoices", json=body, params=params
     )
-    rels = {link.get("rel") for link in answer.get("links") or []}
-    page: dict[str, Any] = {
-        "series": [_summary(series) for series in answer.get("recurring_invoices") or []],
-        "page": args.page,
-        "has_more": "next" in rels,
-    }
-    if "total_items" in answer:
-        page["total_items"] = answer["total_items"]
-    return page
+    return page_of(answer, "recurring_invoices", "series", _summary, args.page)
 
 
 TOOLS = (
