@@ -39,6 +39,7 @@ from paypal_agent_toolkit.shared import tools as toolkit_tools
 from paypal_agent_toolkit.shared.api import PayPalAPI
 from paypal_agent_toolkit.shared.configuration import Context
 from paypal_agent_toolkit.shared.constants import SANDBOX_BASE_URL
+from paypal_agent_toolkit.shared.insights.tool_handlers import get_merchant_insights
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -584,6 +585,27 @@ def test_merchant_insights_are_refused_by_the_toolkit_in_sandbox_mode(
     insights = outcomes["get_merchant_insights"]
     assert not insights.ok
     assert insights.detail == "ValueError: get_merchant_insights is not supported in sandbox mode"
+
+
+def test_the_request_the_toolkit_sends_for_insights_on_live_paypal_is_served(
+    sandbox: SandboxProcess, outcomes: dict[str, Outcome]
+) -> None:
+    """The toolkit refuses insights in sandbox mode; its handler's own request, sent past that
+    refusal, is what a merchant on live PayPal sends, and the sandbox answers it with the sales
+    the other tools made (``outcomes`` ran them)."""
+    api = PayPalAPI(CLIENT_ID, CLIENT_SECRET, Context(sandbox=True))
+    client = api._paypal_client
+    client.base_url = sandbox.base_url
+    params = {
+        "start_date": _date(days=-30),
+        "end_date": _date(days=0),
+        "insight_type": "SALES",
+        "time_interval": "WEEKLY",
+    }
+    answer = json.loads(get_merchant_insights(client, params))
+    assert answer["insight_type"] == "SALES" and answer["time_interval"] == "WEEKLY"
+    assert answer["totals"], "the harness's captures and payments are sales"
+    assert len(answer["intervals"]) == 5
 
 
 def test_succeeded_not_yet_and_refused_partition_every_tool_run(

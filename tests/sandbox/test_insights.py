@@ -10,21 +10,16 @@ from jsonschema import Draft4Validator
 
 from cartagent.sandbox import spec
 from cartagent.sandbox.insights import intervals
-from tests.conftest import Api, approve, issues
+from tests.conftest import Api, issues
+from tests.sandbox.test_disputes import captured
 
 INSIGHTS = "/v1/merchant/insights"
 
 
 def capture(api: Api, value: str) -> dict[str, Any]:
-    body = {
-        "intent": "CAPTURE",
-        "purchase_units": [{"amount": {"currency_code": "USD", "value": value}}],
-    }
-    order = api.post("/v2/checkout/orders", body).json()
-    approve(api, order["id"])
-    done = api.post(f"/v2/checkout/orders/{order['id']}/capture").json()
-    captured: dict[str, Any] = done["purchase_units"][0]["payments"]["captures"][0]
-    return captured
+    _, capture_id = captured(api, value)
+    shown: dict[str, Any] = api.get(f"/v2/payments/captures/{capture_id}").json()
+    return shown
 
 
 def fee(captured: dict[str, Any]) -> Decimal:
