@@ -39,6 +39,7 @@ from paypal_agent_toolkit.shared import tools as toolkit_tools
 from paypal_agent_toolkit.shared.api import PayPalAPI
 from paypal_agent_toolkit.shared.configuration import Context
 from paypal_agent_toolkit.shared.constants import SANDBOX_BASE_URL
+from paypal_agent_toolkit.shared.insights.tool_handlers import get_merchant_insights
 
 pytestmark = [
     pytest.mark.timeout(120),
@@ -49,22 +50,10 @@ pytestmark = [
 CLIENT_ID = "toolkit-client"
 CLIENT_SECRET = "toolkit-secret"
 
-# Tools that fail today because the sandbox has no route for them yet (it answers 404), with the
-# route each needs. When a route lands its tools succeed, and
-# test_tools_not_yet_served_still_fail_on_a_missing_route names the ones to take out of this set.
-NOT_YET: dict[str, str] = {
-    "create_recurring_series": "POST /v2/invoicing/recurring-invoices",
-    "activate_recurring_series": "POST /v2/invoicing/recurring-invoices/{id}/activate",
-    "get_recurring_series": "GET /v2/invoicing/recurring-invoices/{id}",
-    "cancel_recurring_series": "POST /v2/invoicing/recurring-invoices/{id}/cancel",
-    "delete_recurring_series": "DELETE /v2/invoicing/recurring-invoices/{id}",
-    "search_invoicing[recurring_series]": "POST /v2/invoicing/search-recurring-invoices",
-    "update_invoicing[recurring_series]": "PUT /v2/invoicing/recurring-invoices/{id}",
-    "setup_invoice_auto_reminders": "POST /v2/invoicing/setup-reminders",
-    "update_invoice_auto_reminder": "PUT /v2/invoicing/reminders/{id}",
-    "cancel_invoice_auto_reminder": "POST /v2/invoicing/invoices/{id}/cancel-reminders",
-    "create_conditional_rules_for_invoice": "POST /v2/invoicing/invoices/{id}/conditional-rules",
-}
+# Tools that fail because the sandbox has no route for them yet (it answers 404), with the route
+# each needs; empty since the recurring series, reminder, conditional rule and insight routes
+# landed. test_tools_not_yet_served_still_fail_on_a_missing_route keeps it honest.
+NOT_YET: dict[str, str] = {}
 
 # The toolkit itself refuses these in sandbox mode, before any request is sent.
 REFUSED_IN_SANDBOX = {"get_merchant_insights"}
@@ -79,7 +68,7 @@ REFUSED_BY_PAYPALS_SPEC: dict[str, str] = {
 }
 
 # A syntactically valid recurring series ID (RI- and 17 characters) for the series tools to act
-# on while create_recurring_series is not served.
+# on should create_recurring_series fail.
 PLACEHOLDER_SERIES_ID = "RI-ABCDEFGHJKLMNPQRS"
 
 
@@ -155,13 +144,14 @@ def _quietly(api: PayPalAPI, method: str, params: dict[str, Any]) -> Any:
         return None
 
 
-def _reminder_id(result: Any) -> str | None:
+def _reminder_id(result: Any, kind: str) -> str | None:
+    """The ID of the ``kind`` (BEFORE_DUE or AFTER_DUE) configuration setup answered with."""
     if not isinstance(result, dict):
         return None
-    for config in result.get("configurations", result.get("items", [])):
-        if isinstance(config, dict) and config.get("id"):
+    for config in result.get("configurations", []):
+        if isinstance(config, dict) and config.get("type") == kind and config.get("id"):
             return str(config["id"])
-    return _id_from_links(result)
+    return None
 
 
 def _date(days: int) -> str:
@@ -401,7 +391,7 @@ def _run_invoices(run: ToolRun) -> None:
             ]
         },
     )
-    reminder_id = _reminder_id(reminders) or "RC-PLACEHOLDER"
+    reminder_id = _reminder_id(reminders, "AFTER_DUE") or "RC-PLACEHOLDER0000000"
     run(
         "update_invoice_auto_reminder",
         {
@@ -413,8 +403,9 @@ def _run_invoices(run: ToolRun) -> None:
         },
     )
     run("cancel_invoice_auto_reminder", {"invoice_id": invoice_id})
-    # 300.00 + 8% tax on it + 24.50 less 10% + 10.00 shipping
-    total = "356.05"
+    # 300.00 + 8% tax on it + 24.50 less 10% + 10.00 shipping = 356.05, paid within the 5%
+    # early payment discount's seven days: 356.05 - 17.80
+    total = "338.25"
     run(
         "record_payment_for_invoice",
         {
@@ -594,6 +585,27 @@ def test_merchant_insights_are_refused_by_the_toolkit_in_sandbox_mode(
     insights = outcomes["get_merchant_insights"]
     assert not insights.ok
     assert insights.detail == "ValueError: get_merchant_insights is not supported in sandbox mode"
+
+
+def test_the_request_the_toolkit_sends_for_insights_on_live_paypal_is_served(
+    sandbox: SandboxProcess, outcomes: dict[str, Outcome]
+) -> None:
+    """The toolkit refuses insights in sandbox mode; its handler's own request, sent past that
+    refusal, is what a merchant on live PayPal sends, and the sandbox answers it with the sales
+    the other tools made (``outcomes`` ran them)."""
+    api = PayPalAPI(CLIENT_ID, CLIENT_SECRET, Context(sandbox=True))
+    client = api._paypal_client
+    client.base_url = sandbox.base_url
+    params = {
+        "start_date": _date(days=-30),
+        "end_date": _date(days=0),
+        "insight_type": "SALES",
+        "time_interval": "WEEKLY",
+    }
+    answer = json.loads(get_merchant_insights(client, params))
+    assert answer["insight_type"] == "SALES" and answer["time_interval"] == "WEEKLY"
+    assert answer["totals"], "the harness's captures and payments are sales"
+    assert len(answer["intervals"]) == 5
 
 
 def test_succeeded_not_yet_and_refused_partition_every_tool_run(

@@ -20,6 +20,8 @@ PRODUCT = "PROD-XXCD1234QWER65782"
 SUBSCRIPTION = "I-BW452GLLEP1G"
 DISPUTE = "PP-D-27803"
 TRANSACTION = "8MC585209K746392H"
+SERIES = "RI-9Y6699772R098892C"
+REMINDER = "RC-239531651S471944P"
 
 # A valid call of every tool that takes an id; the ids are what the bad values replace.
 VALID: dict[str, dict[str, Any]] = {
@@ -66,6 +68,18 @@ VALID: dict[str, dict[str, Any]] = {
     "accept_dispute_claim": {"dispute_id": DISPUTE, "note": "Sorry"},
     "provide_dispute_evidence": {"dispute_id": DISPUTE, "notes": "Shipped"},
     "list_transactions": {"transaction_id": TRANSACTION},
+    "get_recurring_series": {"recurring_series_id": SERIES},
+    "update_recurring_series": {"recurring_series_id": SERIES, "note": "Thanks"},
+    "activate_recurring_series": {"recurring_series_id": SERIES},
+    "cancel_recurring_series": {"recurring_series_id": SERIES},
+    "delete_recurring_series": {"recurring_series_id": SERIES},
+    "update_invoice_auto_reminder": {
+        "reminder_configuration_id": REMINDER,
+        "type": "AFTER_DUE",
+        "days": 3,
+    },
+    "cancel_invoice_auto_reminder": {"invoice_id": INVOICE},
+    "create_conditional_rules_for_invoice": {"invoice_id": INVOICE, "cancel_days_after_due": 7},
 }
 # Fields named like ids that are the merchant's own free-text references, never in a path.
 REFERENCES = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from decimal import Decimal
 from typing import Any, cast
 
@@ -176,3 +177,15 @@ def test_a_tool_is_defined_once_and_describes_itself() -> None:
     }
     with pytest.raises(ConfigurationError, match="defined twice"):
         Toolkit(CLIENT, (*TOOLS, read_note), config=ToolkitConfig())
+
+
+def test_an_alias_is_a_name_too_so_it_may_not_clash_and_follows_its_tool() -> None:
+    echo = dataclasses.replace(read_note, name="echo_note", aliases=("read_note",))
+    with pytest.raises(ConfigurationError, match="defined twice"):
+        Toolkit(CLIENT, (read_note, echo), config=ToolkitConfig())
+    aliased = dataclasses.replace(read_note, aliases=("show_note",))
+    on = Toolkit(CLIENT, (aliased,), config=ToolkitConfig({"notes": {"read": True}}))
+    assert call(on, "show_note", {"text": "hi"}).content == {"text": "hi"}
+    assert [t.name for t in on.tools] == ["read_note"]
+    off = Toolkit(CLIENT, (aliased,), config=ToolkitConfig())
+    assert call(off, "show_note", {"text": "hi"}).content["error"] == "unknown_tool"

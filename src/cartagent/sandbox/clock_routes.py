@@ -8,7 +8,10 @@ All need the merchant's bearer token and answer errors in PayPal's envelope.
 - ``POST /v1/sandbox/clock/advance`` with ``{"days": n}`` and/or ``{"seconds": n}`` (forward only,
   at most 3650 days in all) moves the clock on, then bills this merchant's ACTIVE subscriptions
   whose ``next_billing_time`` has come (one charge per due cycle; EXPIRED when the cycles run
-  out). Answers ``{"now", "offset_seconds", "charges": [...], "status_changes": [...]}``.
+  out), issues the due invoices of ACTIVE recurring invoice series, sends due automatic invoice
+  reminders and cancels unpaid invoices whose AUTO_CANCEL rule has taken effect, in that order.
+  Answers ``{"now", "offset_seconds", "charges": [...], "status_changes": [...],
+  "invoices_issued": [...], "reminders_sent": [...], "invoices_cancelled": [...]}``.
 - ``POST /v1/sandbox/subscriptions/{id}/approve`` with an optional body ``{"email_address",
   "given_name", "surname", "decline_payments"}`` approves as the subscriber would on the
   ``approve`` page: APPROVAL_PENDING → ACTIVE (setup fee and first cycle charged), or applies a
@@ -33,7 +36,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from . import billing
+from . import billing, invoice_reminders, invoice_rules, recurring_invoices
 from .api import Call, parse_body, require
 from .auth import bearer_merchant
 from .clock import iso
@@ -130,7 +133,12 @@ async def advance_clock(request: Request) -> Response:
     def advance(tx: Tx) -> dict[str, Any]:
         offset = tx.next_number(CLOCK_OFFSET, start=step, step=step) if step else 0
         call.now = call.sandbox.clock.now() + timedelta(microseconds=offset)
-        return billing.run_due(call, tx, call.now)
+        return {
+            **billing.run_due(call, tx, call.now),
+            "invoices_issued": recurring_invoices.issue_due(call, tx, call.now),
+            "reminders_sent": invoice_reminders.send_due(call, tx, call.now),
+            "invoices_cancelled": invoice_rules.cancel_due(call, tx, call.now),
+        }
 
     result = await _in_transaction(call, advance)
     return json_response({**_clock(call.sandbox, call.merchant_id), **result})

@@ -12,7 +12,7 @@ from datetime import UTC, date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .amounts import MAX_VALUE, check_currency, money, parse_amount
+from .amounts import MAX_VALUE, check_currency, money, parse_amount, round_money
 from .api import Call
 from .clock import iso
 from .errors import invalid_request, unprocessable
@@ -32,6 +32,18 @@ TERM_DAYS = {
     "NET_45": 45,
     "NET_60": 60,
     "NET_90": 90,
+}
+EARLY_PAYMENT_DISCOUNT = "EARLY_PAYMENT_DISCOUNT"
+# A conditional rule's relative expiry: counted from the invoice date or from its due date.
+RULE_EXPIRY = {
+    "THREE_DAYS_AFTER_ISSUE_DATE": ("invoice_date", 3),
+    "SEVEN_DAYS_AFTER_ISSUE_DATE": ("invoice_date", 7),
+    "FIFTEEN_DAYS_AFTER_ISSUE_DATE": ("invoice_date", 15),
+    "THIRTY_DAYS_AFTER_ISSUE_DATE": ("invoice_date", 30),
+    "ONE_DAY_AFTER_DUE_DATE": ("due_date", 1),
+    "SEVEN_DAYS_AFTER_DUE_DATE": ("due_date", 7),
+    "FIFTEEN_DAYS_AFTER_DUE_DATE": ("due_date", 15),
+    "THIRTY_DAYS_AFTER_DUE_DATE": ("due_date", 30),
 }
 
 
@@ -202,6 +214,7 @@ def _payment_term(detail: dict[str, Any], invoice_date: date) -> None:
     term = detail.get("payment_term")
     if not term:
         return
+    term.pop("conditional_rules", None)  # read-only: shown from the invoice's stored rules
     due = parse_date(term.get("due_date"), "/detail/payment_term/due_date", "Due date is invalid.")
     kind = term.get("term_type") or ("DUE_ON_DATE_SPECIFIED" if due else "NO_DUE_DATE")
     term["term_type"] = kind
@@ -235,6 +248,48 @@ def paid_total(doc: dict[str, Any]) -> Decimal:
 
 def refunded_total(doc: dict[str, Any]) -> Decimal:
     return sum((Decimal(t["amount"]["value"]) for t in transactions(doc, "refunds")), ZERO)
+
+
+def due_date(doc: dict[str, Any]) -> date | None:
+    due = (doc["detail"].get("payment_term") or {}).get("due_date")
+    return date.fromisoformat(due) if due else None
+
+
+def rule_end_date(doc: dict[str, Any], rule: dict[str, Any]) -> date | None:
+    """When a conditional rule ends (a discount) or takes effect (a cancellation), worked out
+    from the invoice as it is now, so that changing its dates moves the rule with them."""
+    terms = rule["rule_expiry_terms"]
+    relative = RULE_EXPIRY.get(terms["rule_expiry_condition"])
+    if relative is None:
+        return date.fromisoformat(terms["condition_rule_end_date"])
+    anchor, days = relative
+    detail = doc["detail"]
+    start = (
+        date.fromisoformat(detail["invoice_date"]) if anchor == "invoice_date" else due_date(doc)
+    )
+    return None if start is None else start + timedelta(days=days)
+
+
+def early_discount(doc: dict[str, Any], total: Decimal, on: date) -> Decimal:
+    """What the invoice's early payment discount takes off ``total`` for a payment on ``on``.
+
+    Once a payment in full has earned the discount it stays taken (``_discount_taken``), after
+    its end date too; otherwise it applies up to and including its end date.
+    """
+    taken = doc.get("_discount_taken")
+    if taken is not None:
+        return Decimal(taken)
+    for rule in doc.get("_conditional_rules") or []:
+        if rule["conditional_rule_type"] != EARLY_PAYMENT_DISCOUNT:
+            continue
+        ends = rule_end_date(doc, rule)
+        if ends is None or on > ends:
+            return ZERO
+        value = Decimal(rule["conditional_rule_value"])
+        if rule["conditional_rule_value_type"] == "PERCENT":
+            value = round_money(total * value / 100, doc["detail"]["currency_code"])
+        return min(value, total)
+    return ZERO
 
 
 def settled_status(doc: dict[str, Any], total: Decimal, unsettled: str) -> str:
@@ -309,6 +364,22 @@ def _links(call: Call, invoice_id: str, status: str) -> list[dict[str, str]]:
     return links
 
 
+def _show_rules(doc: dict[str, Any], currency: str, discount_off: Decimal) -> None:
+    """Show the early payment discount in the payment term, as PayPal's reference does."""
+    for rule in doc.get("_conditional_rules") or []:
+        if rule["conditional_rule_type"] != EARLY_PAYMENT_DISCOUNT:
+            continue
+        ends = rule_end_date(doc, rule)
+        shown: dict[str, Any] = {"discount_end_date": ends.isoformat() if ends else None}
+        if rule["conditional_rule_value_type"] == "PERCENT":
+            shown["percent"] = rule["conditional_rule_value"]
+        else:
+            shown["amount"] = money(Decimal(rule["conditional_rule_value"]), currency)
+        shown["is_applied"] = discount_off > 0
+        term = doc["detail"].setdefault("payment_term", {})
+        term["conditional_rules"] = {"early_payment_discount": shown}
+
+
 def render(call: Call, invoice_id: str, status: str, stored: dict[str, Any]) -> dict[str, Any]:
     """The invoice as PayPal shows it, every computed amount filled in."""
     doc = copy.deepcopy(stored)
@@ -339,11 +410,14 @@ def render(call: Call, invoice_id: str, status: str, stored: dict[str, Any]) -> 
     if "custom" in given:
         breakdown["custom"] = {**given["custom"], "amount": money(totals.custom, currency)}
     paid, refunded = paid_total(doc), refunded_total(doc)
+    on = today(call)
+    discount_off = early_discount(doc, totals.total, on)
+    _show_rules(doc, currency, discount_off)
     invoice: dict[str, Any] = {"id": invoice_id, "status": status}
     hidden = ("amount", "payments", "refunds")
     invoice.update({k: v for k, v in doc.items() if k not in hidden and not k.startswith("_")})
     invoice["amount"] = {**money(totals.total, currency), "breakdown": breakdown}
-    invoice["due_amount"] = money(max(totals.total - paid, ZERO), currency)
+    invoice["due_amount"] = money(max(totals.total - discount_off - paid, ZERO), currency)
     if transactions(doc, "payments"):
         invoice["payments"] = {
             "paid_amount": money(paid, currency),

@@ -22,6 +22,7 @@ from .invoice_document import (
     INVOICE,
     SPEC,
     current_status,
+    early_discount,
     paid_total,
     parse_date,
     refunded_total,
@@ -111,7 +112,8 @@ def _settle(
     *,
     paying: bool = False,
 ) -> None:
-    total = totals_of(doc).total
+    # Settled against the total less an early payment discount only once a payment earned it.
+    total = totals_of(doc).total - Decimal(doc.get("_discount_taken", 0))
     status = settled_status(doc, total, str(doc.get("_unsettled", "SENT")))
     if paying and status == "MARKED_AS_PAID":
         event, summary = "INVOICING.INVOICE.PAID", "An invoice was paid."
@@ -142,7 +144,13 @@ def record_payment(call: Call, tx: Tx, invoice_id: str) -> Reply:
         )
     doc = copy.deepcopy(row.data)
     currency: str = doc["detail"]["currency_code"]
-    due = totals_of(doc).total - paid_total(doc)
+    paid_on = parse_date(
+        call.body.get("payment_date"), "/payment_date", "Date should be of format yyyy-mm-dd."
+    )
+    total = totals_of(doc).total
+    # A payment made by the early payment discount's end date owes the discounted total.
+    discount = early_discount(doc, total, paid_on or today(call))
+    due = total - discount - paid_total(doc)
     amount = _amount(call.body.get("amount"), currency, "payments")
     if amount is None:
         amount = due
@@ -153,9 +161,8 @@ def record_payment(call: Call, tx: Tx, invoice_id: str) -> Reply:
             field="/amount/value",
             value=str(amount),
         )
-    paid_on = parse_date(
-        call.body.get("payment_date"), "/payment_date", "Date should be of format yyyy-mm-dd."
-    )
+    if amount == due and discount > 0:
+        doc["_discount_taken"] = str(discount)
     payment_id = "EXTR-" + call.sandbox.ids.paypal17()
     entry: dict[str, Any] = {
         "type": "EXTERNAL",
@@ -209,6 +216,7 @@ def delete_payment(call: Call, tx: Tx, invoice_id: str, transaction_id: str) -> 
             "recored payment for an invoice.",
         )
     doc["payments"]["transactions"].remove(found[0])
+    doc.pop("_discount_taken", None)  # earned by a payment in full, which this no longer is
     if not doc["payments"]["transactions"]:
         del doc["payments"]
     _settle(call, tx, invoice_id, doc, "INVOICING.INVOICE.UPDATED", "A payment was deleted.")

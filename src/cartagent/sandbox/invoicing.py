@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 from datetime import date, timedelta
+from typing import Any
 
 from fastapi import APIRouter
 
@@ -95,7 +96,7 @@ def _next_number(tx: Tx) -> str:
             return candidate
 
 
-def _assign_number(tx: Tx, detail: dict[str, object], exclude: str | None = None) -> None:
+def assign_number(tx: Tx, detail: dict[str, object], exclude: str | None = None) -> None:
     _lock_numbers(tx)
     number = detail.get("invoice_number")
     if not number:
@@ -109,26 +110,42 @@ def _assign_number(tx: Tx, detail: dict[str, object], exclude: str | None = None
         )
 
 
-@operation(router, "POST", BASE, f"{SPEC}:invoices.create", idempotency_ttl=KEY_TTL)
-def create_invoice(call: Call, tx: Tx) -> Reply:
-    doc, _ = prepare(call, call.body, today(call))
-    _assign_number(tx, doc["detail"])
+def insert_invoice(
+    call: Call,
+    tx: Tx,
+    doc: dict[str, Any],
+    status: str = "DRAFT",
+    *,
+    parent_id: str | None = None,
+) -> dict[str, Any]:
+    """Number and store a prepared invoice document, emit INVOICING.INVOICE.CREATED, and
+    return the invoice as PayPal shows it."""
+    assign_number(tx, doc["detail"])
     invoice_id = call.sandbox.ids.invoice()
     email = merchant_email(call)
     doc.setdefault("invoicer", {}).setdefault("email_address", email)
-    doc["detail"]["metadata"] = {
-        "create_time": iso(call.now),
-        "created_by": email,
-        "last_update_time": iso(call.now),
-        "last_updated_by": email,
-        "created_by_flow": "REGULAR_SINGLE",
-        "recipient_view_url": payer_view_url(call, invoice_id),
-        "invoicer_view_url": f"{call.base_url}/invoice/details/{invoice_id}",
-    }
-    tx.insert(INVOICE, invoice_id, doc, now=call.now, status="DRAFT")
-    shown = render(call, invoice_id, "DRAFT", doc)
+    metadata = doc["detail"].setdefault("metadata", {})
+    metadata.update(
+        {
+            "create_time": iso(call.now),
+            "created_by": email,
+            "last_update_time": iso(call.now),
+            "last_updated_by": email,
+            "created_by_flow": "REGULAR_SINGLE",
+            "recipient_view_url": payer_view_url(call, invoice_id),
+            "invoicer_view_url": f"{call.base_url}/invoice/details/{invoice_id}",
+        }
+    )
+    tx.insert(INVOICE, invoice_id, doc, now=call.now, status=status, parent_id=parent_id)
+    shown = render(call, invoice_id, status, doc)
     emit(call, tx, "INVOICING.INVOICE.CREATED", shown, "An invoice was created.")
-    return Reply(shown, 201)
+    return shown
+
+
+@operation(router, "POST", BASE, f"{SPEC}:invoices.create", idempotency_ttl=KEY_TTL)
+def create_invoice(call: Call, tx: Tx) -> Reply:
+    doc, _ = prepare(call, call.body, today(call))
+    return Reply(insert_invoice(call, tx, doc), 201)
 
 
 @operation(router, "GET", f"{BASE}/{{invoice_id}}", f"{SPEC}:invoices.get", write=False)
@@ -149,7 +166,7 @@ def update_invoice(call: Call, tx: Tx, invoice_id: str) -> Reply:
         )
     doc, _ = prepare(call, call.body, today(call))
     doc["detail"].setdefault("invoice_number", row.data["detail"].get("invoice_number"))
-    _assign_number(tx, doc["detail"], exclude=invoice_id)
+    assign_number(tx, doc["detail"], exclude=invoice_id)
     doc.setdefault("invoicer", {}).setdefault("email_address", merchant_email(call))
     doc["detail"]["metadata"] = copy.deepcopy(row.data["detail"]["metadata"])
     for key, value in row.data.items():

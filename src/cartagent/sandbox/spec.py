@@ -34,6 +34,8 @@ SPEC_FILES = (
     "checkout_orders_v2",
     "customer_disputes_v1",
     "invoicing_v2",
+    "invoicing_v2_automation",
+    "merchant_insights_v1",
     "notifications_webhooks_v1",
     "payments_payment_v2",
     "reporting_transactions_v1",

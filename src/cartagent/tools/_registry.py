@@ -6,10 +6,13 @@ from typing import Any
 
 from . import (
     disputes,
+    insights,
+    invoice_automation,
     invoices,
     orders,
     plans,
     products,
+    recurring_invoices,
     refunds,
     subscriptions,
     tracking,
@@ -21,10 +24,13 @@ ALL_TOOLS: tuple[Tool[Any], ...] = (
     *orders.TOOLS,
     *refunds.TOOLS,
     *invoices.TOOLS,
+    *recurring_invoices.TOOLS,
+    *invoice_automation.TOOLS,
     *products.TOOLS,
     *plans.TOOLS,
     *subscriptions.TOOLS,
     *tracking.TOOLS,
     *disputes.TOOLS,
     *transactions.TOOLS,
+    *insights.TOOLS,
 )

@@ -53,7 +53,8 @@ class Tool(Generic[Args]):
 
     ``spend`` works out the money a call would move (for approval and spend limits; it may ask
     PayPal, e.g. an order's amount before capturing it); tools that move money or destroy data
-    always pass the approval policy first.
+    always pass the approval policy first. ``aliases`` are other names a call may use for it
+    (PayPal's agent toolkit's name for the same operation): listings show ``name`` only.
     """
 
     name: str
@@ -67,6 +68,7 @@ class Tool(Generic[Args]):
     spend: Callable[[ToolContext, Args], Awaitable[Money | None]] | None = field(
         default=None, repr=False
     )
+    aliases: tuple[str, ...] = ()
 
     @property
     def needs_approval(self) -> bool:
@@ -90,6 +92,7 @@ def tool(
     open_world: bool = True,
     moves_money: bool = False,
     spend: Callable[[ToolContext, Any], Awaitable[Money | None]] | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> Callable[[Callable[[ToolContext, Any], Awaitable[dict[str, Any]]]], Tool[Any]]:
     """Turn ``async def verb_noun(ctx, args: ArgsModel) -> dict`` into a :class:`Tool`.
 
@@ -120,6 +123,7 @@ def tool(
             annotations=ToolAnnotations(read_only, destructive, idempotent, open_world),
             moves_money=moves_money,
             spend=spend,
+            aliases=aliases,
         )
 
     return wrap

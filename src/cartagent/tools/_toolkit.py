@@ -67,12 +67,13 @@ class Toolkit:
         today: Callable[[], date] = date.today,
         merchant: ShopClient | None = None,
     ) -> None:
-        names = [t.name for t in tools]
+        names = [n for t in tools for n in (t.name, *t.aliases)]
         duplicated = {n for n in names if names.count(n) > 1}
         if duplicated:
             raise ConfigurationError(f"tools defined twice: {sorted(duplicated)}")
         config.check_against((t.family, t.action) for t in tools)
         self._tools = {t.name: t for t in tools if config.enables(t.family, t.action)}
+        self._aliases = {a: t.name for t in self._tools.values() for a in t.aliases}
         self._context = ToolContext(client=client, today=today, merchant=merchant)
         self._approve = approve
         self._limits = limits or SpendLimits()
@@ -83,10 +84,11 @@ class Toolkit:
         return list(self._tools.values())
 
     def get(self, name: str) -> Tool[Any] | None:
-        return self._tools.get(name)
+        """The enabled tool called ``name``, or that has ``name`` as an alias."""
+        return self._tools.get(self._aliases.get(name, name))
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
-        tool = self._tools.get(name)
+        tool = self.get(name)
         if tool is None:
             return ToolResult(
                 {

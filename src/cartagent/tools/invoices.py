@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import copy
 import struct
+from collections.abc import Callable
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -48,7 +49,7 @@ def _value(obj: Any) -> str | None:
     return str(obj["value"]).lstrip("-")
 
 
-def _item(item: InvoiceItem, currency: str) -> dict[str, Any]:
+def item_body(item: InvoiceItem, currency: str) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": item.name,
         "quantity": str(item.quantity),
@@ -65,7 +66,7 @@ def _item(item: InvoiceItem, currency: str) -> dict[str, Any]:
     return entry
 
 
-def _recipient(email: str, name: str | None) -> dict[str, Any]:
+def recipient_body(email: str, name: str | None) -> dict[str, Any]:
     billing: dict[str, Any] = {"email_address": email}
     if name:
         given, _, surname = name.rpartition(" ")
@@ -187,10 +188,10 @@ async def create_invoice(ctx: ToolContext, args: CreateInvoiceArgs) -> dict[str,
     """
     doc: dict[str, Any] = {
         "detail": {"currency_code": args.currency},
-        "items": [_item(item, args.currency) for item in args.items],
+        "items": [item_body(item, args.currency) for item in args.items],
     }
     if args.recipient_email is not None:
-        doc["primary_recipients"] = [_recipient(args.recipient_email, args.recipient_name)]
+        doc["primary_recipients"] = [recipient_body(args.recipient_email, args.recipient_name)]
     _apply(ctx, doc, args, args.currency)
     invoice = await ctx.client.post(BASE, doc, headers={"Prefer": "return=representation"})
     if "amount" not in invoice:  # a minimal answer: PayPal only returned the link
@@ -206,15 +207,26 @@ async def list_invoices(ctx: ToolContext, args: ListInvoicesArgs) -> dict[str, A
 
 
 def _page(body: dict[str, Any], args: ListInvoicesArgs) -> dict[str, Any]:
+    return page_of(body, "items", "invoices", _summary, args.page)
+
+
+def page_of(
+    body: dict[str, Any],
+    key: str,
+    name: str,
+    summary: Callable[[dict[str, Any]], dict[str, Any]],
+    page: int,
+) -> dict[str, Any]:
+    """One page of PayPal's answer ``body[key]``, summarised, as ``name``."""
     rels = {link.get("rel") for link in body.get("links") or []}
-    page: dict[str, Any] = {
-        "invoices": [_summary(invoice) for invoice in body.get("items") or []],
-        "page": args.page,
+    shown: dict[str, Any] = {
+        name: [summary(entry) for entry in body.get(key) or []],
+        "page": page,
         "has_more": "next" in rels,
     }
     if "total_items" in body:
-        page["total_items"] = body["total_items"]
-    return page
+        shown["total_items"] = body["total_items"]
+    return shown
 
 
 @tool(family="invoices", action="get", read_only=True, idempotent=True)
@@ -223,7 +235,7 @@ async def get_invoice(ctx: ToolContext, args: InvoiceIdArgs) -> dict[str, Any]:
     return _summary(await _fetch(ctx, args.invoice_id), items=True)
 
 
-def _editable(invoice: dict[str, Any]) -> dict[str, Any]:
+def editable_body(invoice: dict[str, Any]) -> dict[str, Any]:
     """The invoice as a full-replace body: read-only fields out, computed amounts out."""
     doc = {
         k: copy.deepcopy(v)
@@ -252,16 +264,16 @@ def _editable(invoice: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
-@tool(family="invoices", action="update", idempotent=True)
+@tool(family="invoices", action="update", idempotent=True, aliases=("update_invoicing",))
 async def update_invoice(ctx: ToolContext, args: UpdateInvoiceArgs) -> dict[str, Any]:
     """Change a draft or unpaid invoice; fields left out stay as they are.
 
     ``items`` replaces all items. Returns the invoice with PayPal's new totals.
     """
-    doc = _editable(await _fetch(ctx, args.invoice_id))
+    doc = editable_body(await _fetch(ctx, args.invoice_id))
     currency = doc["detail"]["currency_code"]
     if args.items is not None:
-        doc["items"] = [_item(item, currency) for item in args.items]
+        doc["items"] = [item_body(item, currency) for item in args.items]
     if args.recipient_email is not None or args.recipient_name is not None:
         recipients = doc.get("primary_recipients") or [{}]
         billing = recipients[0].get("billing_info") or {}
@@ -269,7 +281,7 @@ async def update_invoice(ctx: ToolContext, args: UpdateInvoiceArgs) -> dict[str,
         if not email:
             raise ToolError("the invoice has no recipient email to name", field="recipient_email")
         name = args.recipient_name
-        fresh = _recipient(email, name)
+        fresh = recipient_body(email, name)
         if name is None and "name" in billing:
             fresh["billing_info"]["name"] = billing["name"]
         doc["primary_recipients"] = [fresh, *recipients[1:]]
@@ -358,14 +370,14 @@ async def generate_invoice_qr_code(ctx: ToolContext, args: QrCodeArgs) -> dict[s
     }
 
 
-@tool(family="invoices", action="generate_next_number")
+@tool(family="invoices", action="generate_next_number", aliases=("generate_invoice_number",))
 async def generate_next_invoice_number(ctx: ToolContext, args: NextNumberArgs) -> dict[str, Any]:
     """Get the next invoice number PayPal would assign."""
     answer = await ctx.client.post("/v2/invoicing/generate-next-invoice-number")
     return {"invoice_number": answer["invoice_number"]}
 
 
-@tool(family="invoices", action="record_payment")
+@tool(family="invoices", action="record_payment", aliases=("record_payment_for_invoice",))
 async def record_invoice_payment(ctx: ToolContext, args: RecordPaymentArgs) -> dict[str, Any]:
     """Mark an invoice (partly) paid with money received outside PayPal (cash, check...).
 
@@ -385,7 +397,7 @@ async def record_invoice_payment(ctx: ToolContext, args: RecordPaymentArgs) -> d
     return {"payment_id": answer.get("payment_id"), **_summary(after)}
 
 
-@tool(family="invoices", action="record_refund")
+@tool(family="invoices", action="record_refund", aliases=("record_refund_for_invoice",))
 async def record_invoice_refund(ctx: ToolContext, args: RecordRefundArgs) -> dict[str, Any]:
     """Record money given back outside PayPal against a paid invoice.
 
@@ -403,7 +415,13 @@ async def record_invoice_refund(ctx: ToolContext, args: RecordRefundArgs) -> dic
     return {"refund_id": answer.get("refund_id"), **_summary(after)}
 
 
-@tool(family="invoices", action="search", read_only=True, idempotent=True)
+@tool(
+    family="invoices",
+    action="search",
+    read_only=True,
+    idempotent=True,
+    aliases=("search_invoicing",),
+)
 async def search_invoices(ctx: ToolContext, args: SearchInvoicesArgs) -> dict[str, Any]:
     """Find invoices by status, recipient, number, memo, currency, total or dates."""
     criteria: dict[str, Any] = {}

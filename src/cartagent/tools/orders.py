@@ -118,7 +118,9 @@ def _order(args: OrderIdArgs) -> str:
     return api_path("/v2/checkout/orders/{}", args.order_id)
 
 
-@tool(family="orders", action="get", read_only=True, idempotent=True)
+@tool(
+    family="orders", action="get", read_only=True, idempotent=True, aliases=("get_order_details",)
+)
 async def get_order(ctx: ToolContext, args: OrderIdArgs) -> dict[str, Any]:
     """Show an order's status, amount and, once paid, its capture."""
     return _summary(await ctx.client.get(_order(args)))
@@ -135,7 +137,14 @@ async def _order_amount(ctx: ToolContext, args: OrderIdArgs) -> Money | None:
     return total
 
 
-@tool(family="orders", action="capture", moves_money=True, idempotent=True, spend=_order_amount)
+@tool(
+    family="orders",
+    action="capture",
+    moves_money=True,
+    idempotent=True,
+    spend=_order_amount,
+    aliases=("pay_order",),
+)
 async def capture_order(ctx: ToolContext, args: OrderIdArgs) -> dict[str, Any]:
     """Capture the payment of an order the buyer has approved (takes the money)."""
     return _summary(await ctx.client.post(f"{_order(args)}/capture"))

@@ -100,6 +100,14 @@ _CONFIRM: dict[str, tuple[str, str]] = {
         "cancel invoice {value}: its recipient can no longer pay it",
     ),
     "cancel_subscription": ("subscription_id", "cancel subscription {value} for good"),
+    "cancel_recurring_series": (
+        "recurring_series_id",
+        "cancel recurring invoice series {value}: it issues no more invoices",
+    ),
+    "delete_recurring_series": (
+        "recurring_series_id",
+        "delete recurring invoice series {value} for good",
+    ),
 }
 
 _DISPUTE_ID = re.compile(r"\bPP-[A-Z0-9][A-Z0-9-]{2,60}\b", re.IGNORECASE)
