@@ -21,7 +21,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 __all__ = [
     "ApprovalDenied",
@@ -39,6 +42,7 @@ __all__ = [
     "SpendLimitExceeded",
     "StepLimitExceeded",
     "ToolError",
+    "field_problems",
 ]
 
 
@@ -201,3 +205,12 @@ class ApprovalDenied(ApprovalError):
 
 class SpendLimitExceeded(ApprovalError):
     """The call would move more money than a configured limit allows."""
+
+
+def field_problems(error: ValidationError, *, whole: str) -> list[tuple[str, str]]:
+    """What pydantic refused, as ``(dotted field path, message)`` pairs in its order; ``whole``
+    stands for the path of a problem with the value as a whole."""
+    return [
+        (".".join(str(part) for part in item["loc"]) or whole, item["msg"])
+        for item in error.errors(include_url=False)
+    ]

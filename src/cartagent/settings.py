@@ -1,35 +1,37 @@
-"""The one place cartagent reads its environment. Library code takes explicit arguments."""
+"""The one place cartagent reads its environment: :meth:`Settings.from_env`.
+
+The command line reads it once, at its edge, and passes the parts down; library code takes
+explicit arguments. Every variable is listed in the README's configuration table.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 
-def _data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_DATA_HOME/cartagent``, else ``~/.local/share/cartagent``."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "cartagent"
 
 
 @dataclass(frozen=True)
 class SandboxSettings:
+    """The local PayPal sandbox (``cartagent sandbox``) and its demo merchant's credentials."""
+
     db_url: str
     host: str
     port: int
     client_id: str
     client_secret: str
 
-    @classmethod
-    def from_env(cls) -> SandboxSettings:
-        env = os.environ
-        return cls(
-            db_url=env.get("CARTAGENT_SANDBOX_DB") or f"sqlite:///{_data_dir() / 'sandbox.db'}",
-            host=env.get("CARTAGENT_SANDBOX_HOST", "127.0.0.1"),
-            port=int(env.get("CARTAGENT_SANDBOX_PORT", "8765")),
-            client_id=env.get("CARTAGENT_SANDBOX_CLIENT_ID", "cartagent-sandbox-client"),
-            client_secret=env.get("CARTAGENT_SANDBOX_CLIENT_SECRET", "cartagent-sandbox-secret"),
-        )
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
 
 
 @dataclass(frozen=True)
@@ -39,37 +41,123 @@ class LLMEndpointSettings:
     ``prompt_style`` is the prompt it is asked with: ``full`` (few-shot, for a general model), or
     the style an adapter served there (vLLM ``--lora-modules``) was trained on."""
 
-    base_url: str | None
-    model: str
-    api_key: str | None
-    schema_style: str
+    base_url: str | None = None
+    model: str = "default"
+    api_key: str | None = None
+    schema_style: str = "json_schema"
     prompt_style: str = "full"
-
-    @classmethod
-    def from_env(cls) -> LLMEndpointSettings:
-        env = os.environ
-        return cls(
-            base_url=env.get("CARTAGENT_LLM_BASE_URL") or None,
-            model=env.get("CARTAGENT_LLM_MODEL", "default"),
-            api_key=env.get("CARTAGENT_LLM_API_KEY") or None,
-            schema_style=env.get("CARTAGENT_LLM_SCHEMA_STYLE", "json_schema"),
-            prompt_style=env.get("CARTAGENT_LLM_PROMPT_STYLE", "full"),
-        )
 
 
 @dataclass(frozen=True)
 class AdapterSettings:
-    """``CARTAGENT_SEARCH_ADAPTER``: a GGUF LoRA file for ``--model tuned`` (default: the shipped
-    one); ``CARTAGENT_REGISTRY``: the model registry folder (default: in the data folder)."""
+    """``search_adapter``: a GGUF LoRA file for ``--model tuned`` (default: the registry's
+    production model, else the shipped one); ``registry``: the model registry folder."""
 
-    search_adapter: Path | None
     registry: Path
+    search_adapter: Path | None = None
+
+
+@dataclass(frozen=True)
+class PayPalSettings:
+    """The PayPal endpoint the assistant, the merchant and the MCP server pay through (None:
+    each command's default) and the PayPal merchant id the Cart API serves."""
+
+    base_url: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    merchant_id: str | None = None
+
+
+@dataclass(frozen=True)
+class MCPSettings:
+    """``cartagent mcp``: its static bearer token or OAuth issuer, enabled actions, catalog."""
+
+    token: str | None = None
+    issuer: str | None = None
+    jwks_url: str | None = None
+    actions: str | None = None
+    catalog: str | None = None
+
+
+@dataclass(frozen=True)
+class MerchantSettings:
+    """``cartagent merchant``: where checkouts are kept, agents' token, signing and webhooks
+    (``agent_token`` is also the token ``cartagent chat --merchant-url`` sends)."""
+
+    db_url: str | None = None
+    agent_token: str | None = None
+    signing_secret: str | None = None
+    webhook_url: str | None = None
+    webhook_secret: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything cartagent takes from its environment (``from_env({})``: the defaults)."""
+
+    data_dir: Path
+    sandbox: SandboxSettings
+    llm: LLMEndpointSettings
+    adapter: AdapterSettings
+    paypal: PayPalSettings
+    mcp: MCPSettings
+    merchant: MerchantSettings
+    api_keys_file: Path | None
 
     @classmethod
-    def from_env(cls) -> AdapterSettings:
-        value = os.environ.get("CARTAGENT_SEARCH_ADAPTER") or None
-        registry = os.environ.get("CARTAGENT_REGISTRY") or str(_data_dir() / "registry")
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings ``environ`` (default: this process's environment) gives."""
+        env = os.environ if environ is None else environ
+
+        def get(name: str) -> str | None:
+            return env.get(name) or None
+
+        def path(name: str) -> Path | None:
+            value = get(name)
+            return Path(value) if value else None
+
+        data_dir = default_data_dir(env)
+        adapter = path("CARTAGENT_SEARCH_ADAPTER")
+        sandbox = SandboxSettings(
+            db_url=get("CARTAGENT_SANDBOX_DB") or f"sqlite:///{data_dir / 'sandbox.db'}",
+            host=env.get("CARTAGENT_SANDBOX_HOST", "127.0.0.1"),
+            port=int(env.get("CARTAGENT_SANDBOX_PORT", "8765")),
+            client_id=env.get("CARTAGENT_SANDBOX_CLIENT_ID", "cartagent-sandbox-client"),
+            client_secret=env.get("CARTAGENT_SANDBOX_CLIENT_SECRET", "cartagent-sandbox-secret"),
+        )
         return cls(
-            search_adapter=Path(value).expanduser() if value else None,
-            registry=Path(registry).expanduser(),
+            data_dir=data_dir,
+            sandbox=sandbox,
+            llm=LLMEndpointSettings(
+                base_url=get("CARTAGENT_LLM_BASE_URL"),
+                model=env.get("CARTAGENT_LLM_MODEL", "default"),
+                api_key=get("CARTAGENT_LLM_API_KEY"),
+                schema_style=env.get("CARTAGENT_LLM_SCHEMA_STYLE", "json_schema"),
+                prompt_style=env.get("CARTAGENT_LLM_PROMPT_STYLE", "full"),
+            ),
+            adapter=AdapterSettings(
+                registry=(path("CARTAGENT_REGISTRY") or data_dir / "registry").expanduser(),
+                search_adapter=adapter.expanduser() if adapter else None,
+            ),
+            paypal=PayPalSettings(
+                base_url=get("CARTAGENT_PAYPAL_BASE_URL"),
+                client_id=get("CARTAGENT_PAYPAL_CLIENT_ID"),
+                client_secret=get("CARTAGENT_PAYPAL_CLIENT_SECRET"),
+                merchant_id=get("CARTAGENT_PAYPAL_MERCHANT_ID"),
+            ),
+            mcp=MCPSettings(
+                token=get("CARTAGENT_MCP_TOKEN"),
+                issuer=get("CARTAGENT_MCP_ISSUER"),
+                jwks_url=get("CARTAGENT_MCP_JWKS_URL"),
+                actions=get("CARTAGENT_MCP_ACTIONS"),
+                catalog=get("CARTAGENT_CATALOG"),
+            ),
+            merchant=MerchantSettings(
+                db_url=get("CARTAGENT_MERCHANT_DB"),
+                agent_token=get("CARTAGENT_MERCHANT_AGENT_TOKEN"),
+                signing_secret=get("CARTAGENT_MERCHANT_SIGNING_SECRET"),
+                webhook_url=get("CARTAGENT_MERCHANT_WEBHOOK_URL"),
+                webhook_secret=get("CARTAGENT_MERCHANT_WEBHOOK_SECRET"),
+            ),
+            api_keys_file=path("CARTAGENT_API_KEYS_FILE"),
         )

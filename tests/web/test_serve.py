@@ -25,7 +25,7 @@ from cartagent.assistant import ConversationStore
 from cartagent.child_process import ServerProcess, free_port
 from cartagent.cli.serve import serve
 from cartagent.retrieval.search import Searcher
-from cartagent.settings import SandboxSettings
+from cartagent.settings import Settings
 from cartagent.web import load_keys
 
 from .conftest import SHOP, bearer, make_assistant
@@ -150,7 +150,7 @@ def test_without_paypal_serve_runs_the_seeded_sandbox_beside_the_api(
     assert f"PayPal sandbox on http://127.0.0.1:{port}" in result.output
     api, sandbox = started.configs
     assert (api.port, sandbox.host, sandbox.port) == (8000, "127.0.0.1", port)
-    local = SandboxSettings.from_env()
+    local = Settings.from_env().sandbox
     assert isinstance(sandbox.app, FastAPI)
     with TestClient(sandbox.app) as client:
         token = client.post(
@@ -234,7 +234,7 @@ def test_the_real_server_answers_over_http_and_stops_cleanly_on_sigterm(
                 f"/api/sessions/{session_id}/messages/stream", json={"text": "the second one"}
             )
             assert streamed.text.rstrip().split("\n")[-2] == "event: done"
-        local = SandboxSettings.from_env()
+        local = Settings.from_env().sandbox
         sandbox = f"http://127.0.0.1:{environment['CARTAGENT_SANDBOX_PORT']}"
         token = httpx.post(
             f"{sandbox}/v1/oauth2/token",

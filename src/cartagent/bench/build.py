@@ -69,9 +69,7 @@ def measure_builds(
                 try:
                     report = build_index(source, Path(tmp) / f"index-{name}-{size}", engine=engine)
                 finally:
-                    close = getattr(engine, "close", None)
-                    if callable(close):
-                        close()
+                    engine.close()
                 seconds = time.perf_counter() - started
                 results.append(
                     BuildResult(

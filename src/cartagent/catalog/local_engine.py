@@ -22,7 +22,7 @@ from .fingerprint import content_hash
 from .loaders import load_products
 from .prepared import PreparedBatch, ProblemSink
 from .product import Product
-from .tau import tau_catalog
+from .tau import TAU_PRODUCTS, tau_catalog
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from ..retrieval.embeddings import Embedder
 
 __all__ = ["LocalEngine", "read_catalog"]
-
-_TAU_FILE = "products.json"
 
 
 class LocalEngine:
@@ -64,6 +62,9 @@ class LocalEngine:
                 continue
             yield PreparedBatch(chunk, hashes, _embed(vectors, chunk, hashes, wanted))
 
+    def close(self) -> None:
+        """Nothing to release: the engine holds no resources between builds."""
+
 
 def read_catalog(source: str | os.PathLike[str], on_problem: ProblemSink) -> list[Product]:
     """The products of a tau-bench retail folder (or its products.json) or a catalog file.
@@ -75,10 +76,10 @@ def read_catalog(source: str | os.PathLike[str], on_problem: ProblemSink) -> lis
     path = Path(source)
     if not path.exists():
         raise ConfigurationError(f"{path} does not exist")
-    tau_file = path / _TAU_FILE if path.is_dir() else path
-    if path.is_dir() or (path.name == _TAU_FILE and _is_tau(tau_file)):
+    tau_file = path / TAU_PRODUCTS if path.is_dir() else path
+    if path.is_dir() or (path.name == TAU_PRODUCTS and _is_tau(tau_file)):
         if not tau_file.is_file():
-            raise ConfigurationError(f"{path} holds no {_TAU_FILE}")
+            raise ConfigurationError(f"{path} holds no {TAU_PRODUCTS}")
         try:
             return tau_catalog(tau_file)
         except (OSError, ValueError) as error:

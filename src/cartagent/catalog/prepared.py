@@ -47,6 +47,7 @@ class Engine(Protocol):
     ``embedder`` is ``None`` when no dense index is built. ``wanted`` (when given) says which
     fingerprints still need embedding: an incremental build passes the ones it does not have, so
     unchanged products are not embedded again (their batch ``vectors`` rows are then zeros).
+    Whoever makes an engine calls ``close()`` when done with it (Spark stops its session).
     """
 
     def prepare(
@@ -58,3 +59,7 @@ class Engine(Protocol):
         on_problem: ProblemSink,
         wanted: Callable[[str], bool] | None = None,
     ) -> Iterator[PreparedBatch]: ...
+
+    def close(self) -> None:
+        """Release what the engine holds (a no-op for one that holds nothing)."""
+        ...

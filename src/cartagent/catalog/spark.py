@@ -67,9 +67,10 @@ from .loaders import (
     _JsonSyntaxError,
     _nested_row,
 )
-from .local_engine import _TAU_FILE, _is_tau
+from .local_engine import _is_tau
 from .prepared import PreparedBatch, ProblemSink
 from .product import Product
+from .tau import TAU_PRODUCTS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -223,7 +224,7 @@ def _locate(source: Path | str) -> tuple[str, str]:
         path = Path(source)
         if not path.exists():
             raise ConfigurationError(f"{path} does not exist")
-        if path.is_dir() or (path.name == _TAU_FILE and _is_tau(path)):
+        if path.is_dir() or (path.name == TAU_PRODUCTS and _is_tau(path)):
             raise ConfigurationError(
                 f"{path} is a tau-bench catalog or a folder: the local engine reads those"
             )

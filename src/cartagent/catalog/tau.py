@@ -25,7 +25,10 @@ from typing import Any
 
 from .product import Product, Variant
 
-__all__ = ["TAU_CATEGORIES", "tau_catalog"]
+__all__ = ["TAU_CATEGORIES", "TAU_PRODUCTS", "tau_catalog"]
+
+TAU_PRODUCTS = "products.json"
+"""The products file of a tau-bench retail folder."""
 
 TAU_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Action Camera": ("Electronics", "Cameras", "Action Cameras"),

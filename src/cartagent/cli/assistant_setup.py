@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .search import load_catalog, locate_catalog
+from .settings import option_or, run_settings
 from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
@@ -31,9 +32,7 @@ __all__ = ["AssistantOptions", "assistant_options", "build_assistant", "default_
 
 
 def default_db() -> str:
-    from ..settings import _data_dir
-
-    return f"sqlite:///{_data_dir() / 'chat.db'}"
+    return f"sqlite:///{run_settings().data_dir / 'chat.db'}"
 
 
 @dataclass(frozen=True)
@@ -50,28 +49,40 @@ PAYPAL_OPTIONS = (
     click.option(
         "--paypal",
         "paypal_url",
-        envvar="CARTAGENT_PAYPAL_BASE_URL",
-        show_envvar=True,
         default=None,
-        help="PayPal for payments: live, sandbox or a URL; default: the local sandbox.",
+        help="PayPal for payments: live, sandbox or a URL; default: the local sandbox  "
+        "[env var: CARTAGENT_PAYPAL_BASE_URL].",
     ),
     click.option(
         "--client-id",
-        envvar="CARTAGENT_PAYPAL_CLIENT_ID",
-        show_envvar=True,
         default=None,
-        help="PayPal client id; default: the local sandbox's demo merchant.",
+        help="PayPal client id; default: the local sandbox's demo merchant  "
+        "[env var: CARTAGENT_PAYPAL_CLIENT_ID].",
     ),
-    click.option("--client-secret", envvar="CARTAGENT_PAYPAL_CLIENT_SECRET", show_envvar=True),
+    click.option("--client-secret", help="[env var: CARTAGENT_PAYPAL_CLIENT_SECRET]"),
 )
 """Where payments go (see :func:`paypal_endpoint`), for every command that takes them."""
 
 
 def paypal_options(command: F) -> F:
-    """``--paypal``, ``--client-id`` and ``--client-secret`` on ``command``."""
+    """``--paypal``, ``--client-id`` and ``--client-secret`` on ``command``, which receives
+    them with the run's PayPal settings filled in where they were not given."""
+
+    @functools.wraps(command)  # keeps the command's own options (``__click_params__``)
+    def wrapped(
+        *, paypal_url: str | None, client_id: str | None, client_secret: str | None, **kwargs: Any
+    ) -> Any:
+        paypal = run_settings().paypal
+        return command(
+            paypal_url=option_or(paypal_url, paypal.base_url),
+            client_id=option_or(client_id, paypal.client_id),
+            client_secret=option_or(client_secret, paypal.client_secret),
+            **kwargs,
+        )
+
     for decorate in reversed(PAYPAL_OPTIONS):
-        command = decorate(command)
-    return command
+        wrapped = decorate(wrapped)
+    return wrapped  # type: ignore[return-value]
 
 
 def assistant_options(command: F) -> F:
@@ -91,7 +102,6 @@ def assistant_options(command: F) -> F:
             default=None,
             help="A products file or a tau-bench retail folder; default: the tau-bench store.",
         ),
-        *PAYPAL_OPTIONS,
     ]
 
     @functools.wraps(command)  # keeps the command's own options (``__click_params__``)
@@ -100,6 +110,7 @@ def assistant_options(command: F) -> F:
         options = AssistantOptions(**{n: kwargs.pop(n) for n in names})
         return command(options=options, **kwargs)
 
+    wrapped = paypal_options(wrapped)
     for decorate in reversed(decorators):
         wrapped = decorate(wrapped)
     return wrapped  # type: ignore[return-value]
@@ -109,13 +120,12 @@ def paypal_endpoint(
     paypal_url: str | None, client_id: str | None, client_secret: str | None
 ) -> tuple[str, str, str]:
     """Base URL, client id and secret: the local sandbox's demo merchant unless ``--paypal``."""
-    from ..settings import SandboxSettings
     from .mcp import resolve_base_url
 
-    local = SandboxSettings.from_env()
+    local = run_settings().sandbox
     if paypal_url is None:
         return (
-            f"http://{local.host}:{local.port}",
+            local.base_url,
             client_id or local.client_id,
             client_secret or local.client_secret,
         )
@@ -156,7 +166,6 @@ def build_assistant(
     from ..retrieval.catalog_search import catalog_searcher
     from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
     from ..retrieval.understanding import ModelUnderstander
-    from ..settings import _data_dir
 
     try:
         minilm_model_dir()
@@ -173,7 +182,7 @@ def build_assistant(
     embedder = MiniLMEmbedder()
     # Hybrid search, its vectors cached by the catalog's content; the router's embedder too.
     searcher = catalog_searcher(
-        products, understand, cache=_data_dir() / "cache", embedder=lambda: embedder
+        products, understand, cache=run_settings().data_dir / "cache", embedder=lambda: embedder
     )
     embedded = EmbeddingRouter(embedder)
     embedded.warm_up()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,16 +39,6 @@ def _minilm_pair() -> tuple[Embedder, Embedder]:
     return MiniLMEmbedder(threads=None, batch_size=128), MiniLMEmbedder(threads=1)
 
 
-def _spark_engine() -> Engine:
-    try:
-        from ..catalog.spark import SparkEngine
-    except ImportError as error:
-        raise click.ClickException(
-            f"the spark engine needs pyspark ({error}): pip install 'cartagent[spark]'"
-        ) from None
-    return SparkEngine(master="local[*]")
-
-
 def _engine_names(raw: str) -> list[str]:
     names = [n.strip() for n in raw.split(",") if n.strip()]
     unknown = [n for n in names if n not in ("local", "spark")]
@@ -62,20 +53,23 @@ def _time_builds(
     names: list[str], sizes: list[int], seed: int, workdir: Path | None
 ) -> list[BuildResult]:
     from ..bench.build import measure_builds
-    from ..catalog.local_engine import LocalEngine
+    from ..catalog.engines import get_engine
 
-    known: dict[str, Callable[[], Engine]] = {"local": LocalEngine, "spark": _spark_engine}
-    return measure_builds(
-        sizes,
-        {n: known[n] for n in names},
-        seed=seed,
-        workdir=workdir,
-        progress=lambda line: click.echo(line, err=True),
-    )
+    engines: dict[str, Callable[[], Engine]] = {n: partial(get_engine, n) for n in names}
+    try:
+        return measure_builds(
+            sizes,
+            engines,
+            seed=seed,
+            workdir=workdir,
+            progress=lambda line: click.echo(line, err=True),
+        )
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def _model_names(raw: str) -> list[str]:
-    from .understanders import UNDERSTANDERS
+    from ..retrieval.understanders import UNDERSTANDERS
 
     names = [n.strip() for n in raw.split(",") if n.strip()]
     unknown = [n for n in names if n not in UNDERSTANDERS]
@@ -88,7 +82,7 @@ def _model_names(raw: str) -> list[str]:
 def _time_models(names: list[str], requests: int, with_cache: bool) -> list[ModelLatency]:
     from ..bench.understanding import measure_models
     from ..evals.understanding import load_cases
-    from .understanders import UNDERSTANDERS
+    from .understanders import model_factory
 
     chosen = [str(case["request"]) for case in load_cases()][:requests]
     embedder = None
@@ -98,7 +92,7 @@ def _time_models(names: list[str], requests: int, with_cache: bool) -> list[Mode
         embedder = MiniLMEmbedder()
     try:
         return measure_models(
-            {n: UNDERSTANDERS[n] for n in names},
+            {n: model_factory(n) for n in names},
             chosen,
             cache_embedder=embedder,
             progress=lambda line: click.echo(line, err=True),

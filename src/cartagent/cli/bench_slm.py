@@ -60,9 +60,10 @@ def slm_bench(
     from ..evals.retrieval import load_retrieval_cases
     from ..evals.understanding import load_cases
     from ..retrieval.embeddings import MiniLMEmbedder
+    from ..retrieval.understanders import UNDERSTANDERS
     from ..tuning.dev_eval import cases_from
     from ..tuning.training_data import load_split
-    from .understanders import UNDERSTANDERS
+    from .understanders import model_factory
 
     names = [n.strip() for n in models.split(",") if n.strip()]
     unknown = [n for n in names if n not in UNDERSTANDERS]
@@ -84,7 +85,7 @@ def slm_bench(
 
     try:
         results = measure_models(
-            {n: UNDERSTANDERS[n] for n in names},
+            {n: model_factory(n) for n in names},
             on_result=echo,
             products=load_catalog(locate_catalog(None)),
             embedder=MiniLMEmbedder(),

@@ -10,12 +10,13 @@ summary. Run again, it updates the folder: only what changed is indexed and embe
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import ConfigurationError
 from .search import locate_catalog
 
 if TYPE_CHECKING:
@@ -24,19 +25,7 @@ if TYPE_CHECKING:
     from ..catalog.prepared import Engine
     from ..retrieval.embeddings import Embedder
 
-__all__ = ["EMBEDDERS", "catalog"]
-
-_TAU_FILE = "products.json"
-
-
-def _minilm() -> Embedder:
-    from ..retrieval.embeddings import MiniLMEmbedder
-
-    return MiniLMEmbedder(threads=None)
-
-
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": _minilm}
-"""Embedders by ``--embedder`` name; a build records the name so searches embed alike."""
+__all__ = ["catalog"]
 
 
 @click.group("catalog")
@@ -86,13 +75,13 @@ def build(
     """Index SOURCE (a products file or a tau-bench retail folder) into the folder --out.
 
     SOURCE is any file that `cartagent search --catalog` reads (.json, .jsonl, .csv, .parquet);
-    by default the tau-bench store in shared/data/tau-bench-retail.
+    by default the tau-bench store shipped with cartagent.
     """
     from ..catalog.build import build_index
-    from ..errors import ConfigurationError
+    from ..catalog.source import rows_file
 
     path = source if source is not None else locate_catalog(None, option="SOURCE")
-    shown = path / _TAU_FILE if path.is_dir() else path
+    shown = rows_file(path)
     chosen_engine = _engine(engine, master, conf)
     chosen_embedder = _embedder(embedder) if dense else None
     stderr = sys.stderr
@@ -117,9 +106,7 @@ def build(
     except ImportError as error:
         raise _missing(error) from error
     finally:
-        close = getattr(chosen_engine, "close", None)  # a Spark engine stops its session
-        if callable(close):
-            close()
+        chosen_engine.close()
     for line in summary(result):
         click.echo(line)
 
@@ -157,12 +144,10 @@ def summary(report: BuildReport) -> list[str]:
 
 
 def _engine(name: str, master: str | None, conf: Sequence[str]) -> Engine:
-    if name == "local":
-        if master is not None or conf:
-            raise click.UsageError("--master and --conf apply to --engine spark only")
-        from ..catalog.local_engine import LocalEngine
+    from ..catalog.engines import get_engine
 
-        return LocalEngine()
+    if name == "local" and (master is not None or conf):
+        raise click.UsageError("--master and --conf apply to --engine spark only")
     settings: dict[str, str] = {}
     for item in conf:
         key, sep, value = item.partition("=")
@@ -170,21 +155,17 @@ def _engine(name: str, master: str | None, conf: Sequence[str]) -> Engine:
             raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--conf")
         settings[key.strip()] = value
     try:
-        from ..catalog.spark import SparkEngine
-
-        return SparkEngine(master or "local[*]", settings or None)
-    except ImportError as error:
-        raise click.ClickException(
-            f"--engine spark needs PySpark: pip install 'cartagent[spark]' ({error})"
-        ) from error
+        return get_engine(name, master=master, conf=settings)
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from error
 
 
 def _embedder(name: str) -> Embedder:
-    factory = EMBEDDERS.get(name)
-    if factory is None:
-        known = ", ".join(sorted(EMBEDDERS))
-        raise click.BadParameter(f"{name!r} is not one of: {known}", param_hint="--embedder")
+    from ..retrieval.embeddings import get_embedder
+
     try:
-        return factory()
+        return get_embedder(name)
+    except ConfigurationError as error:
+        raise click.BadParameter(str(error), param_hint="--embedder") from None
     except ImportError as error:
         raise _missing(error) from error

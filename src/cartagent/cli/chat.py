@@ -22,6 +22,7 @@ from .assistant_setup import (
     load_shopper,
     paypal_client,
 )
+from .settings import option_or, run_settings
 
 if TYPE_CHECKING:
     from ..assistant import ProductCard, Reply
@@ -69,10 +70,9 @@ def _timings(reply: Reply) -> str:
 )
 @click.option(
     "--merchant-token",
-    envvar="CARTAGENT_MERCHANT_AGENT_TOKEN",
-    show_envvar=True,
     default=None,
-    help="The bearer token the merchant gave this agent.",
+    help="The bearer token the merchant gave this agent  "
+    "[env var: CARTAGENT_MERCHANT_AGENT_TOKEN].",
 )
 @click.option(
     "--ucp-profile",
@@ -101,7 +101,8 @@ def chat(
 ) -> None:
     """Chat with the shopping assistant (one turn per line when stdin is not a terminal)."""
     client = paypal_client(options)
-    shop = None if merchant_url is None else _merchant(merchant_url, merchant_token, ucp_profile)
+    token = option_or(merchant_token, run_settings().merchant.agent_token)
+    shop = None if merchant_url is None else _merchant(merchant_url, token, ucp_profile)
     shopper = None if shop is None else load_shopper(buyer_file)
     assistant = build_assistant(options, client, merchant=shop, shopper=shopper)
     try:

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     from ..evals.understanding import AgreementReport, UnderstandingReport
     from ..retrieval.search import Understander
 
-_WEBSHOP = Path("shared") / "data" / "webshop" / "goal_query_map.dev.json"
-
 _webshop_option = click.option(
     "--webshop", default=None, help="WebShop goal_query_map JSON (default: ../shared)."
 )
@@ -29,18 +27,16 @@ _limit_option = click.option(
 
 
 def _locate_webshop(given: str | None) -> Path | None:
-    """``given`` (which must exist), else the WebShop file beside the repo or the cwd, else None."""
+    """``given`` (which must exist), else the WebShop development set in ``shared/data`` beside
+    the checkout, else None (it does not ship with cartagent)."""
+    from ..data import WEBSHOP_DEV, shared_file
+
     if given:
         path = Path(given)
         if not path.is_file():
             raise click.BadParameter(f"{path} is not a file", param_hint="--webshop")
         return path
-    here = Path(__file__).resolve()
-    for root in (Path.cwd(), Path.cwd().parent, *here.parents):
-        candidate = root / _WEBSHOP
-        if candidate.is_file():
-            return candidate
-    return None
+    return shared_file(WEBSHOP_DEV)
 
 
 @click.group("eval")
@@ -196,7 +192,7 @@ def _retrieval_json(reports: list[SystemReport]) -> dict[str, Any]:
     "--catalog",
     "catalog_path",
     default=None,
-    help="A products file or a tau-bench retail folder (default: shared/data/tau-bench-retail).",
+    help="A products file or a tau-bench retail folder (default: the tau-bench store).",
 )
 @click.option(
     "--set",

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import ConfigurationError
+from .settings import option_or, run_settings
 
 if TYPE_CHECKING:
     from ..mcp.oauth import OAuthResource
@@ -28,9 +29,9 @@ def resolve_base_url(value: str) -> str:
 
 def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
     """``search_products`` over the catalog at ``catalog_path`` (hybrid, its vectors cached)."""
+    from ..retrieval.understanders import UNDERSTANDERS, get_understander
     from ..tools.search import search_tool
     from .search import default_searcher, load_catalog, locate_catalog
-    from .understanders import UNDERSTANDERS
 
     if model not in UNDERSTANDERS:
         known = ", ".join(sorted(UNDERSTANDERS))
@@ -39,7 +40,7 @@ def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
         products = load_catalog(locate_catalog(None if catalog_path == "tau" else catalog_path))
     except click.UsageError as error:
         raise ConfigurationError(f"--catalog: {error.format_message()}") from None
-    searcher = default_searcher(products, UNDERSTANDERS[model]())
+    searcher = default_searcher(products, get_understander(model, run_settings()))
     how = "hybrid" if searcher.dense is not None else "lexical"
     click.echo(f"cartagent mcp: search_products over {len(products)} products ({how})", err=True)
     return search_tool(searcher)
@@ -97,25 +98,22 @@ def _http_auth(
 @click.option("--port", default=8811, show_default=True, type=int, help="HTTP: port.")
 @click.option(
     "--token",
-    envvar="CARTAGENT_MCP_TOKEN",
-    show_envvar=True,
     default=None,
-    help="HTTP: the bearer token every request must carry (16+ characters); or use --issuer.",
+    help="HTTP: the bearer token every request must carry (16+ characters); or use --issuer  "
+    "[env var: CARTAGENT_MCP_TOKEN].",
 )
 @click.option(
     "--issuer",
-    envvar="CARTAGENT_MCP_ISSUER",
-    show_envvar=True,
     default=None,
     help="HTTP: accept OAuth access tokens (JWTs) from this authorization server instead of "
-    "--token, and publish it in /.well-known/oauth-protected-resource.",
+    "--token, and publish it in /.well-known/oauth-protected-resource  "
+    "[env var: CARTAGENT_MCP_ISSUER].",
 )
 @click.option(
     "--jwks-url",
-    envvar="CARTAGENT_MCP_JWKS_URL",
-    show_envvar=True,
     default=None,
-    help="HTTP, with --issuer: the issuer's key set [default: the jwks_uri of its metadata].",
+    help="HTTP, with --issuer: the issuer's key set [default: the jwks_uri of its metadata; "
+    "env var: CARTAGENT_MCP_JWKS_URL].",
 )
 @click.option(
     "--resource-url",
@@ -135,23 +133,19 @@ def _http_auth(
 )
 @click.option(
     "--base-url",
-    envvar="CARTAGENT_PAYPAL_BASE_URL",
-    show_envvar=True,
-    default="sandbox",
-    show_default=True,
-    help="PayPal: live, sandbox, or any URL (e.g. a local cartagent sandbox).",
+    default=None,
+    show_default="sandbox",
+    help="PayPal: live, sandbox, or any URL (e.g. a local cartagent sandbox)  "
+    "[env var: CARTAGENT_PAYPAL_BASE_URL].",
 )
-@click.option("--client-id", envvar="CARTAGENT_PAYPAL_CLIENT_ID", show_envvar=True, default=None)
-@click.option(
-    "--client-secret", envvar="CARTAGENT_PAYPAL_CLIENT_SECRET", show_envvar=True, default=None
-)
+@click.option("--client-id", default=None, help="[env var: CARTAGENT_PAYPAL_CLIENT_ID]")
+@click.option("--client-secret", default=None, help="[env var: CARTAGENT_PAYPAL_CLIENT_SECRET]")
 @click.option(
     "--actions",
-    envvar="CARTAGENT_MCP_ACTIONS",
-    show_envvar=True,
     default=None,
     help="Tools to enable beyond the read-only ones, as JSON or a JSON file path, e.g. "
-    '{"orders": {"create": true}}; false turns a read-only tool off.',
+    '{"orders": {"create": true}}; false turns a read-only tool off  '
+    "[env var: CARTAGENT_MCP_ACTIONS].",
 )
 @click.option(
     "--allow-money-moving",
@@ -171,11 +165,10 @@ def _http_auth(
 @click.option(
     "--catalog",
     "catalog_path",
-    envvar="CARTAGENT_CATALOG",
-    show_envvar=True,
     default=None,
     help="Also serve search_products over this catalog: a products file (.json/.jsonl/.csv/"
-    ".parquet), a tau-bench retail folder, or 'tau' for the store beside the repository.",
+    ".parquet), a tau-bench retail folder, or 'tau' for the store shipped with cartagent  "
+    "[env var: CARTAGENT_CATALOG].",
 )
 @click.option(
     "--search-model",
@@ -193,7 +186,7 @@ def mcp(
     resource_url: str | None,
     audience: str | None,
     required_scope: tuple[str, ...],
-    base_url: str,
+    base_url: str | None,
     client_id: str | None,
     client_secret: str | None,
     actions: str | None,
@@ -221,6 +214,14 @@ def mcp(
 
     # stdout is the protocol channel on stdio: everything else goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    settings = run_settings()
+    token = option_or(token, settings.mcp.token)
+    issuer = option_or(issuer, settings.mcp.issuer)
+    jwks_url = option_or(jwks_url, settings.mcp.jwks_url)
+    actions = option_or(actions, settings.mcp.actions)
+    catalog_path = option_or(catalog_path, settings.mcp.catalog)
+    client_id = option_or(client_id, settings.paypal.client_id)
+    client_secret = option_or(client_secret, settings.paypal.client_secret)
     try:
         oauth = _http_auth(
             transport,
@@ -237,7 +238,7 @@ def mcp(
                 "PayPal credentials are required: --client-id and --client-secret "
                 "(or CARTAGENT_PAYPAL_CLIENT_ID and CARTAGENT_PAYPAL_CLIENT_SECRET)"
             )
-        url = resolve_base_url(base_url)
+        url = resolve_base_url(option_or(base_url, settings.paypal.base_url or "sandbox"))
         mapping: dict[str, Any] | None = load_actions(actions) if actions else None
         limits = parse_limits(spend_limit, spend_total)
         tools = [*ALL_TOOLS]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .assistant_setup import paypal_endpoint, paypal_options
+from .settings import option_or, run_settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -83,48 +84,40 @@ def _token(data_dir: Path) -> str:
 @click.option(
     "--db",
     "db_url",
-    envvar="CARTAGENT_MERCHANT_DB",
-    show_envvar=True,
     default=None,
     help="Where checkouts are kept: sqlite:///path or postgresql://user@host/db; "
-    "default: merchant.db in cartagent's data folder.",
+    "default: merchant.db in cartagent's data folder  [env var: CARTAGENT_MERCHANT_DB].",
 )
 @click.option(
     "--agent-token",
-    envvar="CARTAGENT_MERCHANT_AGENT_TOKEN",
-    show_envvar=True,
     default=None,
-    help="The bearer token agents send; default: a random one kept in the data folder.",
+    help="The bearer token agents send; default: a random one kept in the data folder  "
+    "[env var: CARTAGENT_MERCHANT_AGENT_TOKEN].",
 )
 @click.option(
     "--signing-secret",
-    envvar="CARTAGENT_MERCHANT_SIGNING_SECRET",
-    show_envvar=True,
     default=None,
-    help="If set, agents must sign each request (Signature, Timestamp) with this secret.",
+    help="If set, agents must sign each request (Signature, Timestamp) with this secret  "
+    "[env var: CARTAGENT_MERCHANT_SIGNING_SECRET].",
 )
 @click.option(
     "--webhook-url",
-    envvar="CARTAGENT_MERCHANT_WEBHOOK_URL",
-    show_envvar=True,
     default=None,
-    help="The agent platform's order-events receiver (order_create on each completed checkout).",
+    help="The agent platform's order-events receiver (order_create on each completed checkout)  "
+    "[env var: CARTAGENT_MERCHANT_WEBHOOK_URL].",
 )
 @click.option(
     "--webhook-secret",
-    envvar="CARTAGENT_MERCHANT_WEBHOOK_SECRET",
-    show_envvar=True,
     default=None,
-    help="The secret order events are signed with (Merchant-Signature); needed with --webhook-url.",
+    help="The secret order events are signed with (Merchant-Signature); needed with "
+    "--webhook-url  [env var: CARTAGENT_MERCHANT_WEBHOOK_SECRET].",
 )
 @paypal_options
 @click.option(
     "--paypal-merchant-id",
-    envvar="CARTAGENT_PAYPAL_MERCHANT_ID",
-    show_envvar=True,
     default=None,
     help="Serve PayPal's Cart API (Store Sync) for this PayPal merchant id (the JWT audience); "
-    "default with the local sandbox: its demo merchant.",
+    "default with the local sandbox: its demo merchant  [env var: CARTAGENT_PAYPAL_MERCHANT_ID].",
 )
 @click.option(
     "--ucp-platform",
@@ -163,16 +156,23 @@ def merchant(
     import uvicorn
 
     from ..commerce.server import PAYPAL_CART_PREFIX, UCP_PREFIX
-    from ..settings import SandboxSettings, _data_dir
     from ..web.server import serve_together
     from .search import locate_catalog
 
+    settings = run_settings()
+    chosen = settings.merchant
+    db_url = option_or(db_url, chosen.db_url)
+    agent_token = option_or(agent_token, chosen.agent_token)
+    signing_secret = option_or(signing_secret, chosen.signing_secret)
+    webhook_url = option_or(webhook_url, chosen.webhook_url)
+    webhook_secret = option_or(webhook_secret, chosen.webhook_secret)
+    paypal_merchant_id = option_or(paypal_merchant_id, settings.paypal.merchant_id)
     url, paypal_id, paypal_secret = paypal_endpoint(paypal_url, client_id, client_secret)
     if workers < 1:
         raise click.BadParameter("must be at least 1", param_hint="--workers")
     if workers > 1 and (mcp_port or ucp_mcp_port):
         raise click.UsageError("the MCP bindings are served by a single process: drop --workers")
-    local = SandboxSettings.from_env()
+    local = settings.sandbox
     if paypal_url is None:
         paypal_merchant_id = paypal_merchant_id or _sandbox_merchant(
             local, paypal_id, paypal_secret
@@ -182,12 +182,12 @@ def merchant(
         raise click.UsageError("--paypal-merchant-id with --paypal needs --paypal-jwks-url")
     setup = MerchantSetup(
         catalog=str(locate_catalog(catalog_path)),
-        database=db_url or f"sqlite:///{_data_dir() / 'merchant.db'}",
+        database=db_url or f"sqlite:///{settings.data_dir / 'merchant.db'}",
         base_url=(base_url or f"http://{host}:{port}").rstrip("/"),
         paypal_url=url,
         paypal_id=paypal_id,
         paypal_secret=paypal_secret,
-        agent_token=agent_token or _token(_data_dir()),
+        agent_token=agent_token or _token(settings.data_dir),
         signing_secret=signing_secret,
         webhook_url=webhook_url,
         webhook_secret=webhook_secret,

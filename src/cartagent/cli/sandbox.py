@@ -9,28 +9,35 @@ import time
 
 import click
 
-from ..settings import SandboxSettings
-
-_DEFAULTS = SandboxSettings.from_env()
+from .settings import option_or, run_settings
 
 
 @click.group(invoke_without_command=True)
-@click.option("--host", default=_DEFAULTS.host, show_default=True, help="Interface to bind.")
-@click.option("--port", default=_DEFAULTS.port, show_default=True, type=int)
+@click.option(
+    "--host",
+    default=None,
+    show_default="CARTAGENT_SANDBOX_HOST, else 127.0.0.1",
+    help="Interface to bind.",
+)
+@click.option("--port", default=None, show_default="CARTAGENT_SANDBOX_PORT, else 8765", type=int)
 @click.option(
     "--db",
     "db_url",
-    default=_DEFAULTS.db_url,
-    show_default=True,
+    default=None,
+    show_default="CARTAGENT_SANDBOX_DB, else sandbox.db in cartagent's data folder",
     help="SQLAlchemy URL: sqlite:///path.db or postgresql://user@host/db.",
 )
 @click.option(
     "--client-id",
-    default=_DEFAULTS.client_id,
-    show_default=True,
+    default=None,
+    show_default="CARTAGENT_SANDBOX_CLIENT_ID, else cartagent-sandbox-client",
     help="Merchant API client id (created if missing).",
 )
-@click.option("--client-secret", default=_DEFAULTS.client_secret, show_default=True)
+@click.option(
+    "--client-secret",
+    default=None,
+    show_default="CARTAGENT_SANDBOX_CLIENT_SECRET, else cartagent-sandbox-secret",
+)
 @click.option("--seed/--no-seed", default=False, help="Load the demo store first.")
 @click.option(
     "--workers",
@@ -48,32 +55,37 @@ _DEFAULTS = SandboxSettings.from_env()
 @click.pass_context
 def sandbox(
     ctx: click.Context,
-    host: str,
-    port: int,
-    db_url: str,
-    client_id: str,
-    client_secret: str,
+    host: str | None,
+    port: int | None,
+    db_url: str | None,
+    client_id: str | None,
+    client_secret: str | None,
     seed: bool,
     workers: int,
     exit_with_parent: bool,
 ) -> None:
     """Serve the PayPal-compatible REST sandbox (OAuth2, Orders, Payments, Invoicing, ...)."""
+    local = run_settings().sandbox
+    db_url = option_or(db_url, local.db_url)
+    client_id = option_or(client_id, local.client_id)
+    client_secret = option_or(client_secret, local.client_secret)
     ctx.obj = {"db_url": db_url, "client_id": client_id, "client_secret": client_secret}
     if ctx.invoked_subcommand is not None:
         return
     if exit_with_parent:
         _exit_with_parent()
+    from ..data import tau_retail
     from ..sandbox.seed import SeedDataNotFound
     from ..sandbox.server import serve
 
     try:
         serve(
-            host=host,
-            port=port,
+            host=option_or(host, local.host),
+            port=option_or(port, local.port),
             db_url=db_url,
             client_id=client_id,
             client_secret=client_secret,
-            seed=seed,
+            seed_data=tau_retail() if seed else None,
             workers=workers,
         )
     except SeedDataNotFound as error:
@@ -88,7 +100,8 @@ def sandbox(
     "--data",
     "data_dir",
     default=None,
-    help="tau-bench retail folder (products.json, users.json, orders.json).",
+    help="tau-bench retail folder (products.json, users.json, orders.json); "
+    "default: the one shipped with cartagent.",
 )
 @click.pass_context
 def seed(
@@ -99,6 +112,7 @@ def seed(
     data_dir: str | None,
 ) -> None:
     """Load the tau-bench retail store: products, customers and past orders with captures."""
+    from ..data import tau_retail
     from ..sandbox.seed import SeedDataNotFound, seed_store
 
     opts = ctx.obj
@@ -107,7 +121,7 @@ def seed(
             db_url or opts["db_url"],
             client_id or opts["client_id"],
             client_secret or opts["client_secret"],
-            data_dir=data_dir,
+            data_dir=tau_retail() if data_dir is None else data_dir,
             progress=True,
         )
     except SeedDataNotFound as error:

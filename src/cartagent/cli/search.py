@@ -1,11 +1,11 @@
 """``cartagent search`` and ``cartagent understand``: product search from the terminal.
 
 ``cartagent search 'red t-shirt under 50'`` understands the request, searches a catalog (by
-default the tau-bench retail store in ``shared/data/tau-bench-retail`` beside the repository)
-and prints the hits (``--index DIR`` searches a folder ``cartagent catalog build`` wrote
-instead); ``--json`` prints the understood query, compact hits and timings as one
-JSON object. ``cartagent understand 'text'`` prints only the understood ``SearchQuery``; with no
-argument it reads one request per line from stdin and writes one JSON object per line.
+default the tau-bench retail store shipped with cartagent) and prints the hits (``--index DIR``
+searches a folder ``cartagent catalog build`` wrote instead); ``--json`` prints the understood
+query, compact hits and timings as one JSON object. ``cartagent understand 'text'`` prints only
+the understood ``SearchQuery``; with no argument it reads one request per line from stdin and
+writes one JSON object per line.
 """
 
 from __future__ import annotations
@@ -18,52 +18,36 @@ from typing import TYPE_CHECKING, Any
 import click
 import orjson
 
+from ..errors import ConfigurationError
 from ..retrieval.catalog_search import SEARCH_MODES, SearchMode
+from .settings import run_settings
 from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
     from ..catalog import Product, RowProblem
     from ..retrieval.search import Searcher, SearchResult, Understander
 
-TAU_FOLDER = Path("shared") / "data" / "tau-bench-retail"
-_TAU_FILE = "products.json"
-
 
 def locate_catalog(path: str | None, *, option: str = "--catalog") -> Path:
-    """``path`` if given, else the tau-bench retail folder beside the repo or the cwd.
+    """``path`` if given (it must exist), else the tau-bench retail store cartagent ships.
 
     ``option`` names the parameter that takes a catalog, in error messages.
     """
-    if path is not None:
-        found = Path(path).expanduser()
-        if not found.exists():
-            raise click.BadParameter(f"{found} does not exist", param_hint=option)
-        return found
-    repo = Path(__file__).resolve().parents[3]
-    candidates = [
-        Path.cwd().parent / TAU_FOLDER,
-        Path.cwd() / TAU_FOLDER,
-        repo.parent / TAU_FOLDER,
-    ]
-    for folder in candidates:
-        if (folder / _TAU_FILE).is_file():
-            return folder.resolve()
-    tried = ", ".join(str(c) for c in dict.fromkeys(candidates))
-    raise click.UsageError(
-        f"no catalog given and no tau-bench retail data found (looked in {tried}); "
-        f"pass one with {option} (a products file or a tau-bench retail folder)."
-    )
+    from ..catalog.source import locate_catalog as locate
+
+    try:
+        return locate(path)
+    except ConfigurationError as error:
+        raise click.BadParameter(str(error), param_hint=option) from None
 
 
 def load_catalog(path: Path) -> list[Product]:
-    """A tau-bench retail folder (or its products.json), else any file ``load_products`` reads.
-
-    Rows ``load_products`` rejects are reported on stderr (with their line) and skipped.
-    """
+    """The products of ``path`` (see :func:`~cartagent.catalog.local_engine.read_catalog`);
+    the rows it rejects are reported on stderr (with their line) and skipped."""
     from ..catalog.local_engine import read_catalog
-    from ..errors import ConfigurationError
+    from ..catalog.source import rows_file
 
-    shown = path / _TAU_FILE if path.is_dir() else path
+    shown = rows_file(path)
 
     def report(problem: RowProblem) -> None:
         click.echo(f"{shown}:{problem.line}: skipped: {problem.message}", err=True)
@@ -128,7 +112,7 @@ def _print_result(result: SearchResult) -> None:
     "catalog_path",
     default=None,
     help="A products file (.json/.jsonl/.csv/.parquet) or a tau-bench retail folder; "
-    "default: the tau-bench store in shared/data/tau-bench-retail.",
+    "default: the tau-bench store shipped with cartagent.",
 )
 @click.option(
     "--index",
@@ -164,7 +148,7 @@ def search(
             raise click.UsageError("give --index or --catalog, not both")
         if mode is not None:
             raise click.UsageError("--index searches the way it was built: drop --mode")
-        searcher = _stored_searcher(index_path, understand)
+        searcher = _index_searcher(index_path, understand)
     else:
         products = load_catalog(locate_catalog(catalog_path))
         searcher = default_searcher(products, understand, mode)
@@ -180,14 +164,11 @@ def default_searcher(
 ) -> Searcher:
     """The searcher over a catalog: ``mode`` (default hybrid, its vectors cached in the data
     folder); without MiniLM installed the default is lexical, with a note on stderr."""
-    from ..errors import ConfigurationError
     from ..retrieval.catalog_search import catalog_searcher
-    from ..settings import _data_dir
 
     try:
-        return catalog_searcher(
-            products, understand, mode=mode or "hybrid", cache=_data_dir() / "cache"
-        )
+        cache = run_settings().data_dir / "cache"
+        return catalog_searcher(products, understand, mode=mode or "hybrid", cache=cache)
     except ConfigurationError as error:
         if mode is not None:
             raise click.UsageError(str(error)) from None
@@ -195,28 +176,13 @@ def default_searcher(
         return catalog_searcher(products, understand, mode="lexical")
 
 
-def _stored_searcher(folder: Path, understand: Understander) -> Searcher:
-    """A searcher over a built index folder, with the embedder its dense part was made by."""
-    from ..errors import ConfigurationError
-    from ..retrieval.search import Searcher
-    from ..retrieval.store import open_index, read_manifest
-    from .catalog import EMBEDDERS
+def _index_searcher(folder: Path, understand: Understander) -> Searcher:
+    from ..retrieval.catalog_search import index_searcher
 
     try:
-        manifest = read_manifest(folder)
-        embedder = None
-        if manifest.embedder is not None:
-            factory = EMBEDDERS.get(manifest.embedder.name)
-            if factory is None:
-                raise click.UsageError(
-                    f"{folder} was embedded with {manifest.embedder.name!r}, which this "
-                    f"cartagent does not have (it has: {', '.join(sorted(EMBEDDERS))})"
-                )
-            embedder = factory()
-        stored = open_index(folder, embedder=embedder)
-    except (OSError, ValueError, ConfigurationError) as error:
+        return index_searcher(folder, understand)
+    except ConfigurationError as error:
         raise click.UsageError(f"cannot open --index {folder}: {error}") from error
-    return Searcher(stored.lexical, understand=understand, dense=stored.dense)
 
 
 @click.command("understand")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .assistant_setup import AssistantOptions, assistant_options, build_assistant, paypal_client
+from .settings import option_or, run_settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -31,16 +32,15 @@ DEMO_KEYS_FILE = "api-keys.toml"
 GUEST_SECRET_FILE = "guest-secret"
 
 
-def _api_keys(path: Path | None) -> tuple[ApiKeys, Path, bool]:
+def _api_keys(path: Path | None, data_dir: Path) -> tuple[ApiKeys, Path, bool]:
     """The keys, the file they came from, and whether it is the demo file."""
     from ..errors import ConfigurationError
-    from ..settings import _data_dir
     from ..web import load_keys, write_demo_keys
 
     try:
         if path is not None:
             return load_keys(path), path, False
-        demo = _data_dir() / DEMO_KEYS_FILE
+        demo = data_dir / DEMO_KEYS_FILE
         try:
             return write_demo_keys(demo), demo, True
         except FileExistsError:
@@ -52,14 +52,21 @@ def _api_keys(path: Path | None) -> tuple[ApiKeys, Path, bool]:
 def _sandbox_app(settings: SandboxSettings, client_id: str, client_secret: str) -> FastAPI:
     """The sandbox app on its database, with the merchant the assistant pays through and the
     demo store loaded (seeding again adds nothing)."""
+    from ..data import tau_retail
     from ..sandbox import create_app, ensure_merchant, open_sandbox
     from ..sandbox.seed import SeedDataNotFound, seed_store
 
     sandbox = open_sandbox(settings.db_url)
     ensure_merchant(sandbox, client_id, client_secret)
-    base_url = f"http://{settings.host}:{settings.port}"
     try:
-        click.echo(seed_store(settings.db_url, client_id, client_secret, base_url=base_url))
+        summary = seed_store(
+            settings.db_url,
+            client_id,
+            client_secret,
+            data_dir=tau_retail(),
+            base_url=settings.base_url,
+        )
+        click.echo(summary)
     except SeedDataNotFound as error:
         click.echo(f"the sandbox starts without the demo store: {error.message}", err=True)
     return create_app(sandbox, deliver_webhooks=True)
@@ -83,22 +90,23 @@ def _log_requests() -> None:
     "--keys",
     "keys_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    envvar="CARTAGENT_API_KEYS_FILE",
-    show_envvar=True,
     default=None,
     help="API keys file (TOML or JSON: [[keys]] key, name, role = shopper|merchant); "
-    "default: a demo file in cartagent's data folder, created with one key per role.",
+    "default: a demo file in cartagent's data folder, created with one key per role  "
+    "[env var: CARTAGENT_API_KEYS_FILE].",
 )
 def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | None) -> None:
     """Serve the assistant's HTTP API (and, without --paypal, the local PayPal sandbox)."""
     import uvicorn
     from sqlalchemy.engine import make_url
 
-    from ..settings import SandboxSettings, _data_dir
     from ..web import GuestTokens, create_api, guest_secret
     from ..web.server import serve_together
 
-    keys, keys_file, demo = _api_keys(keys_path)
+    settings = run_settings()
+    keys, keys_file, demo = _api_keys(
+        option_or(keys_path, settings.api_keys_file), settings.data_dir
+    )
     client = paypal_client(options)
     configs: list[uvicorn.Config] = []
     lines = [
@@ -106,7 +114,7 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
         f"web app: shop on http://{host}:{port}/shop, merchant on http://{host}:{port}/merchant",
     ]
     if options.paypal_url is None:
-        local = SandboxSettings.from_env()
+        local = settings.sandbox
         client_id = options.client_id or local.client_id
         secret = options.client_secret or local.client_secret
         sandbox = _sandbox_app(local, client_id, secret)
@@ -117,7 +125,7 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
     # PayPal sends the shopper back to the shop page, which picks the session up again.
     return_url = f"http://{host}:{port}/shop?session={{session}}"
     assistant = build_assistant(options, client, return_url=return_url)
-    secret_file = _data_dir() / GUEST_SECRET_FILE
+    secret_file = settings.data_dir / GUEST_SECRET_FILE
     api = create_api(assistant, keys, guests=GuestTokens(lambda: guest_secret(secret_file)))
     config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
     configs.insert(0, config)

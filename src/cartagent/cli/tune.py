@@ -18,6 +18,7 @@ import click
 
 from .evaluate import _locate_webshop
 from .search import locate_catalog
+from .settings import run_settings
 
 if TYPE_CHECKING:
     from ..tuning.training_config import TrainingConfig
@@ -38,7 +39,8 @@ def tune() -> None:
     "--catalog",
     default="tau",
     show_default=True,
-    help="'tau' (the tau-bench store in shared/data), 'none', or a products file or folder.",
+    help="'tau' (the tau-bench store shipped with cartagent), 'none', or a products file or "
+    "folder.",
 )
 @click.option(
     "--synthetic", type=int, default=500, show_default=True, help="Also N synthetic products."
@@ -254,10 +256,9 @@ def export(adapter: Path, out: Path | None, card: Path | None) -> None:
 
 
 def _registry(folder: Path | None) -> Any:
-    from ..settings import AdapterSettings
     from ..tuning.registry import Registry
 
-    return Registry(folder or AdapterSettings.from_env().registry)
+    return Registry(folder or run_settings().adapter.registry)
 
 
 registry_option = click.option(

@@ -6,13 +6,13 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Self, TypeVar, Unpack, cast
 
 import httpx
 
 from ._auth import AccessToken
 from ._config import DEFAULT_RETRY, Credentials, Environment, RetryPolicy
-from ._core import Authorize, Core, Flow, Send, Sleep, parse_body
+from ._core import Authorize, CallOptions, Core, Flow, Send, Sleep
 from ._paths import ORDER, ORDER_CAPTURE, ORDERS, api_path
 
 __all__ = ["AsyncPayPalClient"]
@@ -80,40 +80,14 @@ class AsyncPayPalClient:
             return token if token is not None else await self._run(self._core.token_flow())
 
     async def request_raw(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        idempotency_key: str | None = None,
+        self, method: str, path: str, **options: Unpack[CallOptions]
     ) -> httpx.Response:
         """Send one call and return the successful ``httpx.Response`` (e.g. a PNG)."""
-        return await self._run(
-            self._core.call_flow(
-                method, path, json=json, params=params, headers=headers,
-                idempotency_key=idempotency_key,
-            )
-        )  # fmt: skip
+        return await self._run(self._core.call_flow(method, path, **options))
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        idempotency_key: str | None = None,
-    ) -> Any:
+    async def request(self, method: str, path: str, **options: Unpack[CallOptions]) -> Any:
         """Send one call; return its parsed JSON body (``None`` if empty)."""
-        return parse_body(
-            await self.request_raw(
-                method, path, json=json, params=params, headers=headers,
-                idempotency_key=idempotency_key,
-            )
-        )  # fmt: skip
+        return await self._run(self._core.json_flow(method, path, **options))
 
     async def get(self, path: str, *, params: Mapping[str, Any] | None = None) -> Any:
         return await self.request("GET", path, params=params)

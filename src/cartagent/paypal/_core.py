@@ -13,7 +13,7 @@ from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -21,7 +21,7 @@ from ._auth import TOKEN_PATH, AccessToken, TokenCache
 from ._config import Credentials, RetryPolicy
 from ._errors import api_error, debug_id_of, oauth_error, transport_failure
 
-__all__ = ["Authorize", "Core", "Flow", "Send", "Sleep", "Step", "parse_body"]
+__all__ = ["Authorize", "CallOptions", "Core", "Flow", "Send", "Sleep", "Step", "parse_body"]
 
 logger = logging.getLogger("cartagent.paypal")
 
@@ -53,6 +53,15 @@ class Authorize:
 
 Step = Send | Sleep | Authorize
 Flow = Generator[Step, Any, T]
+
+
+class CallOptions(TypedDict, total=False):
+    """What a call carries besides its method and path (see :meth:`Core.call_flow`)."""
+
+    json: Any
+    params: Mapping[str, Any] | None
+    headers: Mapping[str, str] | None
+    idempotency_key: str | None
 
 
 def parse_body(response: httpx.Response) -> Any:
@@ -181,6 +190,10 @@ class Core:
         if response.is_error:
             raise api_error(response, request_id)
         return response
+
+    def json_flow(self, method: str, path: str, **options: Unpack[CallOptions]) -> Flow[Any]:
+        """:meth:`call_flow`, answering the parsed JSON body (``None`` if empty)."""
+        return parse_body((yield from self.call_flow(method, path, **options)))
 
     def _exchange(
         self, build: Callable[[], httpx.Request], *, retryable: bool, request_id: str | None

@@ -6,13 +6,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Self, TypeVar, Unpack, cast
 
 import httpx
 
 from ._auth import AccessToken
 from ._config import DEFAULT_RETRY, Credentials, Environment, RetryPolicy
-from ._core import Authorize, Core, Flow, Send, Sleep, parse_body
+from ._core import Authorize, CallOptions, Core, Flow, Send, Sleep
 from ._paths import ORDER, ORDER_CAPTURE, ORDERS, api_path
 
 __all__ = ["PayPalClient"]
@@ -79,41 +79,13 @@ class PayPalClient:
             token = self._core.tokens.usable(step.stale)
             return token if token is not None else self._run(self._core.token_flow())
 
-    def request_raw(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        idempotency_key: str | None = None,
-    ) -> httpx.Response:
+    def request_raw(self, method: str, path: str, **options: Unpack[CallOptions]) -> httpx.Response:
         """Send one call and return the successful ``httpx.Response`` (e.g. a PNG)."""
-        return self._run(
-            self._core.call_flow(
-                method, path, json=json, params=params, headers=headers,
-                idempotency_key=idempotency_key,
-            )
-        )  # fmt: skip
+        return self._run(self._core.call_flow(method, path, **options))
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        idempotency_key: str | None = None,
-    ) -> Any:
+    def request(self, method: str, path: str, **options: Unpack[CallOptions]) -> Any:
         """Send one call; return its parsed JSON body (``None`` if empty)."""
-        return parse_body(
-            self.request_raw(
-                method, path, json=json, params=params, headers=headers,
-                idempotency_key=idempotency_key,
-            )
-        )  # fmt: skip
+        return self._run(self._core.json_flow(method, path, **options))
 
     def get(self, path: str, *, params: Mapping[str, Any] | None = None) -> Any:
         return self.request("GET", path, params=params)

@@ -31,7 +31,14 @@ if TYPE_CHECKING:
 # The indexes (tantivy, numpy, faiss) are imported where they are used: the CLI imports this
 # module for SEARCH_MODES on every start.
 
-__all__ = ["SEARCH_MODES", "SearchMode", "cached_dense_index", "catalog_searcher", "vectors_key"]
+__all__ = [
+    "SEARCH_MODES",
+    "SearchMode",
+    "cached_dense_index",
+    "catalog_searcher",
+    "index_searcher",
+    "vectors_key",
+]
 
 SearchMode = Literal["lexical", "dense", "hybrid"]
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
@@ -116,3 +123,31 @@ def catalog_searcher(
     if mode == "dense":
         return Searcher(dense, understand=understand)
     return Searcher(LexicalIndex.build(products), understand=understand, dense=dense)
+
+
+def index_searcher(folder: Path, understand: Understander) -> Searcher:
+    """A searcher over the index ``folder`` a catalog build wrote (hybrid when it is dense),
+    embedding queries with the embedder the build recorded.
+
+    Raises :class:`ConfigurationError` when the folder holds no readable build or names an
+    embedder this cartagent does not have.
+    """
+    from .embeddings import EMBEDDERS
+    from .search import Searcher
+    from .store import open_index, read_manifest
+
+    try:
+        manifest = read_manifest(folder)
+        embedder = None
+        if manifest.embedder is not None:
+            make = EMBEDDERS.get(manifest.embedder.name)
+            if make is None:
+                raise ConfigurationError(
+                    f"{folder} was embedded with {manifest.embedder.name!r}, which this "
+                    f"cartagent does not have (it has: {', '.join(sorted(EMBEDDERS))})"
+                )
+            embedder = make()
+        stored = open_index(folder, embedder=embedder)
+    except (OSError, ValueError) as error:
+        raise ConfigurationError(str(error)) from error
+    return Searcher(stored.lexical, understand=understand, dense=stored.dense)

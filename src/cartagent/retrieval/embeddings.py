@@ -14,22 +14,25 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from ..errors import ConfigurationError
 from .query import SearchQuery
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 __all__ = [
+    "EMBEDDERS",
     "MINILM_PACKAGE",
     "Embedder",
     "MiniLMEmbedder",
+    "get_embedder",
     "minilm_model_dir",
     "query_text",
 ]
@@ -135,3 +138,20 @@ def query_text(query: SearchQuery) -> str:
         for values in source.values():
             parts.extend(values)
     return " ".join(p.strip() for p in parts if p.strip())
+
+
+def _minilm() -> Embedder:
+    return MiniLMEmbedder(threads=None)
+
+
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": _minilm}
+"""Embedders by name; an index build records the name so that searches embed alike."""
+
+
+def get_embedder(name: str) -> Embedder:
+    """The embedder ``name`` (one of :data:`EMBEDDERS`); :class:`ConfigurationError` for an
+    unknown name, ``ImportError`` when its extra is not installed."""
+    make = EMBEDDERS.get(name)
+    if make is None:
+        raise ConfigurationError(f"{name!r} is not one of: {', '.join(sorted(EMBEDDERS))}")
+    return make()

@@ -28,6 +28,7 @@ from decimal import Decimal, InvalidOperation
 
 from pydantic import ValidationError
 
+from ..errors import field_problems
 from .query import Exclusion, PriceRange, SearchQuery
 
 __all__ = ["parse_query_line", "query_line"]
@@ -165,6 +166,5 @@ def parse_query_line(line: str) -> SearchQuery:
             exclude=exclude,
         )
     except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"])
-        raise ValueError(f"{where}: {problem['msg']}") from None
+        where, message = field_problems(error, whole="")[0]
+        raise ValueError(f"{where}: {message}") from None

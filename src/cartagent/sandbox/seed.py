@@ -40,7 +40,6 @@ from .state import Sandbox
 from .store import Tx, resources
 
 CURRENCY = "USD"
-DATA_FOLDER = Path("shared", "data", "tau-bench-retail")
 DATA_FILES = ("products.json", "users.json", "orders.json")
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 HISTORY = timedelta(days=90)
@@ -135,11 +134,12 @@ def seed_store(
     client_id: str,
     client_secret: str,
     *,
-    data_dir: str | None = None,
+    data_dir: str | Path,
     progress: bool = False,
     base_url: str = DEFAULT_BASE_URL,
 ) -> str:
-    """Load the tau-bench retail store for the merchant with these credentials; say what."""
+    """Load the tau-bench retail store in ``data_dir`` for the merchant with these
+    credentials; say what."""
     data = load_retail(locate_data(data_dir))
     sandbox = open_sandbox(db_url)
     try:
@@ -150,29 +150,14 @@ def seed_store(
     return result.summary(merchant_id, data.folder)
 
 
-def locate_data(data_dir: str | None) -> Path:
-    """The tau-bench retail folder: ``data_dir``, else ``shared/data/...`` beside the repo."""
-    if data_dir is not None:
-        folder = Path(data_dir).expanduser()
-        if not _complete(folder):
-            raise SeedDataNotFound(
-                f"{folder} does not hold the tau-bench retail files ({', '.join(DATA_FILES)})."
-            )
-        return folder
-    repo = Path(__file__).resolve().parents[3]
-    candidates = [
-        Path.cwd().parent / DATA_FOLDER,
-        Path.cwd() / DATA_FOLDER,
-        repo.parent / DATA_FOLDER,
-    ]
-    for folder in candidates:
-        if _complete(folder):
-            return folder.resolve()
-    tried = ", ".join(str(c) for c in dict.fromkeys(candidates))
-    raise SeedDataNotFound(
-        f"no tau-bench retail data found (looked in {tried}); "
-        "pass the folder with --data (e.g. cartagent sandbox seed --data path/to/tau-bench-retail)."
-    )
+def locate_data(data_dir: str | Path) -> Path:
+    """``data_dir``, which must hold the tau-bench retail files."""
+    folder = Path(data_dir).expanduser()
+    if not _complete(folder):
+        raise SeedDataNotFound(
+            f"{folder} does not hold the tau-bench retail files ({', '.join(DATA_FILES)})."
+        )
+    return folder
 
 
 def _complete(folder: Path) -> bool:

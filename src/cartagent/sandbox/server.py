@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI
@@ -24,17 +25,23 @@ def serve(
     db_url: str,
     client_id: str,
     client_secret: str,
-    seed: bool = False,
+    seed_data: Path | None = None,
     workers: int = 1,
     log_level: str = "warning",
 ) -> None:
+    """Serve the sandbox on ``db_url``, first loading the tau-bench store in ``seed_data``."""
     sandbox = open_sandbox(db_url)
     ensure_merchant(sandbox, client_id, client_secret)
-    if seed:
+    if seed_data is not None:
         from .seed import seed_store
 
         summary = seed_store(
-            db_url, client_id, client_secret, progress=True, base_url=f"http://{host}:{port}"
+            db_url,
+            client_id,
+            client_secret,
+            data_dir=seed_data,
+            progress=True,
+            base_url=f"http://{host}:{port}",
         )
         print(summary, flush=True)
     print(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import ValidationError
 
-from ..errors import ApprovalError, ConfigurationError, PayPalError, ToolError
+from ..errors import ApprovalError, ConfigurationError, PayPalError, ToolError, field_problems
 from ..money import Money
 from ._approval import ApprovalCallback, SpendLimits, gate
 from ._config import ToolkitConfig
@@ -39,13 +39,10 @@ class ToolResult:
 
 
 def _validation_message(error: ValidationError) -> tuple[str, str | None, list[dict[str, Any]]]:
-    problems = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(p) for p in item["loc"]) or "(arguments)"
-        problems.append({"field": where, "reason": item["msg"]})
-    first = problems[0]["field"] if problems else None
-    text = "; ".join(f"{p['field']}: {p['reason']}" for p in problems)
-    return f"invalid arguments: {text}", first, problems
+    found = field_problems(error, whole="(arguments)")
+    text = "; ".join(f"{where}: {reason}" for where, reason in found)
+    problems = [{"field": where, "reason": reason} for where, reason in found]
+    return f"invalid arguments: {text}", found[0][0] if found else None, problems
 
 
 class Toolkit:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, field_problems
 
 __all__ = [
     "DpoSettings",
@@ -134,10 +134,8 @@ def _validated(data: Any, source: str) -> TrainingConfig:
     try:
         return TrainingConfig.model_validate(data)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}"
-            for e in error.errors(include_url=False)
-        )
+        found = field_problems(error, whole="(top)")
+        problems = "; ".join(f"{where}: {message}" for where, message in found)
         raise ConfigurationError(f"{source}: {problems}") from None
 
 
