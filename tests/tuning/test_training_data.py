@@ -101,8 +101,10 @@ def test_rules_first_keeps_only_the_requests_the_rule_parser_leaves_words_of(
     split = load_split(path)
     assert asked(split, rules_first=False) == split
     kept = asked(split, rules_first=True)
-    assert [e.request for e in kept.examples] == [
-        r for r, _ in rows if parse(r).text
-    ] == ["cozy sneakrs for my grandpa", "something warm for a coffee nerd"]
+    assert (
+        [e.request for e in kept.examples]
+        == [r for r, _ in rows if parse(r).text]
+        == ["cozy sneakrs for my grandpa", "something warm for a coffee nerd"]
+    )
     assert all(needs_model(e) for e in kept.examples)
     assert kept.sha256 == split.sha256  # the lineage still names the file it came from

@@ -104,9 +104,7 @@ def _tuned(settings: Settings) -> Understander:
         merge_cache=settings.data_dir / "models",
         max_tokens=answer_tokens(style),
     )
-    return ModelUnderstander(
-        model, style=check_style(style), rules_first=card_rules_first(card)
-    )
+    return ModelUnderstander(model, style=check_style(style), rules_first=card_rules_first(card))
 
 
 def _openai(settings: Settings) -> Understander:
