@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 import orjson
@@ -59,16 +60,17 @@ class Call:
         return "return=representation" in self.headers.get("prefer", "").lower()
 
     @classmethod
-    def for_page(cls, request: Request, sandbox: Sandbox, merchant_id: str) -> Call:
-        """A call made from a buyer-facing page, which carries no bearer token or body."""
+    def for_page(cls, request: Request, sandbox: Sandbox, tx: Tx) -> Call:
+        """A call made from a buyer-facing page (no bearer token or body) as ``tx``'s merchant,
+        at the sandbox time read inside ``tx``."""
         return cls(
             sandbox=sandbox,
-            merchant_id=merchant_id,
+            merchant_id=tx.merchant_id,
             body=None,
             query={},
             headers={},
             base_url=str(request.base_url).rstrip("/"),
-            now=sandbox.now(merchant_id),
+            now=sandbox.now_in(tx),
         )
 
     def link(self, path: str, rel: str, method: str = "GET") -> dict[str, str]:
@@ -153,14 +155,14 @@ def operation(
                     value=request_id,
                     location="header",
                 )
-            call = Call(
+            call = partial(
+                Call,
                 sandbox=sandbox,
                 merchant_id=merchant_id,
                 body=body,
                 query=query,
                 headers=headers,
                 base_url=str(request.base_url).rstrip("/"),
-                now=sandbox.now(merchant_id),
             )
             params = dict(request.path_params)
             return await run_store_work(
@@ -190,7 +192,7 @@ def _render(reply: Reply) -> Response:
 
 
 def _execute(
-    call: Call,
+    call_at: partial[Call],
     fn: Handler,
     params: dict[str, str],
     write: bool,
@@ -198,8 +200,11 @@ def _execute(
     ttl: timedelta | None,
     replay_status: int | None,
 ) -> Response:
-    store = call.sandbox.store
-    with store.transaction(call.merchant_id, write=write) as tx:
+    sandbox: Sandbox = call_at.keywords["sandbox"]
+    with sandbox.store.transaction(call_at.keywords["merchant_id"], write=write) as tx:
+        # The call's time is the merchant's clock read in the request's own transaction,
+        # which needs no connection or round trips of its own.
+        call = call_at(now=sandbox.now_in(tx))
         key = call.request_id if ttl is not None else None
         if key is not None:
             tx.lock_key(op_key, key)
