@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from .api import Call, run_store_work
+from .api import WEBHOOK_KIND, Call, run_store_work
 from .orders import ORDER, approve
 from .state import Sandbox
 
@@ -120,6 +120,7 @@ async def submit(request: Request, token: str = "") -> Response:
             row = tx.get_as_owner(ORDER, token, lock=True)
             if row is None:
                 return None
+            tx.prefetch(WEBHOOK_KIND)  # approving emits an event: see api._execute
             call = Call.for_page(request, sandbox, tx)
             return approve(call, tx, row, _payer(sandbox, form))
 

@@ -85,7 +85,8 @@ def _clock(sandbox: Sandbox, merchant_id: str) -> dict[str, Any]:
     now = sandbox.now(merchant_id)
     return {
         "now": iso(now),
-        "offset_seconds": int(
+        # Rounded: the two readings of a running clock are microseconds apart.
+        "offset_seconds": round(
             (now - sandbox.clock.now()).total_seconds() + sandbox.clock.offset.total_seconds()
         ),
     }

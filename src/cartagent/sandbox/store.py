@@ -9,25 +9,21 @@ nothing, and two racing captures of one order see each other's result.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
-from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError
 
 from .driver import Cursor, PostgresWire, SqliteWire, Wire
+from .engine import WriterLock, request_slots
 
 metadata = sa.MetaData()
 
@@ -596,11 +592,13 @@ class Store:
         self.dialect = engine.dialect.name
         # SQLite allows one writer; queueing writers on a lock hands the write over at once,
         # where SQLite's own busy handler would sleep in coarse steps (up to 100 ms).
-        self._sqlite_writer = _WriterLock(engine) if self.dialect == "sqlite" else None
+        self._sqlite_writer = WriterLock(engine) if self.dialect == "sqlite" else None
         # A local SQLite file answers in microseconds and takes one writer at a time, so
         # requests run on the event loop itself: handing them to worker threads only adds
         # thread switches and GIL hand-offs. PostgreSQL work goes to a thread pool.
         self.inline = self.dialect == "sqlite"
+        # Requests in worker threads at once: as many as there are connections for them.
+        self.concurrency = request_slots(engine)
 
     @contextmanager
     def transaction(self, merchant_id: str, *, write: bool = True) -> Iterator[Tx]:
@@ -657,29 +655,38 @@ class Store:
     def ensure_merchant(
         self, merchant_id: str, client_id: str, client_secret: str, email: str, now: datetime
     ) -> Merchant:
-        """Create the merchant with these credentials if missing; return whichever is stored."""
+        """Create the merchant with these credentials if missing; return whichever is stored.
+
+        Processes starting together may both find it missing: the second insert then fails on
+        the unique client id, and that process takes the merchant the first one stored.
+        """
         existing = self.merchant_by_client_id(client_id)
-        if existing is not None:
-            if existing.client_secret != client_secret:
+        if existing is None:
+            try:
                 with self.engine.begin() as conn:
                     conn.execute(
-                        merchants.update()
-                        .where(merchants.c.id == existing.id)
-                        .values(client_secret=client_secret)
+                        merchants.insert().values(
+                            id=merchant_id,
+                            client_id=client_id,
+                            client_secret=client_secret,
+                            email=email,
+                            created_at=now,
+                        )
                     )
-                return Merchant(existing.id, client_id, client_secret, existing.email)
-            return existing
-        with self.engine.begin() as conn:
-            conn.execute(
-                merchants.insert().values(
-                    id=merchant_id,
-                    client_id=client_id,
-                    client_secret=client_secret,
-                    email=email,
-                    created_at=now,
+                return Merchant(merchant_id, client_id, client_secret, email)
+            except IntegrityError:
+                existing = self.merchant_by_client_id(client_id)
+                if existing is None:
+                    raise
+        if existing.client_secret != client_secret:
+            with self.engine.begin() as conn:
+                conn.execute(
+                    merchants.update()
+                    .where(merchants.c.id == existing.id)
+                    .values(client_secret=client_secret)
                 )
-            )
-        return Merchant(merchant_id, client_id, client_secret, email)
+            return Merchant(existing.id, client_id, client_secret, existing.email)
+        return existing
 
     def meta_get(self, key: str) -> str | None:
         with self.engine.connect() as conn:
@@ -692,60 +699,15 @@ class Store:
             if updated.rowcount == 0:
                 conn.execute(meta.insert().values(key=key, value=value))
 
+    def meta_setdefault(self, key: str, value: str) -> str:
+        """Store ``value`` under ``key`` unless a value is there; return the stored one.
 
-class _WriterLock:
-    """One SQLite writer at a time: a thread lock, plus ``flock`` on a file beside the
-    database so that several server processes (``--workers``) queue the same way."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._thread_lock = threading.Lock()
-        path = engine.url.database
-        self._path = f"{path}.lock" if path and path != ":memory:" else None
-        self._fd: int | None = None
-
-    def __enter__(self) -> None:
-        self._thread_lock.acquire()
-        if self._path is not None:
-            if self._fd is None:
-                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self._thread_lock.release()
-
-
-def create_engine(url: str) -> Engine:
-    """An engine tuned for the sandbox: WAL and a busy timeout on SQLite, a pool on PostgreSQL."""
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    if url.startswith("sqlite"):
-        path = sa.engine.make_url(url).database
-        if path and path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(
-            url,
-            connect_args={"timeout": 30, "check_same_thread": False},
-            pool_size=16,
-            max_overflow=48,
-        )
-
-        @event.listens_for(engine, "connect")
-        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            # Transactions are begun explicitly (BEGIN IMMEDIATE for writes), so the driver's
-            # own implicit BEGIN handling is switched off.
-            dbapi_connection.isolation_level = None
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
-
-        return engine
-    return sa.create_engine(url, pool_size=16, max_overflow=48, pool_pre_ping=True)
-
-
-def is_locked_error(error: BaseException) -> bool:
-    return isinstance(error, OperationalError) and "locked" in str(error).lower()
+        Server processes that start together on a new database all end up with the value the
+        first of them stored (e.g. the key that signs access tokens, which they must share).
+        """
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(meta.insert().values(key=key, value=value))
+        except IntegrityError:
+            pass
+        return self.meta_get(key) or value
