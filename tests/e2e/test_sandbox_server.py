@@ -142,3 +142,57 @@ def test_make_run_serves_the_seeded_demo_store(tmp_path: Path) -> None:
         order = client.post("/v2/checkout/orders", json=ORDER).json()
         page = httpx.get(f"{process.base_url}/checkoutnow?token={order['id']}")
         assert page.status_code == 200 and "Pay Now" in page.text
+
+
+def test_two_sandbox_processes_on_one_database_serve_as_one(db_url: str) -> None:
+    """What running N sandboxes on several machines against one database needs: no state in a
+    process that another one needs (tokens, the clock, idempotency, locks)."""
+    first, second = SandboxProcess(db_url), SandboxProcess(db_url)
+    # Started together on an empty database: both migrate, create the merchant and store the
+    # token key, and must agree on the outcome.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda process: process.start(), (first, second)))
+    try:
+        token = first.token()
+        clients = [
+            httpx.Client(
+                base_url=process.base_url,
+                headers={"Authorization": f"Bearer {token}"},
+                timeout=30,
+                limits=httpx.Limits(max_connections=32),
+            )
+            for process in (first, second)
+        ]
+        one, two = clients
+        order = one.post("/v2/checkout/orders", json=ORDER).json()
+        assert two.post(f"/checkoutnow?token={order['id']}", data={}).status_code == 200
+        assert one.get(f"/v2/checkout/orders/{order['id']}").json()["status"] == "APPROVED"
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            captures = list(
+                pool.map(
+                    lambda i: clients[i % 2].post(f"/v2/checkout/orders/{order['id']}/capture"),
+                    range(20),
+                )
+            )
+            creates = list(
+                pool.map(
+                    lambda i: clients[i % 2].post(
+                        "/v2/checkout/orders", json=ORDER, headers={"PayPal-Request-Id": "k-2p"}
+                    ),
+                    range(20),
+                )
+            )
+        assert sorted(r.status_code for r in captures).count(201) == 1
+        shown = two.get(f"/v2/checkout/orders/{order['id']}").json()
+        assert len(shown["purchase_units"][0]["payments"]["captures"]) == 1
+        assert [r.status_code for r in creates].count(201) == 1
+        assert len({r.json()["id"] for r in creates}) == 1
+
+        assert two.post("/v1/sandbox/clock/advance", json={"days": 2}).status_code == 200
+        assert one.get("/v1/sandbox/clock").json()["offset_seconds"] == 2 * 86400
+        for client in clients:
+            client.close()
+    finally:
+        first.stop()
+        second.stop()

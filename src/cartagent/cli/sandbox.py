@@ -47,6 +47,13 @@ from .settings import option_or, run_settings
     help="Server processes (SQLite handles a few; PostgreSQL more).",
 )
 @click.option(
+    "--pool-size",
+    default=8,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="PostgreSQL connections per server process, and so its requests at once.",
+)
+@click.option(
     "--exit-with-parent",
     is_flag=True,
     hidden=True,
@@ -62,6 +69,7 @@ def sandbox(
     client_secret: str | None,
     seed: bool,
     workers: int,
+    pool_size: int,
     exit_with_parent: bool,
 ) -> None:
     """Serve the PayPal-compatible REST sandbox (OAuth2, Orders, Payments, Invoicing, ...)."""
@@ -87,6 +95,7 @@ def sandbox(
             client_secret=client_secret,
             seed_data=tau_retail() if seed else None,
             workers=workers,
+            pool_size=pool_size,
         )
     except SeedDataNotFound as error:
         raise click.ClickException(error.message) from None
@@ -135,7 +144,7 @@ def seed(
 def migrate(ctx: click.Context, db_url: str | None) -> None:
     """Bring the sandbox database to the latest schema."""
     from ..sandbox.database import migrate as run_migrations
-    from ..sandbox.store import create_engine
+    from ..sandbox.engine import create_engine
 
     url = db_url or ctx.obj["db_url"]
     run_migrations(create_engine(url))

@@ -9,22 +9,26 @@ unless the operation returns.
 
 from __future__ import annotations
 
+import asyncio
+from asyncio import AbstractEventLoop
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 import orjson
+from anyio import CapacityLimiter, to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from starlette.concurrency import run_in_threadpool
 
 from . import mocks, spec
 from .auth import bearer_merchant
 from .errors import PayPalError, invalid_request, not_found
 from .responses import JSON, json_response
 from .state import Sandbox
-from .store import Row, Tx, dumps
+from .store import Row, Store, Tx, dumps
 
 
 @dataclass
@@ -59,16 +63,17 @@ class Call:
         return "return=representation" in self.headers.get("prefer", "").lower()
 
     @classmethod
-    def for_page(cls, request: Request, sandbox: Sandbox, merchant_id: str) -> Call:
-        """A call made from a buyer-facing page, which carries no bearer token or body."""
+    def for_page(cls, request: Request, sandbox: Sandbox, tx: Tx) -> Call:
+        """A call made from a buyer-facing page (no bearer token or body) as ``tx``'s merchant,
+        at the sandbox time read inside ``tx``."""
         return cls(
             sandbox=sandbox,
-            merchant_id=merchant_id,
+            merchant_id=tx.merchant_id,
             body=None,
             query={},
             headers={},
             base_url=str(request.base_url).rstrip("/"),
-            now=sandbox.now(merchant_id),
+            now=sandbox.now_in(tx),
         )
 
     def link(self, path: str, rel: str, method: str = "GET") -> dict[str, str]:
@@ -76,14 +81,31 @@ class Call:
 
 
 Handler = Callable[..., Reply]
+WEBHOOK_KIND = "webhook"
 T = TypeVar("T")
 
 
+# Per event loop and store: as many requests in worker threads as the store has connections.
+_LIMITERS: WeakKeyDictionary[AbstractEventLoop, WeakKeyDictionary[Store, CapacityLimiter]] = (
+    WeakKeyDictionary()
+)
+
+
 async def run_store_work(sandbox: Sandbox, fn: Callable[..., T], *args: Any) -> T:
-    """Run blocking database work: inline on SQLite (see ``Store.inline``), else in a thread."""
-    if sandbox.store.inline:
+    """Run blocking database work: inline on SQLite (see ``Store.inline``), else in a thread.
+
+    Threads are limited to the store's pool of connections, so a request never holds a thread
+    while it waits for a connection, and the database sees a steady number of sessions: the
+    others wait their turn on the event loop, which costs nothing.
+    """
+    store = sandbox.store
+    if store.inline:
         return fn(*args)
-    return await run_in_threadpool(fn, *args)
+    per_store = _LIMITERS.setdefault(asyncio.get_running_loop(), WeakKeyDictionary())
+    limiter = per_store.get(store)
+    if limiter is None:
+        limiter = per_store[store] = CapacityLimiter(store.concurrency)
+    return await to_thread.run_sync(fn, *args, limiter=limiter)
 
 
 def parse_body(raw: bytes, content_type: str, op_key: str | None = None) -> Any:
@@ -153,14 +175,14 @@ def operation(
                     value=request_id,
                     location="header",
                 )
-            call = Call(
+            call = partial(
+                Call,
                 sandbox=sandbox,
                 merchant_id=merchant_id,
                 body=body,
                 query=query,
                 headers=headers,
                 base_url=str(request.base_url).rstrip("/"),
-                now=sandbox.now(merchant_id),
             )
             params = dict(request.path_params)
             return await run_store_work(
@@ -190,7 +212,7 @@ def _render(reply: Reply) -> Response:
 
 
 def _execute(
-    call: Call,
+    call_at: partial[Call],
     fn: Handler,
     params: dict[str, str],
     write: bool,
@@ -198,8 +220,15 @@ def _execute(
     ttl: timedelta | None,
     replay_status: int | None,
 ) -> Response:
-    store = call.sandbox.store
-    with store.transaction(call.merchant_id, write=write) as tx:
+    sandbox: Sandbox = call_at.keywords["sandbox"]
+    with sandbox.store.transaction(call_at.keywords["merchant_id"], write=write) as tx:
+        if write:
+            # Writes emit events, which go to the merchant's webhooks: sent ahead, that lookup
+            # shares the round trip that reads the clock.
+            tx.prefetch(WEBHOOK_KIND)
+        # The call's time is the merchant's clock read in the request's own transaction,
+        # which needs no connection or round trips of its own.
+        call = call_at(now=sandbox.now_in(tx))
         key = call.request_id if ttl is not None else None
         if key is not None:
             tx.lock_key(op_key, key)

@@ -36,11 +36,12 @@ from . import (
 )
 from .clock import Clock
 from .database import migrate
+from .engine import DEFAULT_POOL_SIZE, create_engine
 from .errors import PayPalError
 from .ids import IdFactory
 from .responses import json_response
 from .state import Sandbox
-from .store import Store, create_engine
+from .store import Store
 
 log = logging.getLogger("cartagent.sandbox")
 
@@ -69,15 +70,17 @@ ROUTERS = (
 
 
 def open_sandbox(
-    db_url: str, *, clock: Clock | None = None, ids: IdFactory | None = None
+    db_url: str,
+    *,
+    clock: Clock | None = None,
+    ids: IdFactory | None = None,
+    pool_size: int = DEFAULT_POOL_SIZE,
 ) -> Sandbox:
-    """Connect to (and migrate) the sandbox database at ``db_url``."""
-    store = Store(create_engine(db_url))
+    """Connect to (and migrate) the sandbox database at ``db_url`` (``pool_size``: PostgreSQL
+    connections for requests)."""
+    store = Store(create_engine(db_url, pool_size=pool_size))
     migrate(store.engine)
-    key = store.meta_get("token_key")
-    if key is None:
-        store.meta_set("token_key", secrets.token_hex(32))
-        key = store.meta_get("token_key") or ""
+    key = store.meta_get("token_key") or store.meta_setdefault("token_key", secrets.token_hex(32))
     sandbox = Sandbox(store=store, clock=clock or Clock(), ids=ids or IdFactory())
     sandbox.token_key = bytes.fromhex(key)
     return sandbox

@@ -16,8 +16,7 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from .api import Call, run_store_work
-from .errors import PayPalError
+from .api import WEBHOOK_KIND, Call, run_store_work
 from .orders import ORDER, approve
 from .state import Sandbox
 
@@ -84,18 +83,16 @@ def _not_found(token: str) -> HTMLResponse:
 @router.get("/checkoutnow")
 async def show(request: Request, token: str = "") -> Response:
     sandbox: Sandbox = request.app.state.sandbox
-    merchant_id = await run_store_work(sandbox, sandbox.store.owner_of, ORDER, token)
-    if merchant_id is None:
+
+    def load() -> tuple[str, dict[str, Any]] | None:
+        with sandbox.store.transaction("", write=False) as tx:
+            row = tx.get_as_owner(ORDER, token)
+            return None if row is None else (row.status, row.data)
+
+    found = await run_store_work(sandbox, load)
+    if found is None:
         return _not_found(token)
-
-    def load() -> tuple[str, dict[str, Any]]:
-        with sandbox.store.transaction(merchant_id, write=False) as tx:
-            row = tx.get(ORDER, token)
-            if row is None:
-                raise PayPalError(404)
-            return row.status, row.data
-
-    status, order = await run_store_work(sandbox, load)
+    status, order = found
     if status in ("CREATED", "PAYER_ACTION_REQUIRED"):
         content = (
             f"{_summary(order)}<form method=post action='/checkoutnow?"
@@ -113,21 +110,23 @@ async def show(request: Request, token: str = "") -> Response:
 @router.post("/checkoutnow")
 async def submit(request: Request, token: str = "") -> Response:
     sandbox: Sandbox = request.app.state.sandbox
-    merchant_id = await run_store_work(sandbox, sandbox.store.owner_of, ORDER, token)
-    if merchant_id is None:
-        return _not_found(token)
     raw = parse_qs((await request.body()).decode("utf-8", "replace"))
     form = {key: values[0] for key, values in raw.items() if values}
-    call = Call.for_page(request, sandbox, merchant_id)
 
-    def run() -> dict[str, Any]:
-        with sandbox.store.transaction(merchant_id) as tx:
-            row = tx.get(ORDER, token, lock=True)
+    def run() -> dict[str, Any] | None:
+        # The page has no bearer token: the order's owner is the merchant, found in the same
+        # transaction that approves it.
+        with sandbox.store.transaction("") as tx:
+            row = tx.get_as_owner(ORDER, token, lock=True)
             if row is None:
-                raise PayPalError(404)
+                return None
+            tx.prefetch(WEBHOOK_KIND)  # approving emits an event: see api._execute
+            call = Call.for_page(request, sandbox, tx)
             return approve(call, tx, row, _payer(sandbox, form))
 
     order = await run_store_work(sandbox, run)
+    if order is None:
+        return _not_found(token)
     return_url = order.get("_redirects", {}).get("return_url")
     if return_url:
         payer_id = order["payer"]["payer_id"]

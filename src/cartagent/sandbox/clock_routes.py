@@ -88,7 +88,8 @@ def _clock(sandbox: Sandbox, merchant_id: str) -> dict[str, Any]:
     now = sandbox.now(merchant_id)
     return {
         "now": iso(now),
-        "offset_seconds": int(
+        # Rounded: the two readings of a running clock are microseconds apart.
+        "offset_seconds": round(
             (now - sandbox.clock.now()).total_seconds() + sandbox.clock.offset.total_seconds()
         ),
     }
@@ -232,11 +233,11 @@ async def approval_submit(request: Request, ba_token: str = "") -> Response:
     if merchant_id is None:
         raise not_found(ba_token)
     raw = parse_qs((await request.body()).decode("utf-8", "replace"))
-    call = Call.for_page(request, sandbox, merchant_id)
     payer = subscriber(sandbox, {key: values[0] for key, values in raw.items() if values})
 
     def run() -> tuple[str, dict[str, Any]]:
         with sandbox.store.transaction(merchant_id) as tx:
+            call = Call.for_page(request, sandbox, tx)
             link = require(tx, BA_TOKEN, ba_token)
             row = require(tx, SUBSCRIPTION, link.data["subscription_id"], lock=True)
             status = billing.approve(call, tx, row, payer)

@@ -533,7 +533,7 @@ def _find(tx: Tx, token_id: str, *, lock: bool) -> Row | None:
     owner = tx.conn.execute(_OWNER, {"rid": token_id}).scalar()
     if owner is None:
         return None
-    return Tx(tx.conn, dialect=tx.dialect, merchant_id=str(owner)).get(KIND, token_id, lock=lock)
+    return tx.for_merchant(str(owner)).get(KIND, token_id, lock=lock)
 
 
 def _refusal(action: str, reason: str, token_id: str | None) -> PayPalError:

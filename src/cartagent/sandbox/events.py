@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api import Call
+from .api import WEBHOOK_KIND, Call
 from .clock import iso
 from .store import Tx
-
-WEBHOOK_KIND = "webhook"
 
 RESOURCE_TYPES = {
     "PAYMENT.CAPTURE.REFUNDED": "refund",

@@ -9,13 +9,16 @@ import uvicorn
 from fastapi import FastAPI
 
 from .app import create_app, ensure_merchant, open_sandbox
+from .engine import DEFAULT_POOL_SIZE
 
 _ENV_DB = "CARTAGENT_SANDBOX_WORKER_DB"
+_ENV_POOL = "CARTAGENT_SANDBOX_WORKER_POOL"
 
 
 def app_for_worker() -> FastAPI:
     """Factory uvicorn calls in each worker process when ``workers > 1``."""
-    return create_app(open_sandbox(os.environ[_ENV_DB]), deliver_webhooks=True)
+    sandbox = open_sandbox(os.environ[_ENV_DB], pool_size=int(os.environ[_ENV_POOL]))
+    return create_app(sandbox, deliver_webhooks=True)
 
 
 def serve(
@@ -27,10 +30,11 @@ def serve(
     client_secret: str,
     seed_data: Path | None = None,
     workers: int = 1,
+    pool_size: int = DEFAULT_POOL_SIZE,
     log_level: str = "warning",
 ) -> None:
     """Serve the sandbox on ``db_url``, first loading the tau-bench store in ``seed_data``."""
-    sandbox = open_sandbox(db_url)
+    sandbox = open_sandbox(db_url, pool_size=pool_size)
     ensure_merchant(sandbox, client_id, client_secret)
     if seed_data is not None:
         from .seed import seed_store
@@ -53,6 +57,7 @@ def serve(
     )
     if workers > 1:
         os.environ[_ENV_DB] = db_url
+        os.environ[_ENV_POOL] = str(pool_size)
         uvicorn.run(
             "cartagent.sandbox.server:app_for_worker",
             factory=True,

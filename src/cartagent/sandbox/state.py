@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from .clock import Clock
 from .ids import IdFactory
-from .store import Merchant, Store
+from .store import Merchant, Store, Tx
 
 # The per-merchant counter holding how far that merchant moved the sandbox clock, in µs.
 CLOCK_OFFSET = "clock_offset_us"
@@ -30,6 +30,11 @@ class Sandbox:
         and every restart sees the same time, and merchants' clocks never affect each other.
         """
         offset = self.store.counter(merchant_id, CLOCK_OFFSET) or 0
+        return self.clock.now() + timedelta(microseconds=offset)
+
+    def now_in(self, tx: Tx) -> datetime:
+        """Sandbox time for ``tx``'s merchant, its clock read inside that transaction."""
+        offset = tx.peek_number(CLOCK_OFFSET) or 0
         return self.clock.now() + timedelta(microseconds=offset)
 
     def merchant(self, merchant_id: str) -> Merchant | None:

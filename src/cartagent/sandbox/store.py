@@ -9,23 +9,21 @@ nothing, and two racing captures of one order see each other's result.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import os
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import orjson
 import sqlalchemy as sa
-from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import IntegrityError
+
+from .driver import Cursor, PostgresWire, SqliteWire, Wire
+from .engine import WriterLock, request_slots
 
 metadata = sa.MetaData()
 
@@ -168,64 +166,59 @@ def _row(record: Any) -> Row:
     )
 
 
+# The hot statements, sent straight to the driver (see driver.py), with ``?`` placeholders.
 _COLUMNS = "id, kind, merchant_id, status, parent_id, created_at, updated_at, data"
-
-
-def _sqlite_time(moment: datetime) -> str:
-    # The text form SQLAlchemy's SQLite DateTime type writes, so both paths sort together.
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
-
-
-def _sqlite_row(record: tuple[Any, ...]) -> Row:
-    return Row(
-        id=record[0],
-        kind=record[1],
-        merchant_id=record[2],
-        status=record[3],
-        parent_id=record[4],
-        created_at=datetime.fromisoformat(record[5]).replace(tzinfo=UTC),
-        updated_at=datetime.fromisoformat(record[6]).replace(tzinfo=UTC),
-        data=loads(record[7]),
-    )
-
-
-# The hot statements are built once: constructing SQLAlchemy expressions per request costs
-# more than executing them on SQLite. On SQLite the hottest ones skip SQLAlchemy altogether
-# (see Tx._sqlite): its per-statement overhead is ten times SQLite's own work.
-_GET = sa.select(resources).where(
-    resources.c.kind == sa.bindparam("kind"),
-    resources.c.id == sa.bindparam("rid"),
-    resources.c.merchant_id == sa.bindparam("mid"),
-)
-_GET_FOR_UPDATE = _GET.with_for_update()
-_INSERT = resources.insert()
-_UPDATE = (
-    resources.update()
-    .where(resources.c.kind == sa.bindparam("k"), resources.c.id == sa.bindparam("rid"))
-    .values(
-        data=sa.bindparam("data"),
-        status=sa.bindparam("status"),
-        updated_at=sa.bindparam("updated_at"),
-    )
-)
+_GET = f"SELECT {_COLUMNS} FROM resources WHERE kind = ? AND id = ? AND merchant_id = ?"
+_ANY_OWNER = f"SELECT {_COLUMNS} FROM resources WHERE kind = ? AND id = ?"
+_INSERT = f"INSERT INTO resources ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_UPDATE = "UPDATE resources SET data = ?, status = ?, updated_at = ? WHERE kind = ? AND id = ?"
 _CHILDREN = (
-    sa.select(resources)
-    .where(resources.c.kind == sa.bindparam("kind"), resources.c.parent_id == sa.bindparam("pid"))
-    .order_by(resources.c.created_at, resources.c.id)
+    f"SELECT {_COLUMNS} FROM resources WHERE kind = ? AND parent_id = ? ORDER BY created_at, id"
 )
-_DESCENDANTS = (
-    sa.select(resources)
-    .where(resources.c.parent_id.in_(sa.bindparam("pids", expanding=True)))
-    .order_by(resources.c.created_at, resources.c.id)
+# Every level below a parent in one statement (one round trip, however deep): parents come
+# before their children, each level in creation order, as level-by-level queries would.
+_DESCENDANTS = f"""
+WITH RECURSIVE tree({_COLUMNS}, depth) AS (
+    SELECT {_COLUMNS}, 1 FROM resources WHERE parent_id = ?
+    UNION ALL
+    SELECT r.id, r.kind, r.merchant_id, r.status, r.parent_id, r.created_at, r.updated_at,
+           r.data, tree.depth + 1
+    FROM resources r JOIN tree ON r.parent_id = tree.id
+    WHERE tree.depth < ?
+)
+SELECT {_COLUMNS} FROM tree ORDER BY depth, created_at, id
+"""
+_ALL_OF_KIND = (
+    f"SELECT {_COLUMNS} FROM resources WHERE merchant_id = ? AND kind = ? ORDER BY created_at, id"
+)
+_COUNTER = "SELECT value FROM counters WHERE merchant_id = ? AND name = ?"
+_EVENT_INSERT = (
+    "INSERT INTO events (id, merchant_id, event_type, resource_id, created_at, data) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
+_LEDGER_INSERT = (
+    "INSERT INTO ledger (transaction_id, merchant_id, event_code, status, currency, amount, fee, "
+    "occurred_at, updated_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_DELIVERY_INSERT = (
+    "INSERT INTO deliveries (event_id, webhook_id, status, attempts, next_attempt_at) "
+    "VALUES (?, ?, 'PENDING', 0, ?)"
+)
+_KEY_LOCK = "SELECT pg_advisory_xact_lock(?)"
+_KEY_FIND = (
+    "SELECT status_code, body, expires_at FROM idempotency_keys "
+    "WHERE merchant_id = ? AND operation = ? AND request_id = ?"
+)
+_KEY_UPSERT = (
+    "INSERT INTO idempotency_keys (merchant_id, operation, request_id, status_code, body, "
+    "expires_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (merchant_id, operation, request_id) "
+    "DO UPDATE SET status_code = EXCLUDED.status_code, body = EXCLUDED.body, "
+    "expires_at = EXCLUDED.expires_at"
 )
 
-_ALL_OF_KIND = (
-    sa.select(resources)
-    .where(resources.c.merchant_id == sa.bindparam("mid"), resources.c.kind == sa.bindparam("kind"))
-    .order_by(resources.c.created_at, resources.c.id)
+_COUNTER_OUTSIDE = sa.select(counters.c.value).where(
+    counters.c.merchant_id == sa.bindparam("mid"), counters.c.name == sa.bindparam("name")
 )
-_LEDGER_INSERT = ledger.insert()
-_EVENT_INSERT = events.insert()
 _MERCHANT_BY_CLIENT = sa.select(merchants).where(merchants.c.client_id == sa.bindparam("cid"))
 _OWNER = sa.select(resources.c.merchant_id).where(
     resources.c.kind == sa.bindparam("kind"), resources.c.id == sa.bindparam("rid")
@@ -235,26 +228,89 @@ _OWNER = sa.select(resources.c.merchant_id).where(
 class Tx:
     """The operations one request may perform, all inside a single database transaction."""
 
-    def __init__(self, conn: Connection, *, dialect: str, merchant_id: str) -> None:
-        self.conn = conn
+    def __init__(
+        self, conn: Connection, *, dialect: str, merchant_id: str, wire: Wire | None = None
+    ) -> None:
+        self._conn = conn
         self.dialect = dialect
         self.merchant_id = merchant_id
         # Per-transaction memo for lookups repeated within one request (e.g. webhooks).
         self.memo: dict[str, Any] = {}
-        self._sqlite: Any = conn.connection.driver_connection if dialect == "sqlite" else None
+        driver = conn.connection.driver_connection
+        self._wire: Wire = wire or (
+            SqliteWire(driver) if dialect == "sqlite" else PostgresWire(driver)
+        )
+        self._pg = self._wire if isinstance(self._wire, PostgresWire) else None
+        # Rows this transaction inserted or locked, with their stored JSON: reading one again
+        # (e.g. the order just created, to render it) needs no query.
+        self._held: dict[tuple[str, str], tuple[Row, str]] = {}
+        # Lookups sent ahead (see prefetch), read when first asked for.
+        self._ahead: dict[str, Cursor] = {}
+
+    @property
+    def conn(self) -> Connection:
+        """The SQLAlchemy connection, for statements beyond this class's own."""
+        if self._pg is not None:
+            self._pg.pause()
+        return self._conn
+
+    def for_merchant(self, merchant_id: str) -> Tx:
+        """This same transaction acting for another merchant (e.g. a token's issuer)."""
+        return Tx(self._conn, dialect=self.dialect, merchant_id=merchant_id, wire=self._wire)
+
+    def _rows(self, cursor: Cursor) -> list[Row]:
+        return [self._decode(record) for record in cursor.fetchall()]
+
+    def _decode(self, record: Sequence[Any]) -> Row:
+        time = self._wire.time
+        return Row(
+            record[0],
+            record[1],
+            record[2],
+            record[3],
+            record[4],
+            time(record[5]),
+            time(record[6]),
+            loads(record[7]),
+        )
+
+    def prefetch(self, kind: str) -> None:
+        """Send ``find(kind)`` now, to be read with the next result this transaction awaits
+        (on PostgreSQL no round trip of its own); a no-op where queries are local."""
+        if self._pg is not None and kind not in self._ahead:
+            self._ahead[kind] = self._pg.execute(_ALL_OF_KIND, (self.merchant_id, kind))
 
     # resources -----------------------------------------------------------------------------
     def get(self, kind: str, resource_id: str, *, lock: bool = False) -> Row | None:
-        if self._sqlite is not None:
-            found = self._sqlite.execute(
-                f"SELECT {_COLUMNS} FROM resources WHERE kind = ? AND id = ? AND merchant_id = ?",
-                (kind, resource_id, self.merchant_id),
-            ).fetchone()
-            return None if found is None else _sqlite_row(found)
-        query = _GET_FOR_UPDATE if lock and self.dialect == "postgresql" else _GET
-        params = {"kind": kind, "rid": resource_id, "mid": self.merchant_id}
-        record = self.conn.execute(query, params).first()
-        return _row(record) if record is not None else None
+        held = self._held.get((kind, resource_id))
+        if held is not None:
+            # Written or locked by this transaction: no one else can have changed it since.
+            return replace(held[0], data=loads(held[1]))
+        sql = _GET + " FOR UPDATE" if lock and self.dialect == "postgresql" else _GET
+        found = self._wire.execute(sql, (kind, resource_id, self.merchant_id)).fetchone()
+        if found is None:
+            return None
+        row = self._decode(found)
+        if lock:
+            self._held[(kind, resource_id)] = (row, found[7])
+        return row
+
+    def get_as_owner(self, kind: str, resource_id: str, *, lock: bool = False) -> Row | None:
+        """A resource whichever merchant owns it; the transaction acts as that merchant from
+        then on. For pages reached by a resource's id alone (the buyer's approval link)."""
+        sql = _ANY_OWNER + " FOR UPDATE" if lock and self.dialect == "postgresql" else _ANY_OWNER
+        found = self._wire.execute(sql, (kind, resource_id)).fetchone()
+        if found is None:
+            return None
+        row = self._decode(found)
+        if row.merchant_id != self.merchant_id:
+            self.merchant_id = row.merchant_id
+            self._held.clear()
+            self._ahead.clear()
+            self.memo.clear()
+        if lock:
+            self._held[(kind, resource_id)] = (row, found[7])
+        return row
 
     def insert(
         self,
@@ -266,81 +322,41 @@ class Tx:
         status: str = "",
         parent_id: str | None = None,
     ) -> None:
-        if self._sqlite is not None:
-            stamp = _sqlite_time(now)
-            self._sqlite.execute(
-                f"INSERT INTO resources ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (resource_id, kind, self.merchant_id, status, parent_id, stamp, stamp, dumps(data)),
-            )
-            return
-        self.conn.execute(
-            _INSERT,
-            {
-                "id": resource_id,
-                "kind": kind,
-                "merchant_id": self.merchant_id,
-                "status": status,
-                "parent_id": parent_id,
-                "created_at": now,
-                "updated_at": now,
-                "data": dumps(data),
-            },
+        text = dumps(data)
+        stamp = self._wire.stamp(now)
+        self._wire.execute(
+            _INSERT, (resource_id, kind, self.merchant_id, status, parent_id, stamp, stamp, text)
         )
+        self._ahead.pop(kind, None)
+        row = Row(resource_id, kind, self.merchant_id, status, parent_id, now, now, {})
+        self._held[(kind, resource_id)] = (row, text)
 
     def update(
         self, kind: str, resource_id: str, data: dict[str, Any], *, now: datetime, status: str = ""
     ) -> None:
-        if self._sqlite is not None:
-            self._sqlite.execute(
-                "UPDATE resources SET data = ?, status = ?, updated_at = ? "
-                "WHERE kind = ? AND id = ?",
-                (dumps(data), status, _sqlite_time(now), kind, resource_id),
+        text = dumps(data)
+        self._wire.execute(_UPDATE, (text, status, self._wire.stamp(now), kind, resource_id))
+        self._ahead.pop(kind, None)
+        held = self._held.get((kind, resource_id))
+        if held is not None:
+            self._held[(kind, resource_id)] = (
+                replace(held[0], status=status, updated_at=now),
+                text,
             )
-            return
-        params = {
-            "k": kind,
-            "rid": resource_id,
-            "data": dumps(data),
-            "status": status,
-            "updated_at": now,
-        }
-        self.conn.execute(_UPDATE, params)
 
     def delete(self, kind: str, resource_id: str) -> None:
+        self._held.pop((kind, resource_id), None)
+        self._ahead.pop(kind, None)
         self.conn.execute(
             resources.delete().where(resources.c.kind == kind, resources.c.id == resource_id)
         )
 
     def children(self, kind: str, parent_id: str) -> list[Row]:
-        if self._sqlite is not None:
-            found = self._sqlite.execute(
-                f"SELECT {_COLUMNS} FROM resources WHERE kind = ? AND parent_id = ? "
-                "ORDER BY created_at, id",
-                (kind, parent_id),
-            ).fetchall()
-            return [_sqlite_row(r) for r in found]
-        return [_row(r) for r in self.conn.execute(_CHILDREN, {"kind": kind, "pid": parent_id})]
+        return self._rows(self._wire.execute(_CHILDREN, (kind, parent_id)))
 
     def descendants(self, parent_id: str, depth: int = 2) -> list[Row]:
-        """Every resource below ``parent_id`` down to ``depth`` levels, one query per level."""
-        found: list[Row] = []
-        level = [parent_id]
-        for _ in range(depth):
-            if self._sqlite is not None:
-                marks = ", ".join("?" * len(level))
-                records = self._sqlite.execute(
-                    f"SELECT {_COLUMNS} FROM resources WHERE parent_id IN ({marks}) "
-                    "ORDER BY created_at, id",
-                    level,
-                ).fetchall()
-                rows = [_sqlite_row(r) for r in records]
-            else:
-                rows = [_row(r) for r in self.conn.execute(_DESCENDANTS, {"pids": level})]
-            if not rows:
-                break
-            found += rows
-            level = [r.id for r in rows]
-        return found
+        """Every resource below ``parent_id`` down to ``depth`` levels, parents first."""
+        return self._rows(self._wire.execute(_DESCENDANTS, (parent_id, depth)))
 
     def find(
         self,
@@ -357,15 +373,10 @@ class Tx:
         plain = not statuses and created_from is None and created_to is None
         if plain and not newest_first and offset == 0 and limit is None:
             # Every event emitted looks up the merchant's webhooks this way: keep it cheap.
-            if self._sqlite is not None:
-                found = self._sqlite.execute(
-                    f"SELECT {_COLUMNS} FROM resources WHERE merchant_id = ? AND kind = ? "
-                    "ORDER BY created_at, id",
-                    (self.merchant_id, kind),
-                ).fetchall()
-                return [_sqlite_row(r) for r in found]
-            params = {"mid": self.merchant_id, "kind": kind}
-            return [_row(r) for r in self.conn.execute(_ALL_OF_KIND, params)]
+            ahead = self._ahead.pop(kind, None)
+            if ahead is None:
+                ahead = self._wire.execute(_ALL_OF_KIND, (self.merchant_id, kind))
+            return self._rows(ahead)
         query = sa.select(resources).where(
             resources.c.merchant_id == self.merchant_id, resources.c.kind == kind
         )
@@ -413,9 +424,9 @@ class Tx:
         return int(current) + step
 
     def peek_number(self, name: str) -> int | None:
-        key = (counters.c.merchant_id == self.merchant_id) & (counters.c.name == name)
-        value = self.conn.execute(sa.select(counters.c.value).where(key)).scalar()
-        return None if value is None else int(value)
+        """A counter's value without advancing it (``None`` if unset)."""
+        found = self._wire.execute(_COUNTER, (self.merchant_id, name)).fetchone()
+        return None if found is None else int(found[0])
 
     # ledger (what transaction search reports) ----------------------------------------------
     def record_transaction(
@@ -430,8 +441,25 @@ class Tx:
         occurred_at: datetime,
         data: dict[str, Any],
     ) -> None:
+        if self._pg is not None:
+            self._pg.execute(
+                _LEDGER_INSERT,
+                (
+                    transaction_id,
+                    self.merchant_id,
+                    event_code,
+                    status,
+                    currency,
+                    amount,
+                    fee,
+                    occurred_at,
+                    occurred_at,
+                    dumps(data),
+                ),
+            )
+            return
         self.conn.execute(
-            _LEDGER_INSERT,
+            ledger.insert(),
             {
                 "transaction_id": transaction_id,
                 "merchant_id": self.merchant_id,
@@ -463,33 +491,22 @@ class Tx:
         *,
         now: datetime,
     ) -> None:
-        if self._sqlite is not None:
-            self._sqlite.execute(
-                "INSERT INTO events (id, merchant_id, event_type, resource_id, created_at, data) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    event_id,
-                    self.merchant_id,
-                    event_type,
-                    resource_id,
-                    _sqlite_time(now),
-                    dumps(body),
-                ),
-            )
-            return
-        self.conn.execute(
+        self._wire.execute(
             _EVENT_INSERT,
-            {
-                "id": event_id,
-                "merchant_id": self.merchant_id,
-                "event_type": event_type,
-                "resource_id": resource_id,
-                "created_at": now,
-                "data": dumps(body),
-            },
+            (
+                event_id,
+                self.merchant_id,
+                event_type,
+                resource_id,
+                self._wire.stamp(now),
+                dumps(body),
+            ),
         )
 
     def enqueue_delivery(self, event_id: str, webhook_id: str, *, now: datetime) -> None:
+        if self._pg is not None:
+            self._pg.execute(_DELIVERY_INSERT, (event_id, webhook_id, now))
+            return
         self.conn.execute(
             deliveries.insert().values(
                 event_id=event_id,
@@ -506,12 +523,16 @@ class Tx:
             digest = hashlib.blake2b(
                 f"{self.merchant_id}|{operation}|{request_id}".encode(), digest_size=8
             ).digest()
-            self.conn.execute(
-                sa.text("SELECT pg_advisory_xact_lock(:k)"),
-                {"k": int.from_bytes(digest, "big", signed=True)},
-            )
+            self._wire.execute(_KEY_LOCK, (int.from_bytes(digest, "big", signed=True),))
 
     def replay(self, operation: str, request_id: str, now: datetime) -> tuple[int, str] | None:
+        if self._pg is not None:
+            found = self._pg.execute(_KEY_FIND, (self.merchant_id, operation, request_id))
+            record = found.fetchone()
+            if record is None or record[2] <= now:
+                # An expired key is replaced by this request's own (see remember).
+                return None
+            return int(record[0]), str(record[1])
         record = self.conn.execute(
             sa.select(
                 idempotency.c.status_code, idempotency.c.body, idempotency.c.expires_at
@@ -537,6 +558,12 @@ class Tx:
     def remember(
         self, operation: str, request_id: str, status_code: int, body: str, expires_at: datetime
     ) -> None:
+        if self._pg is not None:
+            self._pg.execute(
+                _KEY_UPSERT,
+                (self.merchant_id, operation, request_id, status_code, body, expires_at),
+            )
+            return
         self.conn.execute(
             idempotency.insert().values(
                 merchant_id=self.merchant_id,
@@ -565,11 +592,13 @@ class Store:
         self.dialect = engine.dialect.name
         # SQLite allows one writer; queueing writers on a lock hands the write over at once,
         # where SQLite's own busy handler would sleep in coarse steps (up to 100 ms).
-        self._sqlite_writer = _WriterLock(engine) if self.dialect == "sqlite" else None
+        self._sqlite_writer = WriterLock(engine) if self.dialect == "sqlite" else None
         # A local SQLite file answers in microseconds and takes one writer at a time, so
         # requests run on the event loop itself: handing them to worker threads only adds
         # thread switches and GIL hand-offs. PostgreSQL work goes to a thread pool.
         self.inline = self.dialect == "sqlite"
+        # Requests in worker threads at once: as many as there are connections for them.
+        self.concurrency = request_slots(engine)
 
     @contextmanager
     def transaction(self, merchant_id: str, *, write: bool = True) -> Iterator[Tx]:
@@ -584,8 +613,17 @@ class Store:
                         raise
                     conn.exec_driver_sql("COMMIT")
             else:
-                with conn.begin():
-                    yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id)
+                wire = PostgresWire(conn.connection.driver_connection)
+                try:
+                    wire.begin()
+                    yield Tx(conn, dialect=self.dialect, merchant_id=merchant_id, wire=wire)
+                    wire.commit()
+                except BaseException:
+                    wire.rollback()
+                    raise
+                finally:
+                    if not wire.release():
+                        conn.invalidate()
 
     def owner_of(self, kind: str, resource_id: str) -> str | None:
         """The merchant a resource belongs to (for pages that have no bearer token)."""
@@ -596,15 +634,7 @@ class Store:
     def counter(self, merchant_id: str, name: str) -> int | None:
         """A merchant's counter read outside any request transaction (``None`` if unset)."""
         with self.engine.connect() as conn:
-            if self.dialect == "sqlite":
-                found = conn.connection.driver_connection.execute(  # type: ignore[union-attr]
-                    "SELECT value FROM counters WHERE merchant_id = ? AND name = ?",
-                    (merchant_id, name),
-                ).fetchone()
-                value = None if found is None else found[0]
-            else:
-                key = (counters.c.merchant_id == merchant_id) & (counters.c.name == name)
-                value = conn.execute(sa.select(counters.c.value).where(key)).scalar()
+            value = conn.execute(_COUNTER_OUTSIDE, {"mid": merchant_id, "name": name}).scalar()
         return None if value is None else int(value)
 
     # merchants -------------------------------------------------------------------------------
@@ -625,29 +655,38 @@ class Store:
     def ensure_merchant(
         self, merchant_id: str, client_id: str, client_secret: str, email: str, now: datetime
     ) -> Merchant:
-        """Create the merchant with these credentials if missing; return whichever is stored."""
+        """Create the merchant with these credentials if missing; return whichever is stored.
+
+        Processes starting together may both find it missing: the second insert then fails on
+        the unique client id, and that process takes the merchant the first one stored.
+        """
         existing = self.merchant_by_client_id(client_id)
-        if existing is not None:
-            if existing.client_secret != client_secret:
+        if existing is None:
+            try:
                 with self.engine.begin() as conn:
                     conn.execute(
-                        merchants.update()
-                        .where(merchants.c.id == existing.id)
-                        .values(client_secret=client_secret)
+                        merchants.insert().values(
+                            id=merchant_id,
+                            client_id=client_id,
+                            client_secret=client_secret,
+                            email=email,
+                            created_at=now,
+                        )
                     )
-                return Merchant(existing.id, client_id, client_secret, existing.email)
-            return existing
-        with self.engine.begin() as conn:
-            conn.execute(
-                merchants.insert().values(
-                    id=merchant_id,
-                    client_id=client_id,
-                    client_secret=client_secret,
-                    email=email,
-                    created_at=now,
+                return Merchant(merchant_id, client_id, client_secret, email)
+            except IntegrityError:
+                existing = self.merchant_by_client_id(client_id)
+                if existing is None:
+                    raise
+        if existing.client_secret != client_secret:
+            with self.engine.begin() as conn:
+                conn.execute(
+                    merchants.update()
+                    .where(merchants.c.id == existing.id)
+                    .values(client_secret=client_secret)
                 )
-            )
-        return Merchant(merchant_id, client_id, client_secret, email)
+            return Merchant(existing.id, client_id, client_secret, existing.email)
+        return existing
 
     def meta_get(self, key: str) -> str | None:
         with self.engine.connect() as conn:
@@ -660,60 +699,15 @@ class Store:
             if updated.rowcount == 0:
                 conn.execute(meta.insert().values(key=key, value=value))
 
+    def meta_setdefault(self, key: str, value: str) -> str:
+        """Store ``value`` under ``key`` unless a value is there; return the stored one.
 
-class _WriterLock:
-    """One SQLite writer at a time: a thread lock, plus ``flock`` on a file beside the
-    database so that several server processes (``--workers``) queue the same way."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._thread_lock = threading.Lock()
-        path = engine.url.database
-        self._path = f"{path}.lock" if path and path != ":memory:" else None
-        self._fd: int | None = None
-
-    def __enter__(self) -> None:
-        self._thread_lock.acquire()
-        if self._path is not None:
-            if self._fd is None:
-                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self._thread_lock.release()
-
-
-def create_engine(url: str) -> Engine:
-    """An engine tuned for the sandbox: WAL and a busy timeout on SQLite, a pool on PostgreSQL."""
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    if url.startswith("sqlite"):
-        path = sa.engine.make_url(url).database
-        if path and path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = sa.create_engine(
-            url,
-            connect_args={"timeout": 30, "check_same_thread": False},
-            pool_size=16,
-            max_overflow=48,
-        )
-
-        @event.listens_for(engine, "connect")
-        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            # Transactions are begun explicitly (BEGIN IMMEDIATE for writes), so the driver's
-            # own implicit BEGIN handling is switched off.
-            dbapi_connection.isolation_level = None
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
-
-        return engine
-    return sa.create_engine(url, pool_size=16, max_overflow=48, pool_pre_ping=True)
-
-
-def is_locked_error(error: BaseException) -> bool:
-    return isinstance(error, OperationalError) and "locked" in str(error).lower()
+        Server processes that start together on a new database all end up with the value the
+        first of them stored (e.g. the key that signs access tokens, which they must share).
+        """
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(meta.insert().values(key=key, value=value))
+        except IntegrityError:
+            pass
+        return self.meta_get(key) or value

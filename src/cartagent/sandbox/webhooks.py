@@ -15,10 +15,10 @@ import sqlalchemy as sa
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from .api import Call, Reply, operation, require
+from .api import WEBHOOK_KIND, Call, Reply, operation, require
 from .clock import iso, parse_iso
 from .errors import PayPalError, invalid_request, not_found
-from .events import WEBHOOK_KIND, resource_type_for
+from .events import resource_type_for
 from .state import Sandbox
 from .store import Tx, deliveries, events, loads
 from .webhook_delivery import DeliveryWorker, RetryPolicy, deliver_due
