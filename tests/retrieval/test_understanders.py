@@ -110,19 +110,26 @@ def test_an_openai_compatible_llama_server_understands(monkeypatch: pytest.Monke
 
 
 @pytest.mark.llm
-def test_tuned_is_smollm2_with_the_shipped_adapter_and_the_short_prompt(
+def test_tuned_is_smollm2_with_the_shipped_adapter_behind_the_rule_parser(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from cartagent.llm.adapters import shipped_adapter
 
     monkeypatch.delenv("CARTAGENT_SEARCH_ADAPTER", raising=False)
+    assert shipped_adapter().rules_first
     tuned = built("tuned")
     assert isinstance(tuned, ModelUnderstander)
     with tuned:
-        outcome = tuned.understand_sync("red running shoes under 40 dollars")
         assert tuned.model.lora_path == shipped_adapter().path  # type: ignore[attr-defined]
-    assert outcome.source in ("model", "repaired")
-    assert outcome.query.price is not None and outcome.query.price.max == 40
+        read = tuned.understand_sync("red running shoes under 40 dollars")
+        asked = tuned.understand_sync("red runing shoes for my grandpa under 40 dollars")
+    # Every word placed: the parser's reading, the model not asked.
+    assert read.source == "parser" and read.usage is None
+    assert read.query.price is not None and read.query.price.max == 40
+    # Words left over: the model corrects the parser's line.
+    assert asked.source in ("model", "repaired"), asked.problems
+    assert asked.usage is not None and asked.usage.output_tokens > 0
+    assert asked.query.price is not None and asked.query.price.max == 40
 
 
 def test_an_adapter_card_names_the_prompt_it_was_trained_on() -> None:
