@@ -4,7 +4,7 @@ from pathlib import Path
 
 from cartagent.bench.build import measure_builds, render_builds, write_jsonl
 from cartagent.catalog import load_products
-from cartagent.catalog.local_engine import LocalEngine
+from cartagent.indexing import LocalEngine
 
 
 def test_the_jsonl_catalog_reads_back_whole(tmp_path: Path) -> None:

@@ -127,7 +127,7 @@ def test_spark_options_and_a_missing_spark(tmp_path: Path, monkeypatch: pytest.M
     assert local.exit_code == 2 and "--engine spark only" in local.output
     bad = run(str(source), "--out", out, "--engine", "spark", "--conf", "no-equals-sign")
     assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
-    monkeypatch.setitem(sys.modules, "cartagent.catalog.spark", None)  # as if not installed
+    monkeypatch.setitem(sys.modules, "cartagent.indexing.spark", None)  # as if not installed
     missing = run(str(source), "--out", out, "--engine", "spark")
     assert missing.exit_code == 1 and "pip install 'cartagent[spark]'" in missing.output
 

@@ -155,8 +155,8 @@ def test_tuned_serves_the_named_adapter_else_the_promoted_one_else_the_shipped_o
     import json
 
     from cartagent.llm.adapters import shipped_adapter
+    from cartagent.llm.registry import Registry
     from cartagent.retrieval.understanders import _tuned_adapter
-    from cartagent.tuning.registry import Registry
 
     monkeypatch.delenv("CARTAGENT_SEARCH_ADAPTER", raising=False)
     monkeypatch.setenv("CARTAGENT_REGISTRY", str(tmp_path / "registry"))

@@ -1,7 +1,7 @@
 """Index build throughput by engine: the same catalog file built locally and on Spark.
 
 A synthetic catalog of each size is written once as JSON Lines; then ``cartagent catalog
-build``'s job (:func:`~cartagent.catalog.build.build_index`, lexical index only: embedding
+build``'s job (:func:`~cartagent.indexing.build_index`, lexical index only: embedding
 costs the same whichever engine computes it) runs with each engine into a fresh folder. The
 figure is products per second of the whole build, reading and validating included; for Spark
 it includes starting the session, which a long-lived cluster would not pay per build.
@@ -20,7 +20,7 @@ from ..catalog import synthetic_catalog
 from .report import table
 
 if TYPE_CHECKING:
-    from ..catalog.prepared import Engine
+    from ..indexing import Engine
 
 __all__ = ["BuildResult", "measure_builds", "render_builds", "write_jsonl"]
 
@@ -55,7 +55,7 @@ def measure_builds(
     progress: Callable[[str], None] | None = None,
 ) -> list[BuildResult]:
     """Build each size with each engine (``engines`` maps a name to an engine factory)."""
-    from ..catalog.build import build_index
+    from ..indexing import build_index
 
     results: list[BuildResult] = []
     with tempfile.TemporaryDirectory(prefix="cartagent-build-bench-", dir=workdir) as tmp:

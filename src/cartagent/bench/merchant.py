@@ -252,7 +252,7 @@ class MerchantServer(ServerProcess):
 
 def pick_items(catalog: Path, count: int = 8) -> list[str]:
     """Up to ``count`` item ids the store sells in USD and has in stock."""
-    from ..catalog.local_engine import read_catalog
+    from ..catalog import read_catalog
     from ..commerce import MerchantCatalog
 
     offers = MerchantCatalog(read_catalog(catalog, lambda _problem: None))

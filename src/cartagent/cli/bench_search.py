@@ -18,7 +18,7 @@ from ..errors import ConfigurationError
 if TYPE_CHECKING:
     from ..bench.build import BuildResult
     from ..bench.understanding import ModelLatency
-    from ..catalog.prepared import Engine
+    from ..indexing import Engine
     from ..retrieval.embeddings import Embedder
 
 
@@ -53,7 +53,7 @@ def _time_builds(
     names: list[str], sizes: list[int], seed: int, workdir: Path | None
 ) -> list[BuildResult]:
     from ..bench.build import measure_builds
-    from ..catalog.engines import get_engine
+    from ..indexing import get_engine
 
     engines: dict[str, Callable[[], Engine]] = {n: partial(get_engine, n) for n in names}
     try:

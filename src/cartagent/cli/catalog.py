@@ -20,9 +20,8 @@ from ..errors import ConfigurationError
 from .search import locate_catalog
 
 if TYPE_CHECKING:
-    from ..catalog.build import BuildReport
-    from ..catalog.loaders import RowProblem
-    from ..catalog.prepared import Engine
+    from ..catalog import RowProblem
+    from ..indexing import BuildReport, Engine
     from ..retrieval.embeddings import Embedder
 
 __all__ = ["catalog"]
@@ -77,8 +76,8 @@ def build(
     SOURCE is any file that `cartagent search --catalog` reads (.json, .jsonl, .csv, .parquet);
     by default the tau-bench store shipped with cartagent.
     """
-    from ..catalog.build import build_index
     from ..catalog.source import rows_file
+    from ..indexing import build_index
 
     path = source if source is not None else locate_catalog(None, option="SOURCE")
     shown = rows_file(path)
@@ -118,7 +117,7 @@ _DENSE_MODULES = frozenset(("numpy", "faiss", "torch", "sentence_transformers", 
 def _missing(error: ImportError) -> click.ClickException:
     """What to install, when a missing module belongs to an extra."""
     module = (error.name or "").split(".")[0]
-    if module in _SPARK_MODULES or error.name == "cartagent.catalog.spark":
+    if module in _SPARK_MODULES or error.name == "cartagent.indexing.spark":
         return click.ClickException(
             f"--engine spark needs PySpark: pip install 'cartagent[spark]' ({error})"
         )
@@ -144,7 +143,7 @@ def summary(report: BuildReport) -> list[str]:
 
 
 def _engine(name: str, master: str | None, conf: Sequence[str]) -> Engine:
-    from ..catalog.engines import get_engine
+    from ..indexing import get_engine
 
     if name == "local" and (master is not None or conf):
         raise click.UsageError("--master and --conf apply to --engine spark only")

@@ -42,9 +42,9 @@ def locate_catalog(path: str | None, *, option: str = "--catalog") -> Path:
 
 
 def load_catalog(path: Path) -> list[Product]:
-    """The products of ``path`` (see :func:`~cartagent.catalog.local_engine.read_catalog`);
+    """The products of ``path`` (see :func:`~cartagent.catalog.read_catalog`);
     the rows it rejects are reported on stderr (with their line) and skipped."""
-    from ..catalog.local_engine import read_catalog
+    from ..catalog import read_catalog
     from ..catalog.source import rows_file
 
     shown = rows_file(path)

@@ -59,7 +59,7 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
     """Write the query-understanding training set (train/dev/test JSON Lines and a card)."""
     from tqdm import tqdm
 
-    from ..catalog.loaders import RowProblem
+    from ..catalog import RowProblem
     from ..errors import ConfigurationError
     from ..tuning import build_dataset, held_out_requests, training_catalog, write_dataset
 
@@ -230,9 +230,9 @@ def export(adapter: Path, out: Path | None, card: Path | None) -> None:
     import json
 
     from ..errors import ConfigurationError
+    from ..llm.registry import git_commit
     from ..tuning.base_model import load_base_config
     from ..tuning.export import export_gguf_lora
-    from ..tuning.registry import git_commit
 
     target = out or adapter / "adapter.gguf"
     try:
@@ -256,7 +256,7 @@ def export(adapter: Path, out: Path | None, card: Path | None) -> None:
 
 
 def _registry(folder: Path | None) -> Any:
-    from ..tuning.registry import Registry
+    from ..llm.registry import Registry
 
     return Registry(folder or run_settings().adapter.registry)
 

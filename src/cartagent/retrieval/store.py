@@ -6,7 +6,8 @@
       manifest.json        Manifest: format, source, engine, embedder, counts; written last
       lexical/             the tantivy index (stores the products)
       dense/               vectors, ids and HNSW graph (see DenseIndex.save); only when built
-      fingerprints.sqlite  product id -> content hash, for incremental builds
+      fingerprints.sqlite  product id -> content hash, for incremental builds (see
+                           cartagent.indexing.fingerprints, which writes it)
 
 A folder without ``manifest.json`` is not a build. :func:`open_index` opens the lexical index
 and, given the embedder the build used, the dense one (taking its products from the lexical
@@ -15,8 +16,6 @@ index, so only candidates are materialised).
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,7 +38,6 @@ __all__ = [
     "MANIFEST_FILE",
     "BuildCounts",
     "EmbedderInfo",
-    "FingerprintStore",
     "Manifest",
     "StoredIndex",
     "open_index",
@@ -53,8 +51,6 @@ MANIFEST_FILE = "manifest.json"
 LEXICAL_FOLDER = "lexical"
 DENSE_FOLDER = "dense"
 FINGERPRINTS_FILE = "fingerprints.sqlite"
-
-_LOOKUP_CHUNK = 500  # ids per SQL query, under SQLite's bound-parameter limit
 
 
 class EmbedderInfo(BaseModel):
@@ -166,83 +162,3 @@ def open_index(
         except ValueError as error:
             raise ConfigurationError(str(error)) from error
     return StoredIndex(manifest, lexical, dense)
-
-
-class FingerprintStore:
-    """Product id -> content hash in SQLite: looked up a batch at a time, never all in memory."""
-
-    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
-        self._connection = connection
-        self.path = path
-
-    @classmethod
-    def create(cls, path: Path) -> FingerprintStore:
-        """A new, empty store at ``path`` (replacing a file there).
-
-        Writes are not synced as they go: the caller syncs the finished file, which is only
-        trusted once a manifest names it.
-        """
-        path = Path(path)
-        path.unlink(missing_ok=True)
-        connection = sqlite3.connect(path.absolute().as_uri(), uri=True)
-        connection.execute("PRAGMA journal_mode = OFF")
-        connection.execute("PRAGMA synchronous = OFF")
-        connection.execute(
-            "CREATE TABLE fingerprints (id TEXT PRIMARY KEY, hash TEXT NOT NULL) WITHOUT ROWID"
-        )
-        return cls(connection, path)
-
-    @classmethod
-    def open(cls, path: Path) -> FingerprintStore:
-        """The store at ``path``, read-only."""
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no fingerprint store at {path}")
-        connection = sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True)
-        return cls(connection, path)
-
-    def __len__(self) -> int:
-        row = self._connection.execute("SELECT count(*) FROM fingerprints").fetchone()
-        return int(row[0])
-
-    def add(self, pairs: Iterable[tuple[str, str]]) -> None:
-        """Store ``(id, hash)`` pairs (ids must be new to the store)."""
-        self._connection.executemany("INSERT INTO fingerprints (id, hash) VALUES (?, ?)", pairs)
-
-    def lookup(self, ids: Sequence[str]) -> dict[str, str]:
-        """The hash of each of ``ids`` the store has."""
-        found: dict[str, str] = {}
-        for start in range(0, len(ids), _LOOKUP_CHUNK):
-            chunk = ids[start : start + _LOOKUP_CHUNK]
-            marks = ",".join("?" * len(chunk))
-            rows = self._connection.execute(
-                f"SELECT id, hash FROM fingerprints WHERE id IN ({marks})", chunk
-            )
-            found.update(rows)
-        return found
-
-    def hashes(self) -> set[str]:
-        """Every stored hash."""
-        return {row[0] for row in self._connection.execute("SELECT hash FROM fingerprints")}
-
-    def missing(self, newer: FingerprintStore) -> list[str]:
-        """The ids this store has and ``newer`` lacks (products a build removed)."""
-        newer.commit()
-        self._connection.execute(
-            "ATTACH DATABASE ? AS newer", (newer.path.absolute().as_uri() + "?mode=ro",)
-        )
-        try:
-            rows = self._connection.execute(
-                "SELECT id FROM fingerprints EXCEPT SELECT id FROM newer.fingerprints"
-            ).fetchall()
-        finally:
-            self._connection.execute("DETACH DATABASE newer")
-        return [row[0] for row in rows]
-
-    def commit(self) -> None:
-        self._connection.commit()
-
-    def close(self) -> None:
-        """Commit what was added and close the database."""
-        self._connection.commit()
-        self._connection.close()

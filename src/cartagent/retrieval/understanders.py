@@ -73,7 +73,7 @@ def _tuned_adapter(settings: Settings) -> tuple[Path, dict[str, Any]]:
     import json
 
     from ..llm.adapters import shipped_adapter
-    from ..tuning.registry import Registry
+    from ..llm.registry import Registry
 
     chosen = settings.adapter
     if chosen.search_adapter is not None:

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..catalog.loaders import RowProblem
-from ..catalog.local_engine import read_catalog
+from ..catalog import RowProblem, read_catalog
 from ..catalog.product import Product
 from ..catalog.synthetic import synthetic_catalog
 from ..errors import ConfigurationError

@@ -10,12 +10,11 @@ from click.testing import CliRunner
 
 from cartagent.cli.main import cli
 from cartagent.errors import ConfigurationError
-from cartagent.tuning.registry import Registry, git_commit
+from cartagent.llm.registry import Registry, git_commit
 from cartagent.tuning.sft import train_sft
 from cartagent.tuning.training_data import load_split
-
-from .test_sft import config_for
-from .tiny_model import tiny_base, write_split
+from tests.tuning.test_sft import config_for
+from tests.tuning.tiny_model import tiny_base, write_split
 
 __all__ = ["tiny_base"]
 

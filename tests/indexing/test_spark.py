@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 from cartagent.catalog import LoadReport, Product, RowProblem, load_products, synthetic_catalog
-from cartagent.catalog.fingerprint import content_hash
-from cartagent.catalog.prepared import PreparedBatch
-from cartagent.catalog.spark import SparkEngine
 from cartagent.errors import ConfigurationError
+from cartagent.indexing import PreparedBatch, content_hash
+from cartagent.indexing.spark import SparkEngine
 from cartagent.retrieval.product_vectors import embed_products
 from cartagent.testing import HashingEmbedder
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .loaders import RowProblem
-from .product import Product
+from ..catalog import Product
+from ..catalog.source import ProblemSink
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,9 +23,6 @@ if TYPE_CHECKING:
     from ..retrieval.embeddings import Embedder
 
 __all__ = ["Engine", "PreparedBatch", "ProblemSink"]
-
-ProblemSink = Callable[[RowProblem], None]
-"""Receives each bad row (with its line) as the engine meets it."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """``build_index(source, out)``: a catalog source into a persistent, searchable index folder.
 
 The folder's layout is :mod:`cartagent.retrieval.store`'s. When ``out`` already holds a build
-the new one is incremental: each product's :func:`~cartagent.catalog.fingerprint.content_hash`
+the new one is incremental: each product's :func:`~cartagent.indexing.fingerprints.content_hash`
 is compared with the previous build's, so unchanged products are neither re-indexed nor
 re-embedded, changed ones are replaced, new ones added and ids the source no longer has removed.
 ``full=True`` (or a previous build of another format or embedder) rebuilds what it must.
@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..catalog import RowProblem
 from ..errors import ConfigurationError
 from ..retrieval.lexical import LexicalIndex, LexicalWriter
 from ..retrieval.store import (
@@ -41,11 +42,10 @@ from ..retrieval.store import (
     MANIFEST_FILE,
     BuildCounts,
     EmbedderInfo,
-    FingerprintStore,
     Manifest,
     read_manifest,
 )
-from .loaders import RowProblem
+from .fingerprints import FingerprintStore
 from .local_engine import LocalEngine
 from .prepared import Engine, PreparedBatch, ProblemSink
 
@@ -94,7 +94,7 @@ def build_index(
 ) -> BuildReport:
     """Build (or update) the index folder ``out`` from ``source``; see the module notes.
 
-    ``engine`` defaults to :class:`~cartagent.catalog.local_engine.LocalEngine`. With an
+    ``engine`` defaults to :class:`~cartagent.indexing.local_engine.LocalEngine`. With an
     ``embedder`` a dense index is built too; ``embedder_name`` (default: its class name) is
     recorded so a search can pick the same embedder, and a previous build's vectors are reused
     only when both name and size match. Raises :class:`~cartagent.errors.ConfigurationError`

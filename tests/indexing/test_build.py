@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from cartagent.catalog import Product, RowProblem, synthetic_catalog
-from cartagent.catalog.build import BuildReport, build_index
-from cartagent.catalog.local_engine import LocalEngine
-from cartagent.catalog.prepared import PreparedBatch, ProblemSink
 from cartagent.errors import ConfigurationError
+from cartagent.indexing import BuildReport, LocalEngine, PreparedBatch, ProblemSink, build_index
 from cartagent.retrieval.embeddings import Embedder
 from cartagent.retrieval.product_vectors import product_fields
 from cartagent.retrieval.query import SearchQuery

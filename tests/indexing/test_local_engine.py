@@ -1,16 +1,20 @@
-"""LocalEngine: batches in source order, fingerprints, bad rows reported, only wanted embedded."""
+"""LocalEngine: batches in source order, fingerprints, bad rows reported, only wanted embedded;
+the source streamed, a batch at a time."""
 
 from __future__ import annotations
 
+import csv
+import gc
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cartagent.catalog import RowProblem, synthetic_catalog, tau_catalog
-from cartagent.catalog.fingerprint import content_hash
-from cartagent.catalog.local_engine import LocalEngine, read_catalog
+from cartagent.catalog import Product, RowProblem, read_catalog, synthetic_catalog, tau_catalog
 from cartagent.errors import ConfigurationError
+from cartagent.indexing import LocalEngine, PreparedBatch, build_index, content_hash
 from cartagent.retrieval.product_vectors import embed_products, product_fields
 from cartagent.testing import HashingEmbedder
 from tests.conftest import SHARED
@@ -98,3 +102,66 @@ def test_an_unreadable_source_is_a_configuration_error(tmp_path: Path) -> None:
 def test_a_batch_size_below_one_is_refused(catalog: Path) -> None:
     with pytest.raises(ConfigurationError, match="batch_size"):
         next(LocalEngine().prepare(catalog, embedder=None, batch_size=0, on_problem=print))
+
+
+# --- streaming: a build holds a batch of products, never the catalog -------------------------
+
+
+def _live_products() -> int:
+    return sum(isinstance(thing, Product) for thing in gc.get_objects())
+
+
+def _write(path: Path, products: list[Product]) -> Path:
+    """``products`` in the format ``path``'s suffix names (CSV: one row a variant)."""
+    if path.suffix == ".jsonl":
+        return write_jsonl(path, [p.model_dump_json() for p in products])
+    if path.suffix == ".json":
+        path.write_text(json.dumps([p.model_dump(mode="json") for p in products], indent=1))
+        return path
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "title", "brand", "price", "options", "variant_id"])
+        for p in products:
+            for v in p.variants:
+                options = json.dumps(v.options)
+                writer.writerow([p.id, p.title, p.brand or "", v.price, options, v.id])
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".csv"])
+def test_a_build_holds_a_batch_of_products_however_long_the_catalog(
+    tmp_path: Path, suffix: str
+) -> None:
+    size, batch_size = 600, 25
+    source = _write(tmp_path / f"catalog{suffix}", list(synthetic_catalog(size, seed=3)))
+    gc.collect()
+    before = _live_products()
+    live: list[int] = []
+
+    class Watched:
+        """The local engine, counting the products alive as it hands on each batch."""
+
+        def prepare(self, *args: Any, **kwargs: Any) -> Iterator[PreparedBatch]:
+            for batch in LocalEngine().prepare(*args, **kwargs):
+                gc.collect()
+                live.append(_live_products() - before)
+                yield batch
+
+        def close(self) -> None:
+            pass
+
+    report = build_index(source, tmp_path / "index", engine=Watched(), batch_size=batch_size)
+    assert report.manifest.products == size
+    assert len(live) == size // batch_size
+    # the batch handed on, the one the build indexes and the reader's look-ahead: never all
+    assert max(live) <= 3 * batch_size, live
+
+
+def test_the_engine_reads_the_source_as_batches_are_asked_for(tmp_path: Path) -> None:
+    source = _write(tmp_path / "catalog.jsonl", list(synthetic_catalog(50, seed=3)))
+    batches = LocalEngine().prepare(source, embedder=None, batch_size=10, on_problem=print)
+    first = next(batches)
+    with source.open("a", encoding="utf-8") as handle:  # rows added after the first batch
+        handle.write(next(iter(synthetic_catalog(1, seed=9))).model_dump_json() + "\n")
+    assert len(first) == 10
+    assert sum(len(batch) for batch in batches) == 41
