@@ -442,3 +442,27 @@ def test_rules_first_falls_back_to_the_reading_it_already_made() -> None:
     result = _understand(understander, request)
     assert (result.query, result.source) == (parse(request), "rules")
     assert calls == [request]
+
+
+def test_rules_first_fills_the_rules_gaps_with_what_the_leftover_words_say() -> None:
+    request = "yoga matt under $80"
+    reading = parse(request)
+    assert (reading.text, reading.category) == ("yoga matt", None)
+    answer = {"category": "yoga mat", "price": {"max": 60}, "options": {"color": ["purple"]}}
+    with ModelUnderstander(_answers(json.dumps(answer)), rules_first=True) as understander:
+        result = _understand(understander, request)
+    # a category the words say fills a gap; the rules' price stays; no colour was said
+    assert result.query == reading.model_copy(update={"category": "yoga mat", "text": ""})
+
+
+def test_rules_first_can_take_the_models_answer_whole() -> None:
+    request = "cozy sneakrs for my grandpa"
+    model = _answers(json.dumps({"category": "boots"}))
+    with ModelUnderstander(model, rules_first=True, combine="replace") as understander:
+        result = _understand(understander, request)
+    assert result.query == SearchQuery(category="boots")
+
+
+def test_an_unknown_combine_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="combine"):
+        ModelUnderstander(_answers("{}"), rules_first=True, combine="merge")  # type: ignore[arg-type]

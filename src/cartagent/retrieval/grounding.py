@@ -34,7 +34,7 @@ from typing import Any
 from .query import SearchQuery
 from .rules import canonical_quantity, parse
 
-__all__ = ["ground", "looks_injected"]
+__all__ = ["ground", "looks_injected", "token_number", "word_tokens"]
 
 _INJECTION_RE = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.;!?\n]{0,60}?"
@@ -83,6 +83,17 @@ def _numeric(token: str) -> Decimal | None:
 
 def _tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(re.sub(r"'s\b", "", _fold(text)))
+
+
+def word_tokens(text: str) -> list[str]:
+    """The words of ``text`` as grounding compares them: case, accents, plurals and a trailing
+    "'s" removed; numbers as written."""
+    return [t if t[0].isdigit() else _stem(t) for t in _tokens(text)]
+
+
+def token_number(token: str) -> Decimal | None:
+    """The value of a number token of :func:`word_tokens` ("1,200", "2.5", "5k"), else None."""
+    return _numeric(token) if token[:1].isdigit() else None
 
 
 @dataclass(frozen=True)

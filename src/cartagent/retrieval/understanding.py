@@ -13,8 +13,10 @@ JSON (the prompt and response format of :mod:`cartagent.retrieval.prompt`) and n
 With ``rules_first=True`` the fallback reads the request first, and the model is asked only
 when that reading leaves words it could not place (its ``text``): on the tuning set's dev split
 a reading that places every word is exact every time (246 of 246), one that leaves words only a
-quarter of the time, so the model is spent where the rules are weak and cannot undo what they
-read right.
+quarter of the time, so the model is spent where the rules are weak. Its answer then only fills
+the gaps of the rules' reading, with values the leftover words say
+(:func:`~cartagent.retrieval.merging.fill_gaps`; ``combine="replace"`` takes the model's answer
+whole instead), so it cannot undo what they read right.
 
 It is awaited (:meth:`ModelUnderstander.understand`) or called like any ``Understander``
 (``understander(request, context=...)``): the sync call runs the coroutine on ONE long-lived
@@ -43,6 +45,7 @@ from ..errors import ConfigurationError
 from ..llm import Model, Usage
 from .cache import SemanticCache
 from .grounding import ground
+from .merging import fill_gaps
 from .prompt import (
     RESPONSE_FORMAT,
     Example,
@@ -58,9 +61,10 @@ from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, parse
 from .search import Understander
 from .spans import stage
 
-__all__ = ["ModelUnderstander", "Source", "UnderstanderStats", "Understanding"]
+__all__ = ["Combine", "ModelUnderstander", "Source", "UnderstanderStats", "Understanding"]
 
 Source = Literal["model", "repaired", "rules", "parser", "cache"]
+Combine = Literal["fill", "replace"]
 
 _MAX_PROBLEM_CHARS = 200
 
@@ -125,7 +129,9 @@ class ModelUnderstander:
     shape the prompt (:func:`~cartagent.retrieval.prompt.understanding_messages`).
     ``max_tokens``, when set, is passed to ``model.complete``, which must accept it.
     ``rules_first=True`` answers with the fallback's reading when it leaves no word unplaced
-    (no ``text``) and asks the model only otherwise.
+    (no ``text``) and asks the model only otherwise; ``combine`` says what becomes of that
+    answer: ``"fill"`` (the default) fills the gaps of the fallback's reading with it,
+    ``"replace"`` takes it whole.
     ``constrained=False`` asks without the JSON Schema (no grammar): for a model tuned to
     answer in the schema, whose grammar costs more time than it saves repairs; its output is
     then bounded by ``max_tokens`` and still validated, repaired and grounded.
@@ -145,6 +151,7 @@ class ModelUnderstander:
         max_tokens: int | None = None,
         constrained: bool = True,
         rules_first: bool = False,
+        combine: Combine = "fill",
     ) -> None:
         check_style(style)
         self._options: dict[str, Any] = {}
@@ -165,6 +172,9 @@ class ModelUnderstander:
         )
         self._fallback = fallback
         self._rules_first = rules_first
+        if combine not in ("fill", "replace"):
+            raise ConfigurationError(f"combine must be 'fill' or 'replace', not {combine!r}")
+        self._combine: Combine = combine
         self._style: PromptStyle = style
         self._examples = examples
         self._stats = UnderstanderStats()
@@ -218,6 +228,8 @@ class ModelUnderstander:
                     reading = self._fallback(request, context=turns)
             return Understanding(reading, "rules", tuple(problems), timings, usage)
         query, source = answer
+        if reading is not None and self._combine == "fill":
+            query = fill_gaps(reading, query)
         self._count("model_ok" if source == "model" else "repaired")
         await self._cached("put", (request, turns, query), problems, timings)
         return Understanding(query, source, tuple(problems), timings, usage)

@@ -1,0 +1,164 @@
+"""Filling the gaps of the rule parser's reading with a model's.
+
+Rules first, a model is asked only about requests the parser could not read whole: it left words
+in ``text``. What the parser did read it reads precisely (on the tuning set's dev split, a
+reading that places every word is exact every time), so :func:`fill_gaps` keeps all of it and
+takes from the model only what fills a gap, and only what the leftover words say:
+
+* a category, brand, attribute or option name the parser did not fill, or an exclusion it did
+  not find, is taken when each word of the model's value is one of the leftover words, or one
+  typo away from it ("sneakrs" ~ "sneakers"), each leftover word backing one value at most: a
+  small model also invents categories for vague requests ("something to boil water for tea" ->
+  "tea bag") and files leftover words under wrong names, and a constraint that is not in the
+  words is a filter the shopper never asked for;
+* a price bound, minimum rating, sort or stock flag the parser did not set is taken as the model
+  gives it (grounding has already checked bounds and ratings against the request).
+
+The free text keeps the parser's leftover words that no value taken from the model used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .grounding import token_number, word_tokens
+from .query import Exclusion, PriceRange, SearchQuery
+
+__all__ = ["fill_gaps"]
+
+_FUZZY_MIN = 3  # shorter words must match exactly
+_FUZZY_TWO = 8  # words this long may be two typos away
+
+
+def _typos(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment distance of ``a`` and ``b`` (a swap is one typo), capped."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            best = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                best = min(best, before[j - 2] + 1)
+            current.append(best)
+        before, previous = previous, current
+    return previous[-1]
+
+
+def _same(wanted: str, leftover: str) -> bool:
+    if wanted == leftover:
+        return True
+    number = token_number(wanted)
+    if number is not None:
+        return number == token_number(leftover)
+    # Typos seldom hit a word's first letter; requiring it keeps "mat" from meaning "hat".
+    if min(len(wanted), len(leftover)) < _FUZZY_MIN or wanted[0] != leftover[0]:
+        return False
+    limit = 2 if max(len(wanted), len(leftover)) >= _FUZZY_TWO else 1
+    return _typos(wanted, leftover, limit) <= limit
+
+
+class _Leftover:
+    """The parser's unplaced words, each usable once as a value's evidence."""
+
+    def __init__(self, text: str) -> None:
+        self.words = text.split()
+        self.tokens = [(i, t) for i, word in enumerate(self.words) for t in word_tokens(word)]
+        self.used: set[int] = set()  # indices into tokens
+
+    def take(self, value: str) -> bool:
+        """Use the leftover words that say ``value``; False (nothing used) if they do not."""
+        wanted = word_tokens(value)
+        if not wanted:
+            return False
+        chosen: list[int] = []
+        for token in wanted:
+            found = next(
+                (
+                    k
+                    for k, (_, have) in enumerate(self.tokens)
+                    if k not in self.used and k not in chosen and _same(token, have)
+                ),
+                None,
+            )
+            if found is None:
+                return self._take_joined("".join(wanted))
+            chosen.append(found)
+        self.used.update(chosen)
+        return True
+
+    def _take_joined(self, joined: str) -> bool:
+        """One leftover word writing a value's words together ("16gb", "tshirt")."""
+        for k, (i, _) in enumerate(self.tokens):
+            if k not in self.used and "".join(word_tokens(self.words[i])) == joined:
+                self.used.update(n for n, (w, _) in enumerate(self.tokens) if w == i)
+                return True
+        return False
+
+    def text(self) -> str:
+        placed = {self.tokens[k][0] for k in self.used}
+        return " ".join(w for i, w in enumerate(self.words) if i not in placed)
+
+
+def _said(value: str | None, leftover: _Leftover) -> str | None:
+    return value if value is not None and leftover.take(value) else None
+
+
+def _table(
+    parser: dict[str, list[str]], model: dict[str, list[str]], leftover: _Leftover
+) -> dict[str, list[str]]:
+    out = dict(parser)
+    for key, values in model.items():
+        if key not in out:
+            said = [v for v in values if leftover.take(v)]
+            if said:
+                out[key] = said
+    return out
+
+
+def _exclusions(
+    parser: Iterable[Exclusion], model: Iterable[Exclusion], leftover: _Leftover
+) -> list[Exclusion]:
+    out = list(parser)
+    found = {e.value.casefold() for e in out}
+    for exclusion in model:
+        if exclusion.value.casefold() not in found and leftover.take(exclusion.value):
+            found.add(exclusion.value.casefold())
+            out.append(exclusion)
+    return out
+
+
+def _price(parser: PriceRange | None, model: PriceRange | None) -> PriceRange | None:
+    if parser is None or model is None:
+        return parser or model
+    if parser.currency != model.currency:
+        return parser
+    low = parser.min if parser.min is not None else model.min
+    high = parser.max if parser.max is not None else model.max
+    if low is not None and high is not None and low > high:
+        return parser
+    return PriceRange(min=low, max=high, currency=parser.currency)
+
+
+def fill_gaps(parser: SearchQuery, model: SearchQuery) -> SearchQuery:
+    """``parser``'s reading, with the gaps the leftover words fill taken from ``model``'s."""
+    leftover = _Leftover(parser.text)
+    category = parser.category or _said(model.category, leftover)
+    brand = parser.brand or _said(model.brand, leftover)
+    options = _table(parser.options, model.options, leftover)
+    attributes = _table(parser.attributes, model.attributes, leftover)
+    exclude = _exclusions(parser.exclude, model.exclude, leftover)
+    return SearchQuery(
+        text=leftover.text(),
+        category=category,
+        brand=brand,
+        attributes=attributes,
+        options=options,
+        price=_price(parser.price, model.price),
+        sort=parser.sort if parser.sort != "relevance" else model.sort,
+        min_rating=parser.min_rating if parser.min_rating is not None else model.min_rating,
+        available_only=parser.available_only or model.available_only,
+        exclude=exclude,
+    )

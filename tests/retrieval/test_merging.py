@@ -1,0 +1,118 @@
+"""``fill_gaps``: the rule parser's reading kept, what it left open taken from the model's."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cartagent.retrieval.merging import fill_gaps
+from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
+
+
+def test_what_the_parser_read_wins_over_the_model() -> None:
+    parser = SearchQuery(
+        text="comfy",
+        category="jeans",
+        attributes={"gender": ["women"]},
+        options={"color": ["blue"]},
+        price=PriceRange(max=Decimal(50)),
+        sort="price_asc",
+        min_rating=4,
+    )
+    model = SearchQuery(
+        category="shorts",
+        attributes={"gender": ["men"]},
+        options={"color": ["black"]},
+        price=PriceRange(max=Decimal(80)),
+        sort="rating",
+        min_rating=3,
+    )
+    merged = fill_gaps(parser, model)
+    assert merged.model_dump(exclude={"text"}) == parser.model_dump(exclude={"text"})
+
+
+def test_the_model_fills_what_the_parser_left_open_with_the_leftover_words() -> None:
+    parser = SearchQuery(text="tshirt Acme slimm M polyster cheap", options={"color": ["red"]})
+    model = SearchQuery(
+        category="t-shirt",
+        brand="Acme",
+        attributes={"fit": ["slim"]},
+        options={"color": ["blue"], "size": ["M"]},
+        sort="price_asc",
+        min_rating=4,
+        available_only=True,
+        exclude=[Exclusion(field="material", value="polyester")],
+    )
+    merged = fill_gaps(parser, model)
+    assert merged == SearchQuery(
+        text="cheap",
+        category="t-shirt",
+        brand="Acme",
+        attributes={"fit": ["slim"]},
+        options={"color": ["red"], "size": ["M"]},
+        sort="price_asc",
+        min_rating=4,
+        available_only=True,
+        exclude=[Exclusion(field="material", value="polyester")],
+    )
+
+
+@pytest.mark.parametrize(
+    ("leftover", "category", "kept"),
+    [
+        ("sneakrs", "sneakers", True),  # one typo
+        ("yoga matt", "yoga mat", True),
+        ("headphnoes", "headphones", True),  # a swap
+        ("blutooth speakr", "bluetooth speaker", True),
+        ("boil water tea", "tea bag", False),  # "bag" is not in the words
+        ("gift coffee lover", "coffee beans", False),
+        ("warm hat", "mat", False),  # a first letter is not a typo
+        ("sneakers", "snickers", False),  # two typos in a short word
+    ],
+)
+def test_a_value_is_taken_only_when_the_leftover_words_say_it(
+    leftover: str, category: str, kept: bool
+) -> None:
+    merged = fill_gaps(SearchQuery(text=leftover), SearchQuery(category=category))
+    assert (merged.category, merged.text) == ((category, "") if kept else (None, leftover))
+
+
+def test_each_leftover_word_backs_one_value() -> None:
+    model = SearchQuery(category="yoga mat", attributes={"material": ["matt"]})
+    merged = fill_gaps(SearchQuery(text="yoga matt"), model)
+    assert (merged.category, merged.attributes, merged.text) == ("yoga mat", {}, "")
+
+
+def test_a_value_written_as_one_word_is_said() -> None:
+    model = SearchQuery(options={"ram": ["16 gb"]}, category="t-shirt")
+    merged = fill_gaps(SearchQuery(text="16gb tshirt"), model)
+    assert merged.options == {"ram": ["16 gb"]} and merged.category == "t-shirt"
+    assert merged.text == ""
+
+
+def test_values_the_words_do_not_say_leave_the_text_whole() -> None:
+    parser = SearchQuery(text="amoled display", category="smart watch")
+    model = SearchQuery(category="smart watch", options={"color": ["amoluminescent"]})
+    assert fill_gaps(parser, model) == parser
+
+
+def test_price_bounds_fill_one_by_one_and_never_cross() -> None:
+    low = SearchQuery(text="x", price=PriceRange(min=Decimal(20)))
+    assert fill_gaps(low, SearchQuery(price=PriceRange(max=Decimal(50)))).price == PriceRange(
+        min=Decimal(20), max=Decimal(50)
+    )
+    crossing = SearchQuery(price=PriceRange(max=Decimal(10)))
+    assert fill_gaps(low, crossing).price == low.price
+    euros = SearchQuery(price=PriceRange(max=Decimal(50), currency="EUR"))
+    assert fill_gaps(low, euros).price == low.price
+    assert fill_gaps(SearchQuery(text="x"), euros).price == euros.price
+
+
+def test_an_exclusion_the_parser_found_is_not_repeated() -> None:
+    parser = SearchQuery(text="hood", exclude=[Exclusion(field="color", value="Red")])
+    model = SearchQuery(exclude=[Exclusion(value="red"), Exclusion(value="hood")])
+    assert fill_gaps(parser, model).exclude == [
+        Exclusion(field="color", value="Red"),
+        Exclusion(value="hood"),
+    ]
