@@ -1,5 +1,6 @@
 """The JWT checks verifiers share: which published keys count, and how often the key set is
-fetched. (Tokens themselves: tests/mcp/test_oauth.py, tests/commerce/test_paypal_cart_jwt.py.)"""
+fetched. (Tokens themselves: tests/mcp_transport/test_oauth.py,
+tests/commerce/test_paypal_cart_jwt.py.)"""
 
 from __future__ import annotations
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
+import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import timedelta
@@ -209,6 +212,44 @@ def test_a_lookup_sent_ahead_is_not_stale_after_a_write_of_its_kind(sandbox: San
         tx.prefetch("hook")
         tx.insert("hook", "ahead-1", {}, now=START)
         assert [row.id for row in tx.find("hook", newest_first=False)] == ["ahead-1"]
+
+
+def _wait_until_blocked(store: Store, thread: threading.Thread) -> None:
+    """Until ``thread``'s transaction waits on this one: on PostgreSQL for the counter row, on
+    SQLite for the write lock (the one place it can wait, which pg_stat_activity cannot show)."""
+    if store.dialect != "postgresql":
+        thread.join(0.2)
+    else:
+        waiting = sa.text(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO counters%'"
+        )
+        deadline = time.monotonic() + 10
+        with store.engine.connect() as conn:
+            while not conn.execute(waiting).scalar() and time.monotonic() < deadline:
+                thread.join(0.01)
+    assert thread.is_alive()
+
+
+def test_two_first_uses_of_a_counter_at_once_both_advance_it(store: Store) -> None:
+    merchant, name = f"m-race-{uuid.uuid4().hex[:12]}", "invoicing.invoice_number"
+    second: dict[str, int | BaseException] = {}
+
+    def use_it_too() -> None:
+        try:
+            with store.transaction(merchant) as tx:
+                second["value"] = tx.next_number(name)
+        except BaseException as exc:  # reported by the assertion below
+            second["value"] = exc
+
+    with store.transaction(merchant) as tx:
+        assert tx.next_number(name) == 1
+        other = threading.Thread(target=use_it_too)
+        other.start()
+        _wait_until_blocked(store, other)
+    other.join(10)
+    assert second == {"value": 2}
+    assert store.counter(merchant, name) == 2
 
 
 def test_meta_setdefault_keeps_the_first_value_stored(store: Store) -> None:

@@ -7,7 +7,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 import httpx
@@ -397,6 +397,33 @@ def test_failing_endpoints_are_retried_with_backoff_then_failed(api: Api, sandbo
     assert len(receiver.requests) == 3
     ids = {r.headers["PAYPAL-TRANSMISSION-ID"] for r in receiver.requests}
     assert len(ids) == 3  # each attempt is a new transmission
+
+
+def test_deliveries_keep_the_merchants_clock_once_it_was_moved(api: Api, sandbox: Sandbox) -> None:
+    hook = create(api, URL, "PAYMENT.CAPTURE.COMPLETED").json()
+    assert api.post("/v1/sandbox/clock/advance", {"days": 1}).status_code == 200
+    checkout(api)
+    answers = iter([httpx.Response(500), httpx.Response(200)])
+    receiver = Receiver(lambda request: next(answers))
+    policy = RetryPolicy(base_delay=timedelta(seconds=1))
+    mine = merchant_id(sandbox, api)
+
+    def attempt(after: float) -> int:
+        # The sandbox clock's time, as the worker passes it: the merchant's is a day ahead.
+        now = START + timedelta(seconds=after)
+        return deliver_due(sandbox, now, receiver.client, policy=policy, merchant_id=mine)
+
+    assert attempt(0) == 1
+    (request,) = receiver.requests
+    assert request.headers["PAYPAL-TRANSMISSION-TIME"] == "2026-11-22T12:00:00Z"
+    event = httpx.Response(200, content=request.content).json()
+    assert event["create_time"].startswith("2026-11-22T12:00:00")
+    (row,) = queued(sandbox, hook["id"])
+    retry_at = row.next_attempt_at  # naive on SQLite, which stores UTC
+    assert retry_at.replace(tzinfo=retry_at.tzinfo or UTC) == START + timedelta(days=1, seconds=1)
+    assert attempt(0.5) == 0  # the retry waits 1 s of the merchant's time
+    assert attempt(1) == 1
+    assert [row.status for row in queued(sandbox, hook["id"])] == ["DELIVERED"]
 
 
 def test_unreachable_endpoints_count_as_failures(api: Api, sandbox: Sandbox) -> None:

@@ -12,7 +12,7 @@ from ..errors import ConfigurationError
 from .settings import option_or, run_settings
 
 if TYPE_CHECKING:
-    from ..mcp.oauth import OAuthResource
+    from ..mcp_transport.oauth import OAuthResource
     from ..tools import Tool
 
 
@@ -62,8 +62,8 @@ def _http_auth(
     default_resource: str,
 ) -> OAuthResource | None:
     """The OAuth resource server for --issuer; otherwise checks --token (HTTP only)."""
-    from ..mcp.auth import StaticTokenVerifier
-    from ..mcp.oauth import oauth_resource
+    from ..mcp_transport.auth import StaticTokenVerifier
+    from ..mcp_transport.oauth import oauth_resource
 
     if issuer is None:
         named = {"--jwks-url": jwks_url, "--resource-url": resource_url, "--audience": audience}
@@ -208,7 +208,7 @@ def mcp(
 
     from ..mcp import build_server, build_toolkit, load_actions, parse_limits
     from ..mcp.policy import refused_tools
-    from ..mcp.transports import serve_http, serve_stdio
+    from ..mcp_transport import serve_http, serve_stdio
     from ..paypal import AsyncPayPalClient
     from ..tools import ALL_TOOLS
 

@@ -3,8 +3,8 @@ called by an authenticated agent, answered by the protocol's service as over RES
 
 A binding gives its tools, its error shape and a ``dispatch`` that turns one tool call into a
 service call; :func:`binding_server` does the rest (listing, the agent, unknown tools, a failure
-that escapes the service) and :func:`binding_app` serves it over streamable HTTP with each
-agent's bearer token.
+that escapes the service) and :func:`binding_app` serves it over streamable HTTP
+(:mod:`cartagent.mcp_transport`) with each agent's bearer token.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from mcp.server.auth.provider import AccessToken
 from starlette.applications import Starlette
 
 from .. import __version__
-from ..mcp.auth import auth_settings
-from ..mcp.transports import MCP_PATH
+from ..mcp_transport import MCP_PATH, http_app
 from .agents import AgentKey, Agents
 
 __all__ = [
@@ -115,10 +114,4 @@ class AgentTokenVerifier:
 
 def binding_app(server: Server[Any], agents: Agents, *, host: str, port: int) -> Starlette:
     """``server`` over streamable HTTP at ``/mcp``, each request with an agent's token."""
-    return server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        json_response=True,
-        host=host,
-        auth=auth_settings(f"http://{host}:{port}"),
-        token_verifier=AgentTokenVerifier(agents),
-    )
+    return http_app(server, verifier=AgentTokenVerifier(agents), host=host, port=port)

@@ -1,5 +1,6 @@
 """The tool registry as an MCP server, over stdio or bearer-authenticated streamable HTTP
 (a static token, or OAuth access tokens with ``oauth=oauth_resource(issuer=..., resource=...)``).
+The transports themselves are :mod:`cartagent.mcp_transport`'s, re-exported here.
 
 ::
 
@@ -10,11 +11,17 @@
 
 from __future__ import annotations
 
-from .auth import StaticTokenVerifier
-from .oauth import JwtTokenVerifier, OAuthResource, oauth_resource
+from ..mcp_transport import (
+    JwtTokenVerifier,
+    OAuthResource,
+    StaticTokenVerifier,
+    http_app,
+    oauth_resource,
+    serve_http,
+    serve_stdio,
+)
 from .policy import build_toolkit, load_actions, parse_limits, read_only_config
 from .server import build_server, call_result, mcp_tool
-from .transports import http_app, serve_http, serve_stdio
 
 __all__ = [
     "JwtTokenVerifier",

@@ -1,4 +1,4 @@
-"""Typed PayPal REST client, sync and async, sharing one request core.
+"""Typed PayPal REST client, sync and async, sharing one request core and one set of operations.
 
 ::
 

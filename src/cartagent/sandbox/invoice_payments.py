@@ -8,7 +8,7 @@ amount due, nor recorded refunds the amount paid.
 from __future__ import annotations
 
 import copy
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -44,6 +44,8 @@ REFUNDABLE = ("PAID", "MARKED_AS_PAID", "PARTIALLY_PAID", "PARTIALLY_REFUNDED")
 PAYMENT_EVENT_CODE = "T0000"
 REFUND_EVENT_CODE = "T1107"
 WHAT = {"payments": "Payment", "refunds": "Refund"}
+
+Doc = dict[str, Any]
 
 
 def _amount(obj: Any, currency: str, key: str) -> Decimal | None:
@@ -120,13 +122,38 @@ def _settle(
     save(call, tx, invoice_id, doc, status, event, summary)
 
 
-def _ledger_data(invoice_id: str, doc: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+def _external(call: Call, kind: str, on: date | None, amount: Decimal, currency: str) -> Doc:
+    """A ``kind`` ("payment" or "refund") recorded from the request, with a new id."""
     return {
-        "invoice_id": doc["detail"].get("invoice_number"),
-        "parent_id": invoice_id,
-        "payment_method": entry["method"],
-        "external": True,
+        "type": "EXTERNAL",
+        f"{kind}_id": "EXTR-" + call.sandbox.ids.paypal17(),
+        f"{kind}_date": (on or today(call)).isoformat(),
+        "method": call.body["method"],
+        "amount": money(amount, currency),
     }
+
+
+def _book(call: Call, tx: Tx, invoice_id: str, doc: Doc, kind: str, entry: Doc) -> str:
+    """Enter ``entry`` in the ledger that transaction search reads (a refund as money out);
+    its id."""
+    transaction_id: str = entry[f"{kind}_id"]
+    amount = Decimal(entry["amount"]["value"])
+    tx.record_transaction(
+        transaction_id,
+        event_code=PAYMENT_EVENT_CODE if kind == "payment" else REFUND_EVENT_CODE,
+        status="S",
+        amount=amount if kind == "payment" else -amount,
+        currency=doc["detail"]["currency_code"],
+        fee=Decimal(0),
+        occurred_at=call.now,
+        data={
+            "invoice_id": doc["detail"].get("invoice_number"),
+            "parent_id": invoice_id,
+            "payment_method": entry["method"],
+            "external": True,
+        },
+    )
+    return transaction_id
 
 
 @operation(
@@ -163,14 +190,7 @@ def record_payment(call: Call, tx: Tx, invoice_id: str) -> Reply:
         )
     if amount == due and discount > 0:
         doc["_discount_taken"] = str(discount)
-    payment_id = "EXTR-" + call.sandbox.ids.paypal17()
-    entry: dict[str, Any] = {
-        "type": "EXTERNAL",
-        "payment_id": payment_id,
-        "payment_date": (paid_on or today(call)).isoformat(),
-        "method": call.body["method"],
-        "amount": money(amount, currency),
-    }
+    entry = _external(call, "payment", paid_on, amount, currency)
     for key in ("note", "shipping_info"):
         if key in call.body:
             entry[key] = copy.deepcopy(call.body[key])
@@ -184,17 +204,7 @@ def record_payment(call: Call, tx: Tx, invoice_id: str) -> Reply:
         "An invoice was paid in part.",
         paying=True,
     )
-    tx.record_transaction(
-        payment_id,
-        event_code=PAYMENT_EVENT_CODE,
-        status="S",
-        amount=amount,
-        currency=currency,
-        fee=Decimal(0),
-        occurred_at=call.now,
-        data=_ledger_data(invoice_id, doc, entry),
-    )
-    return Reply({"payment_id": payment_id})
+    return Reply({"payment_id": _book(call, tx, invoice_id, doc, "payment", entry)})
 
 
 @operation(
@@ -253,27 +263,10 @@ def record_refund(call: Call, tx: Tx, invoice_id: str) -> Reply:
     refunded_on = parse_date(
         call.body.get("refund_date"), "/refund_date", "Date should be of format yyyy-mm-dd."
     )
-    refund_id = "EXTR-" + call.sandbox.ids.paypal17()
-    entry: dict[str, Any] = {
-        "type": "EXTERNAL",
-        "refund_id": refund_id,
-        "refund_date": (refunded_on or today(call)).isoformat(),
-        "method": call.body["method"],
-        "amount": money(amount, currency),
-    }
+    entry = _external(call, "refund", refunded_on, amount, currency)
     doc.setdefault("refunds", {}).setdefault("transactions", []).append(entry)
     _settle(call, tx, invoice_id, doc, "INVOICING.INVOICE.REFUNDED", "An invoice was refunded.")
-    tx.record_transaction(
-        refund_id,
-        event_code=REFUND_EVENT_CODE,
-        status="S",
-        amount=-amount,
-        currency=currency,
-        fee=Decimal(0),
-        occurred_at=call.now,
-        data=_ledger_data(invoice_id, doc, entry),
-    )
-    return Reply({"refund_id": refund_id})
+    return Reply({"refund_id": _book(call, tx, invoice_id, doc, "refund", entry)})
 
 
 @operation(

@@ -192,6 +192,10 @@ _ALL_OF_KIND = (
     f"SELECT {_COLUMNS} FROM resources WHERE merchant_id = ? AND kind = ? ORDER BY created_at, id"
 )
 _COUNTER = "SELECT value FROM counters WHERE merchant_id = ? AND name = ?"
+_COUNTER_NEXT = (
+    "INSERT INTO counters (merchant_id, name, value) VALUES (?, ?, ?) "
+    "ON CONFLICT (merchant_id, name) DO UPDATE SET value = counters.value + ? RETURNING value"
+)
 _EVENT_INSERT = (
     "INSERT INTO events (id, merchant_id, event_type, resource_id, created_at, data) "
     "VALUES (?, ?, ?, ?, ?, ?)"
@@ -408,20 +412,13 @@ class Tx:
 
     # counters ------------------------------------------------------------------------------
     def next_number(self, name: str, start: int = 1, step: int = 1) -> int:
-        """Atomically advance a per-merchant counter by ``step`` (from ``start``); its value."""
-        key = (counters.c.merchant_id == self.merchant_id) & (counters.c.name == name)
-        current = self.conn.execute(
-            sa.select(counters.c.value).where(key).with_for_update()
-            if self.dialect == "postgresql"
-            else sa.select(counters.c.value).where(key)
-        ).scalar()
-        if current is None:
-            self.conn.execute(
-                counters.insert().values(merchant_id=self.merchant_id, name=name, value=start)
-            )
-            return start
-        self.conn.execute(counters.update().where(key).values(value=current + step))
-        return int(current) + step
+        """Atomically advance a per-merchant counter by ``step`` (from ``start``); its value.
+
+        One upsert: when two transactions use a new counter at once, the second waits for the
+        first's row and advances it (a read, then an insert, had it fail on the primary key).
+        """
+        found = self._wire.execute(_COUNTER_NEXT, (self.merchant_id, name, start, step))
+        return int(found.fetchone()[0])
 
     def peek_number(self, name: str) -> int | None:
         """A counter's value without advancing it (``None`` if unset)."""

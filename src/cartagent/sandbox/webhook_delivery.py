@@ -3,6 +3,10 @@
 ``events.emit`` queues one ``deliveries`` row per subscribed webhook. ``deliver_due`` sends
 every row that is due; ``DeliveryWorker`` calls it in a background thread. A 2xx answer marks
 the row DELIVERED; anything else retries after 1 s, 2 s, 4 s… (capped) until FAILED.
+
+Each row is timed by its merchant's clock (the sandbox clock plus how far that merchant moved
+it, see ``state.Sandbox.now``): rows are queued and rescheduled in that time, so a row is due
+when the merchant's clock reaches it, and it is sent stamped with that time.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 
-from .state import Sandbox
-from .store import deliveries, events, loads, resources
+from .state import CLOCK_OFFSET, Sandbox
+from .store import counters, deliveries, events, loads, resources
 from .webhook_signing import event_body, transmission_headers
 
 log = logging.getLogger("cartagent.sandbox.webhooks")
@@ -50,17 +54,44 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _due(sandbox: Sandbox, now: datetime, limit: int, merchant_id: str | None) -> list[Any]:
+def _offsets(sandbox: Sandbox, merchant_id: str | None) -> dict[str, timedelta]:
+    """How far each merchant that moved its clock moved it."""
+    query = sa.select(counters.c.merchant_id, counters.c.value).where(
+        counters.c.name == CLOCK_OFFSET
+    )
+    if merchant_id is not None:
+        query = query.where(counters.c.merchant_id == merchant_id)
+    with sandbox.store.engine.connect() as conn:
+        rows = conn.execute(query).all()
+    return {row.merchant_id: timedelta(microseconds=row.value) for row in rows}
+
+
+def _due(
+    sandbox: Sandbox,
+    now: datetime,
+    offsets: dict[str, timedelta],
+    limit: int,
+    merchant_id: str | None,
+) -> list[Any]:
+    """Rows due by their merchant's clock (an event that is gone: by ``now``, to abandon)."""
+    merchant = events.c.merchant_id
+    by_own_clock = [
+        (merchant == moved) & (deliveries.c.next_attempt_at <= now + offset)
+        for moved, offset in offsets.items()
+    ]
+    unmoved = merchant.is_(None) | merchant.not_in(list(offsets))
     query = (
-        sa.select(deliveries.c.id, deliveries.c.event_id, deliveries.c.webhook_id)
-        .where(deliveries.c.status == PENDING, deliveries.c.next_attempt_at <= now)
+        sa.select(deliveries.c.id, deliveries.c.event_id, deliveries.c.webhook_id, merchant)
+        .select_from(deliveries.outerjoin(events, events.c.id == deliveries.c.event_id))
+        .where(
+            deliveries.c.status == PENDING,
+            sa.or_(unmoved & (deliveries.c.next_attempt_at <= now), *by_own_clock),
+        )
         .order_by(deliveries.c.next_attempt_at, deliveries.c.id)
         .limit(limit)
     )
     if merchant_id is not None:
-        query = query.join(events, events.c.id == deliveries.c.event_id).where(
-            events.c.merchant_id == merchant_id
-        )
+        query = query.where(merchant == merchant_id)
     with sandbox.store.engine.connect() as conn:
         return list(conn.execute(query).all())
 
@@ -149,17 +180,20 @@ def deliver_due(
     merchant_id: str | None = None,
     stop: threading.Event | None = None,
 ) -> int:
-    """Attempt every delivery due at ``now``; return how many were attempted.
+    """Attempt every delivery due at ``now`` (the sandbox clock's time; each merchant's own
+    clock is that plus how far the merchant moved it); return how many were attempted.
 
     ``merchant_id`` restricts the run to one merchant's events (tests share a database);
     ``stop`` ends the run early, between deliveries.
     """
     policy = policy or RetryPolicy()
+    offsets = _offsets(sandbox, merchant_id)
     attempted = 0
-    for row in _due(sandbox, now, limit, merchant_id):
+    for row in _due(sandbox, now, offsets, limit, merchant_id):
         if stop is not None and stop.is_set():
             break
-        if not _claim(sandbox, row.id, now):
+        merchant_now = now + offsets.get(row.merchant_id, timedelta(0))
+        if not _claim(sandbox, row.id, merchant_now):
             continue
         target = _target(sandbox, row.event_id, row.webhook_id)
         if target is None:
@@ -170,7 +204,9 @@ def deliver_due(
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "PayPal/AUHD-214.0-58842329",
-            **transmission_headers(sandbox.store, _base_url(event), row.webhook_id, body, now),
+            **transmission_headers(
+                sandbox.store, _base_url(event), row.webhook_id, body, merchant_now
+            ),
         }
         error: str | None = None
         try:
@@ -180,7 +216,7 @@ def deliver_due(
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}"[:500]
         attempted += 1
-        _finish(sandbox, row.id, now, error, policy)
+        _finish(sandbox, row.id, merchant_now, error, policy)
     return attempted
 
 
@@ -222,8 +258,7 @@ class DeliveryWorker:
         with client:
             while not self._stop.is_set():
                 try:
-                    # Sandbox time is wall time plus a forward-only offset, so rows stamped
-                    # with sandbox time are due at once and backoff runs in real seconds.
+                    # The sandbox clock's time: deliver_due adds each merchant's offset.
                     sent = deliver_due(
                         self.sandbox,
                         self.sandbox.clock.now(),

@@ -383,18 +383,12 @@ async def record_invoice_payment(ctx: ToolContext, args: RecordPaymentArgs) -> d
 
     Nothing moves through PayPal; the whole amount due is recorded if no amount is given.
     """
-    invoice = await _fetch(ctx, args.invoice_id)
-    currency = invoice["detail"]["currency_code"]
     body: dict[str, Any] = {"method": args.method}
-    if args.amount is not None:
-        body["amount"] = paypal_amount(args.amount, currency)
     if args.payment_date is not None:
         body["payment_date"] = args.payment_date.isoformat()
     if args.note:
         body["note"] = args.note
-    answer = await ctx.client.post(_path(args.invoice_id, "payments"), body)
-    after = await _fetch(ctx, args.invoice_id)
-    return {"payment_id": answer.get("payment_id"), **_summary(after)}
+    return await _record_outside_paypal(ctx, args.invoice_id, "payment", args.amount, body)
 
 
 @tool(family="invoices", action="record_refund", aliases=("record_refund_for_invoice",))
@@ -403,16 +397,23 @@ async def record_invoice_refund(ctx: ToolContext, args: RecordRefundArgs) -> dic
 
     Nothing moves through PayPal; all that was paid is recorded if no amount is given.
     """
-    invoice = await _fetch(ctx, args.invoice_id)
-    currency = invoice["detail"]["currency_code"]
     body: dict[str, Any] = {"method": args.method}
-    if args.amount is not None:
-        body["amount"] = paypal_amount(args.amount, currency)
     if args.refund_date is not None:
         body["refund_date"] = args.refund_date.isoformat()
-    answer = await ctx.client.post(_path(args.invoice_id, "refunds"), body)
-    after = await _fetch(ctx, args.invoice_id)
-    return {"refund_id": answer.get("refund_id"), **_summary(after)}
+    return await _record_outside_paypal(ctx, args.invoice_id, "refund", args.amount, body)
+
+
+async def _record_outside_paypal(
+    ctx: ToolContext, invoice_id: str, kind: str, amount: Decimal | None, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Record a ``kind`` ("payment" or "refund") of ``amount`` (all there is if ``None``) made
+    outside PayPal; its id and the invoice's summary after it."""
+    invoice = await _fetch(ctx, invoice_id)
+    if amount is not None:
+        body["amount"] = paypal_amount(amount, invoice["detail"]["currency_code"])
+    answer = await ctx.client.post(_path(invoice_id, f"{kind}s"), body)
+    after = await _fetch(ctx, invoice_id)
+    return {f"{kind}_id": answer.get(f"{kind}_id"), **_summary(after)}
 
 
 @tool(

@@ -13,8 +13,8 @@ from mcp.server import Server
 
 from cartagent.errors import ConfigurationError
 from cartagent.jwt import InvalidToken, JwksKeys, KeysUnavailable
-from cartagent.mcp import JwtTokenVerifier, OAuthResource, http_app, oauth_resource
-from cartagent.mcp.oauth import discovered_jwks
+from cartagent.mcp_transport import JwtTokenVerifier, OAuthResource, http_app, oauth_resource
+from cartagent.mcp_transport.oauth import discovered_jwks
 from tests.mcp.tokens import (
     Fetches,
     ec_key,

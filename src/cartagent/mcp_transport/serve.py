@@ -29,27 +29,30 @@ def http_app(
     *,
     token: str | None = None,
     oauth: OAuthResource | None = None,
+    verifier: TokenVerifier | None = None,
     host: str,
     port: int,
 ) -> Starlette:
     """The streamable HTTP app at ``/mcp``; every request needs ``Authorization: Bearer ...``:
-    ``token`` itself, or with ``oauth``, an access token its authorization server issued.
+    ``token`` itself, with ``oauth`` an access token its authorization server issued, or one
+    that ``verifier`` accepts (e.g. each agent's own token).
 
     A missing or wrong token gets 401 with ``WWW-Authenticate: Bearer`` (naming the protected
     resource metadata with ``oauth``); a token without a required scope, 403. Requests whose
     Host or Origin is not loopback are refused when bound to loopback (DNS rebinding
     protection).
     """
-    if oauth is not None and token is not None:
+    if sum(given is not None for given in (token, oauth, verifier)) > 1:
         raise ConfigurationError(
-            "a static bearer token and OAuth access tokens are exclusive: give token or oauth"
+            "a static bearer token, OAuth access tokens and a token verifier are exclusive: "
+            "give one of token, oauth or verifier"
         )
-    if oauth is None:
-        auth = auth_settings(f"http://{host}:{port}")
-        verifier: TokenVerifier = StaticTokenVerifier(token)
-        routes: list[Route] = []
-    else:
+    routes: list[Route] = []
+    if oauth is not None:
         auth, verifier, routes = oauth.settings(), oauth.verifier, oauth.routes()
+    else:
+        auth = auth_settings(f"http://{host}:{port}")
+        verifier = verifier or StaticTokenVerifier(token)
     return server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # Plain JSON answers: this server never streams progress or asks the client anything.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cartagent.errors import ConfigurationError
-from cartagent.mcp import StaticTokenVerifier
+from cartagent.mcp_transport import StaticTokenVerifier
 
 pytestmark = pytest.mark.anyio
 TOKEN = "correct-horse-battery-staple"
