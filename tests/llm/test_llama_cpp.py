@@ -12,7 +12,7 @@ import pytest
 
 from cartagent.errors import ConfigurationError
 from cartagent.llm import Message, Model, ToolCall, ToolSpec
-from cartagent.llm.llama_cpp import LlamaCppModel, _schema_text, _transcript
+from cartagent.llm.llama_cpp import LlamaCppModel, _schema_text, _transcript, default_threads
 from cartagent.llm.packaged import packaged_model_path
 from cartagent.retrieval.query import search_query_json_schema
 
@@ -59,6 +59,22 @@ def test_out_of_range_settings_are_configuration_errors(
 ) -> None:
     with pytest.raises(ConfigurationError):
         LlamaCppModel(model_file, **options)
+
+
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 2), (4, 4), (16, 4)])
+def test_decoding_uses_the_usable_cores_up_to_four(
+    monkeypatch: pytest.MonkeyPatch, cores: int, threads: int
+) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(cores)))
+    assert default_threads() == threads
+
+
+@llm
+def test_a_loaded_model_decodes_on_the_default_threads() -> None:
+    with LlamaCppModel(packaged_model_path("smollm2")) as model:
+        model.load()
+        assert model._llama is not None
+        assert model._llama.context_params.n_threads == default_threads()
 
 
 @pytest.mark.anyio

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -23,7 +24,15 @@ if TYPE_CHECKING:
     from llama_cpp import Llama
     from llama_cpp.llama_grammar import LlamaGrammar
 
-__all__ = ["LlamaCppModel"]
+__all__ = ["DEFAULT_MAX_THREADS", "LlamaCppModel", "default_threads"]
+
+DEFAULT_MAX_THREADS = 4
+"""Beyond a few threads a small model's decoding waits on their synchronisation, not on work."""
+
+
+def default_threads() -> int:
+    """The decoding threads a model gets unless told: the usable cores, at most four."""
+    return max(1, min(len(os.sched_getaffinity(0)), DEFAULT_MAX_THREADS))
 
 
 class LlamaCppModel:
@@ -36,6 +45,10 @@ class LlamaCppModel:
     ``lora_path`` applies a GGUF LoRA at run time; with ``merge_cache`` as well, the adapter is
     folded into the base's weights instead (:mod:`cartagent.llm.merged`, cached in that folder
     and built on first use), which decodes at the base model's speed.
+
+    ``n_threads`` decodes on that many threads; by default on every core this process may use,
+    at most :data:`DEFAULT_MAX_THREADS`. llama-cpp-python's own default is half the cores, one
+    thread on a 2-core machine, where two decode a guided answer about a fifth faster.
     """
 
     def __init__(
@@ -75,7 +88,7 @@ class LlamaCppModel:
             "n_ctx": n_ctx,
             "seed": seed,
             "verbose": verbose,
-            **({"n_threads": n_threads} if n_threads is not None else {}),
+            "n_threads": n_threads if n_threads is not None else default_threads(),
             **({"lora_path": str(lora_path)} if lora_path and not merge_cache else {}),
         }
         self._llama: Llama | None = None
