@@ -466,3 +466,17 @@ def test_rules_first_can_take_the_models_answer_whole() -> None:
 def test_an_unknown_combine_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="combine"):
         ModelUnderstander(_answers("{}"), rules_first=True, combine="merge")  # type: ignore[arg-type]
+
+
+def test_with_cache_asks_the_same_model_the_same_way() -> None:
+    request = "yoga matt under $80"
+    answer = json.dumps({"category": "yoga mat"})
+    model = _answers(answer, answer)
+    plain = ModelUnderstander(model, style="short", rules_first=True, combine="replace")
+    cached = plain.with_cache(SemanticCache(HashingEmbedder()))
+    assert cached.cache is not None and plain.cache is None
+    first, again = _understand(plain, request), _understand(cached, request)
+    assert first.query == again.query == SearchQuery(category="yoga mat")
+    assert model.calls[0].messages == model.calls[1].messages  # the same prompt style
+    assert _understand(cached, request).source == "cache"
+    assert _understand(cached, "red running shoes under $50").source == "parser"

@@ -101,7 +101,7 @@ def measure_models(
         try:
             results.append(measure_model(name, understander, requests))
             if cache_embedder is not None and isinstance(understander, ModelUnderstander):
-                cached = ModelUnderstander(understander.model, cache=SemanticCache(cache_embedder))
+                cached = understander.with_cache(SemanticCache(cache_embedder))
                 for request in requests:  # fills the cache (and pays for the model once)
                     cached.understand_sync(request)
                 results.append(measure_model(f"{name} (cache hit)", cached, requests))

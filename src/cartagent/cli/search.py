@@ -213,7 +213,7 @@ def understand(request: str | None, context: Sequence[str], model: str, with_cac
         from ..retrieval.embeddings import MiniLMEmbedder
 
         cache = SemanticCache(MiniLMEmbedder())
-        parse = ModelUnderstander(parse.model, cache=cache)
+        parse = parse.with_cache(cache)
     requests = [request] if request is not None else (line.rstrip("\n") for line in sys.stdin)
     for text in requests:
         click.echo(parse(text, context=tuple(context)).model_dump_json())

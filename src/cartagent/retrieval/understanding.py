@@ -171,6 +171,8 @@ class ModelUnderstander:
             RESPONSE_FORMAT if constrained and not answers_in_line(style) else None
         )
         self._fallback = fallback
+        self._max_tokens = max_tokens
+        self._constrained = constrained
         self._rules_first = rules_first
         if combine not in ("fill", "replace"):
             raise ConfigurationError(f"combine must be 'fill' or 'replace', not {combine!r}")
@@ -182,6 +184,20 @@ class ModelUnderstander:
         self._portal: BlockingPortal | None = None
         self._stopper: weakref.finalize[Any, Any] | None = None
         self._closed = False
+
+    def with_cache(self, cache: SemanticCache | None) -> ModelUnderstander:
+        """A new understander asking the same model the same way, with ``cache``."""
+        return ModelUnderstander(
+            self.model,
+            fallback=self._fallback,
+            cache=cache,
+            style=self._style,
+            examples=self._examples,
+            max_tokens=self._max_tokens,
+            constrained=self._constrained,
+            rules_first=self._rules_first,
+            combine=self._combine,
+        )
 
     @property
     def stats(self) -> UnderstanderStats:
