@@ -135,6 +135,25 @@ def test_a_cached_model_onnx_runtime_cannot_load_is_exported_again(
     assert model.read_bytes() == good
 
 
+def test_a_model_that_cannot_load_even_exported_again_is_a_clear_error(
+    model_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    OnnxMiniLMEmbedder("int8", model_cache=model_cache).embed(["warm"])
+    cache = tmp_path / "models"
+    shutil.copytree(model_cache, cache)
+    (model,) = (cache / "minilm-onnx").glob("int8-*.onnx")
+    model.write_bytes(b"garbage")
+    model.with_suffix(".json").write_text(json.dumps({"sha256": onnx_minilm._file_sha256(model)}))
+
+    def quantize(fp32: Path, work: Path) -> Path:
+        (work / "out.onnx").write_bytes(b"still garbage")
+        return work / "out.onnx"
+
+    monkeypatch.setattr(onnx_minilm, "_quantize", quantize)
+    with pytest.raises(ConfigurationError, match="cannot load"):
+        OnnxMiniLMEmbedder("int8", model_cache=cache).embed(["red shoes"])
+
+
 # ------------------------------------------------------------------ the cache, without a model
 
 

@@ -179,7 +179,7 @@ def default_searcher(
     name = embedder_name(embedder)
     try:
         cache = run_settings().data_dir / "cache"
-        if mode != "lexical":
+        if mode != "lexical" and name.startswith("minilm"):
             try:
                 minilm_model_dir()
             except FileNotFoundError as error:

@@ -339,9 +339,14 @@ class OnnxMiniLMEmbedder:
             )
         except Exception:  # onnxruntime raises its own exception types for an unreadable file
             path = exported_model(folder, cache, self.variant, refresh=True)
-            session = onnxruntime.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"]
-            )
+            try:
+                session = onnxruntime.InferenceSession(
+                    str(path), options, providers=["CPUExecutionProvider"]
+                )
+            except Exception as error:
+                raise ConfigurationError(
+                    f"ONNX Runtime cannot load {path}, even exported again: {error}"
+                ) from error
         tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=_max_tokens(folder))
         tokenizer.no_padding()
