@@ -250,7 +250,7 @@ EMBEDDERS: dict[str, Callable[[EmbedderOptions], Embedder]] = {
 ``minilm`` is all-MiniLM-L6-v2 on torch, ``minilm-onnx`` the same on ONNX Runtime and
 ``minilm-int8`` that graph with int8 weights."""
 
-DEFAULT_EMBEDDER = "minilm"
+DEFAULT_EMBEDDER = "minilm-int8"
 """The embedder hybrid and dense search use unless told otherwise."""
 
 
