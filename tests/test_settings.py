@@ -39,6 +39,7 @@ def test_variables_override_and_empty_ones_count_as_unset() -> None:
             "CARTAGENT_PAYPAL_CLIENT_ID": "",
             "CARTAGENT_SEARCH_ADAPTER": "~/mine.gguf",
             "CARTAGENT_API_KEYS_FILE": "keys.toml",
+            "CARTAGENT_EMBEDDER": "minilm-onnx",
         }
     )
     assert settings.sandbox.port == 9999
@@ -47,6 +48,7 @@ def test_variables_override_and_empty_ones_count_as_unset() -> None:
     assert settings.paypal.client_id is None
     assert settings.adapter.search_adapter == Path.home() / "mine.gguf"
     assert settings.api_keys_file == Path("keys.toml")
+    assert settings.embedder == "minilm-onnx"
 
 
 def test_every_variable_read_is_in_the_readme_table_and_every_row_is_read() -> None:
@@ -54,7 +56,7 @@ def test_every_variable_read_is_in_the_readme_table_and_every_row_is_read() -> N
     readme = (ROOT / "README.md").read_text()
     table = set(re.findall(r"^\| `([A-Z_]+)` \|", readme, flags=re.MULTILINE))
     assert read == table
-    assert len(read) == 28
+    assert len(read) == 29
 
 
 def test_nothing_outside_settings_reads_the_environment() -> None:

@@ -103,6 +103,8 @@ class Settings:
     mcp: MCPSettings
     merchant: MerchantSettings
     api_keys_file: Path | None
+    embedder: str | None = None
+    """``CARTAGENT_EMBEDDER``: the embedder dense and hybrid search use (None: the default)."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -160,4 +162,5 @@ class Settings:
                 webhook_secret=get("CARTAGENT_MERCHANT_WEBHOOK_SECRET"),
             ),
             api_keys_file=path("CARTAGENT_API_KEYS_FILE"),
+            embedder=get("CARTAGENT_EMBEDDER"),
         )

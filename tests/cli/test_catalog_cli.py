@@ -25,7 +25,7 @@ PRODUCTS = list(synthetic_catalog(30, seed=4))
 @pytest.fixture
 def hashing(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--embedder hashing``: the test embedder instead of MiniLM."""
-    monkeypatch.setitem(EMBEDDERS, "hashing", lambda: HashingEmbedder(dim=128))
+    monkeypatch.setitem(EMBEDDERS, "hashing", lambda options: HashingEmbedder(dim=128))
 
 
 def write(path: Path, products: list[Product], bad_line: int | None = None) -> Path:

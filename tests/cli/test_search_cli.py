@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from cartagent.cli.search import locate_catalog, search, understand
+from cartagent.retrieval.embeddings import EMBEDDERS
+from cartagent.testing import HashingEmbedder
 from tests.conftest import SHARED
 
 TAU = SHARED / "data" / "tau-bench-retail"
@@ -123,3 +126,27 @@ def test_no_match_shows_the_nearest_and_what_each_breaks() -> None:
 def test_mode_does_not_go_with_a_built_index(tmp_path: Path) -> None:
     result = CliRunner().invoke(search, ["mug", "--index", str(tmp_path), "--mode", "dense"])
     assert result.exit_code == 2 and "drop --mode" in result.output
+    chosen = CliRunner().invoke(search, ["mug", "--index", str(tmp_path), "--embedder", "minilm"])
+    assert chosen.exit_code == 2 and "--embedder" in chosen.output
+
+
+def test_the_embedder_comes_from_the_option_else_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made: list[str] = []
+
+    def hashing(options: object) -> HashingEmbedder:
+        made.append("hashing")
+        return HashingEmbedder(dim=48)
+
+    monkeypatch.setitem(EMBEDDERS, "hashing", hashing)
+    chosen = CliRunner().invoke(search, ["red t-shirt", "--json", "--embedder", "hashing"])
+    assert chosen.exit_code == 0, chosen.output
+    assert "embed" in json.loads(chosen.stdout)["timings"] and made == ["hashing"]
+    from_env = CliRunner().invoke(
+        search, ["red t-shirt", "--json"], env={"CARTAGENT_EMBEDDER": "hashing"}
+    )
+    assert from_env.exit_code == 0, from_env.output
+    assert made == ["hashing", "hashing"]
+    bad = CliRunner().invoke(search, ["red t-shirt", "--embedder", "word2vec"])
+    assert bad.exit_code == 2 and "word2vec" in bad.output

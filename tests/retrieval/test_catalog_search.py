@@ -94,3 +94,24 @@ def test_each_mode(products: list[Product], tmp_path: Path) -> None:
     assert "embed" not in lexical.search("red t-shirt").timings
     with pytest.raises(ConfigurationError, match="unknown search mode"):
         searcher("semantic")  # type: ignore[arg-type]
+
+
+def test_a_repeated_query_is_embedded_once(products: list[Product], tmp_path: Path) -> None:
+    made: list[CountingEmbedder] = []
+
+    def counting() -> CountingEmbedder:
+        made.append(CountingEmbedder())
+        return made[-1]
+
+    searcher = catalog_searcher(products, parse, cache=tmp_path, embedder=counting)
+    searcher.search("red t-shirt")
+    first = made[0].texts
+    searcher.search("red t-shirt")
+    assert made[0].texts == first
+    searcher.search("blue backpack")
+    assert made[0].texts > first
+    uncached = catalog_searcher(products, parse, cache=tmp_path, embedder=counting, query_cache=0)
+    uncached.search("red t-shirt")  # the vectors open from the cache: only queries embed
+    once = made[1].texts
+    uncached.search("red t-shirt")
+    assert once > 0 and made[1].texts == 2 * once

@@ -14,6 +14,7 @@ import orjson
 from ..bench.build import render_builds
 from ..bench.understanding import render_models
 from ..errors import ConfigurationError
+from .embedders import embedder_name, embedder_option, make_embedder
 
 if TYPE_CHECKING:
     from ..bench.build import BuildResult
@@ -32,11 +33,15 @@ def _sizes(raw: str) -> list[int]:
     return sizes
 
 
-def _minilm_pair() -> tuple[Embedder, Embedder]:
-    """MiniLM on every core for catalogs, and on one thread (steadier latency) for queries."""
+def _embedder_pair(name: str) -> tuple[Embedder, Embedder]:
+    """The embedder on every core for catalogs, and on one thread (steadier latency) for
+    queries; an ONNX embedder does both (one thread a call, a call per core for a catalog)."""
     from ..retrieval.embeddings import MiniLMEmbedder
 
-    return MiniLMEmbedder(threads=None, batch_size=128), MiniLMEmbedder(threads=1)
+    if name == "minilm":
+        return MiniLMEmbedder(threads=None, batch_size=128), MiniLMEmbedder(threads=1)
+    made = make_embedder(name, threads=1)
+    return made, made
 
 
 def _engine_names(raw: str) -> list[str]:
@@ -122,9 +127,10 @@ def _time_models(names: list[str], requests: int, with_cache: bool) -> list[Mode
     "--dense/--no-dense",
     default=False,
     show_default=True,
-    help="Also build a MiniLM dense index per size and time dense and hybrid search "
-    "(embedding a catalog takes minutes).",
+    help="Also build a dense index per size (with --embedder) and time dense and hybrid "
+    "search (embedding a catalog takes minutes).",
 )
+@embedder_option
 @click.option(
     "--engines",
     default="local,spark",
@@ -173,6 +179,7 @@ def search_bench(
     seed: int,
     workdir: Path | None,
     dense: bool,
+    embedder: str | None,
     engines: str,
     build_sizes: str,
     models: str,
@@ -197,10 +204,13 @@ def search_bench(
         warmup=warmup,
         workdir=workdir,
         progress=lambda line: click.echo(line, err=True),
-        embedders=_minilm_pair() if dense else None,
+        embedders=_embedder_pair(embedder_name(embedder)) if dense else None,
     )
     click.echo(render(report))
     figures = report.to_json()
+    if dense:
+        figures["embedder"] = embedder_name(embedder)
+        click.echo(f"(dense: {figures['embedder']}; queries embedded uncached)", err=True)
     if engine_names:
         builds = _time_builds(engine_names, chosen_build_sizes, seed, workdir)
         click.echo("\nIndex build by engine (JSON Lines file, lexical index, whole job)")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import ConfigurationError
+from .embedders import embedder_name, embedder_option, make_embedder
 from .search import locate_catalog
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def catalog() -> None:
     show_default=True,
     help="Also build a dense (embedding) index for hybrid search; needs cartagent[dense].",
 )
-@click.option("--embedder", default="minilm", show_default=True, help="The model for --dense.")
+@embedder_option
 @click.option(
     "--engine",
     type=click.Choice(["local", "spark"]),
@@ -63,7 +64,7 @@ def build(
     source: Path | None,
     out: Path,
     dense: bool,
-    embedder: str,
+    embedder: str | None,
     engine: str,
     master: str | None,
     conf: Sequence[str],
@@ -82,7 +83,8 @@ def build(
     path = source if source is not None else locate_catalog(None, option="SOURCE")
     shown = rows_file(path)
     chosen_engine = _engine(engine, master, conf)
-    chosen_embedder = _embedder(embedder) if dense else None
+    name = embedder_name(embedder)
+    chosen_embedder = _embedder(name) if dense else None
     stderr = sys.stderr
 
     def report(problem: RowProblem) -> None:
@@ -94,7 +96,7 @@ def build(
             out,
             engine=chosen_engine,
             embedder=chosen_embedder,
-            embedder_name=embedder if dense else None,
+            embedder_name=name if dense else None,
             batch_size=batch_size,
             full=full,
             progress=None if quiet else stderr,
@@ -160,11 +162,7 @@ def _engine(name: str, master: str | None, conf: Sequence[str]) -> Engine:
 
 
 def _embedder(name: str) -> Embedder:
-    from ..retrieval.embeddings import get_embedder
-
     try:
-        return get_embedder(name)
-    except ConfigurationError as error:
-        raise click.BadParameter(str(error), param_hint="--embedder") from None
+        return make_embedder(name)
     except ImportError as error:
         raise _missing(error) from error

@@ -10,6 +10,7 @@ import orjson
 
 from ..bench.report import table
 from ..errors import ConfigurationError
+from .embedders import embedder_name, embedder_option, make_embedder
 from .search import load_catalog, locate_catalog
 from .understanders import model_option, understander_for
 
@@ -204,6 +205,7 @@ def _retrieval_json(reports: list[SystemReport]) -> dict[str, Any]:
 @_webshop_option
 @_limit_option
 @click.option("--no-dense", is_flag=True, help="Lexical systems only (no MiniLM).")
+@embedder_option
 @click.option(
     "--json",
     "json_path",
@@ -218,6 +220,7 @@ def retrieval(
     webshop: str | None,
     limit: int | None,
     no_dense: bool,
+    embedder: str | None,
     json_path: Path | None,
 ) -> None:
     """Understanding, WebShop agreement, then retrieval quality on labelled requests.
@@ -236,19 +239,19 @@ def retrieval(
         judge(cases, products)  # fail before any work when a label does not fit the catalog
     except ConfigurationError as error:
         raise click.ClickException(f"{error}{hint}") from None
-    embedder = None
+    chosen = None
     if not no_dense:
-        from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
+        from ..retrieval.embeddings import minilm_model_dir
 
         try:
             minilm_model_dir()
         except FileNotFoundError as error:
             raise click.ClickException(f"{error} (or pass --no-dense)") from None
-        embedder = MiniLMEmbedder()
+        chosen = make_embedder(embedder_name(embedder), threads=1)
 
     understand = understander_for(model)
     figures = _understanding_sections(understand, model, None, webshop, limit)
-    systems = standard_systems(products, understand, embedder=embedder)
+    systems = standard_systems(products, understand, embedder=chosen)
     reports = evaluate_retrieval(systems, cases, products)
 
     click.echo(f"\nretrieval on {len(cases)} labelled requests, {len(products)} products")
@@ -258,6 +261,7 @@ def retrieval(
     if json_path is not None:
         figures = {
             "model": model,
+            "embedder": None if chosen is None else embedder_name(embedder),
             "catalog": str(catalog),
             "set": str(set_path) if set_path else "retrieval_tau.jsonl",
             "k": reports[0].k if reports else 10,

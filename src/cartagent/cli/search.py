@@ -20,6 +20,7 @@ import orjson
 
 from ..errors import ConfigurationError
 from ..retrieval.catalog_search import SEARCH_MODES, SearchMode
+from .embedders import embedder_name, embedder_option, make_embedder, model_cache
 from .settings import run_settings
 from .understanders import model_option, understander_for
 
@@ -130,6 +131,7 @@ def _print_result(result: SearchResult) -> None:
     "[default: hybrid; lexical without MiniLM]. The catalog's vectors are cached in the data "
     "folder, keyed by its content: the first run embeds it, later ones open them.",
 )
+@embedder_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @model_option
 def search(
@@ -138,6 +140,7 @@ def search(
     catalog_path: str | None,
     index_path: Path | None,
     mode: SearchMode | None,
+    embedder: str | None,
     as_json: bool,
     model: str,
 ) -> None:
@@ -146,12 +149,14 @@ def search(
     if index_path is not None:
         if catalog_path is not None:
             raise click.UsageError("give --index or --catalog, not both")
-        if mode is not None:
-            raise click.UsageError("--index searches the way it was built: drop --mode")
+        if mode is not None or embedder is not None:
+            raise click.UsageError(
+                "--index searches the way it was built: drop --mode and --embedder"
+            )
         searcher = _index_searcher(index_path, understand)
     else:
         products = load_catalog(locate_catalog(catalog_path))
-        searcher = default_searcher(products, understand, mode)
+        searcher = default_searcher(products, understand, mode, embedder)
     result = searcher.search(request, k)
     if as_json:
         click.echo(_dumps(_result_json(result)))
@@ -160,15 +165,34 @@ def search(
 
 
 def default_searcher(
-    products: Sequence[Product], understand: Understander, mode: SearchMode | None = None
+    products: Sequence[Product],
+    understand: Understander,
+    mode: SearchMode | None = None,
+    embedder: str | None = None,
 ) -> Searcher:
     """The searcher over a catalog: ``mode`` (default hybrid, its vectors cached in the data
-    folder); without MiniLM installed the default is lexical, with a note on stderr."""
+    folder) with ``embedder`` (default: ``CARTAGENT_EMBEDDER``, else the built-in default);
+    without MiniLM installed the default is lexical, with a note on stderr."""
     from ..retrieval.catalog_search import catalog_searcher
+    from ..retrieval.embeddings import minilm_model_dir
 
+    name = embedder_name(embedder)
     try:
         cache = run_settings().data_dir / "cache"
-        return catalog_searcher(products, understand, mode=mode or "hybrid", cache=cache)
+        if mode != "lexical" and name.startswith("minilm"):
+            try:
+                minilm_model_dir()
+            except FileNotFoundError as error:
+                raise ConfigurationError(
+                    f"{mode or 'hybrid'} search needs MiniLM: {error}"
+                ) from None
+        return catalog_searcher(
+            products,
+            understand,
+            mode=mode or "hybrid",
+            cache=cache,
+            embedder=lambda: make_embedder(name, threads=1),
+        )
     except ConfigurationError as error:
         if mode is not None:
             raise click.UsageError(str(error)) from None
@@ -180,7 +204,7 @@ def _index_searcher(folder: Path, understand: Understander) -> Searcher:
     from ..retrieval.catalog_search import index_searcher
 
     try:
-        return index_searcher(folder, understand)
+        return index_searcher(folder, understand, model_cache=model_cache())
     except ConfigurationError as error:
         raise click.UsageError(f"cannot open --index {folder}: {error}") from error
 

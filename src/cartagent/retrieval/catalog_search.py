@@ -47,10 +47,11 @@ SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 def vectors_key(products: Sequence[Product], embedder: Embedder) -> str:
     """The SHA-256 (hex) of what embedding ``products`` with ``embedder`` depends on."""
     from .dense import FORMAT_VERSION
+    from .embeddings import embedder_id
     from .product_vectors import FIELD_WEIGHTS, product_fields
 
     digest = hashlib.sha256()
-    made_by = [FORMAT_VERSION, type(embedder).__name__, embedder.dim, FIELD_WEIGHTS]
+    made_by = [FORMAT_VERSION, embedder_id(embedder), embedder.dim, FIELD_WEIGHTS]
     digest.update(orjson.dumps(made_by, option=orjson.OPT_SORT_KEYS))
     for product in products:
         digest.update(orjson.dumps([product.id, product_fields(product)]))
@@ -90,9 +91,12 @@ def catalog_searcher(
     mode: SearchMode = "hybrid",
     cache: Path | None = None,
     embedder: Callable[[], Embedder] | None = None,
+    query_cache: int = 4096,
 ) -> Searcher:
     """A searcher over ``products`` in ``mode``; dense and hybrid embed with ``embedder()``
-    (default: MiniLM), their vectors cached under ``cache`` (None: built in memory only).
+    (default: :data:`~cartagent.retrieval.embeddings.DEFAULT_EMBEDDER`), their vectors cached
+    under ``cache`` (None: built in memory only; converted models go to ``cache/models``).
+    The vectors of the last ``query_cache`` query texts are kept (0: none).
 
     Raises :class:`ConfigurationError` for an unknown mode or a missing embedding model.
     """
@@ -107,32 +111,43 @@ def catalog_searcher(
     if mode == "lexical":
         return Searcher(LexicalIndex.build(products), understand=understand)
     if embedder is None:
-        from .embeddings import MiniLMEmbedder, minilm_model_dir
+        from .embeddings import DEFAULT_EMBEDDER, EmbedderOptions, get_embedder, minilm_model_dir
 
         try:
             minilm_model_dir()
         except FileNotFoundError as error:
             raise ConfigurationError(f"{mode} search needs MiniLM: {error}") from None
-        embedder = MiniLMEmbedder
-    made = embedder()
+        options = EmbedderOptions(model_cache=cache / "models" if cache is not None else None)
+        made = get_embedder(DEFAULT_EMBEDDER, options)
+    else:
+        made = embedder()
     dense = (
         cached_dense_index(products, made, cache)
         if cache is not None
         else DenseIndex.build(products, made)
     )
+    if query_cache:
+        dense.cache_queries(query_cache)
     if mode == "dense":
         return Searcher(dense, understand=understand)
     return Searcher(LexicalIndex.build(products), understand=understand, dense=dense)
 
 
-def index_searcher(folder: Path, understand: Understander) -> Searcher:
+def index_searcher(
+    folder: Path,
+    understand: Understander,
+    *,
+    model_cache: Path | None = None,
+    query_cache: int = 4096,
+) -> Searcher:
     """A searcher over the index ``folder`` a catalog build wrote (hybrid when it is dense),
-    embedding queries with the embedder the build recorded.
+    embedding queries with the embedder the build recorded (converted models are kept in
+    ``model_cache``), the vectors of the last ``query_cache`` query texts kept (0: none).
 
     Raises :class:`ConfigurationError` when the folder holds no readable build or names an
     embedder this cartagent does not have.
     """
-    from .embeddings import EMBEDDERS
+    from .embeddings import EMBEDDERS, EmbedderOptions
     from .search import Searcher
     from .store import open_index, read_manifest
 
@@ -146,8 +161,10 @@ def index_searcher(folder: Path, understand: Understander) -> Searcher:
                     f"{folder} was embedded with {manifest.embedder.name!r}, which this "
                     f"cartagent does not have (it has: {', '.join(sorted(EMBEDDERS))})"
                 )
-            embedder = make()
+            embedder = make(EmbedderOptions(threads=1, model_cache=model_cache))
         stored = open_index(folder, embedder=embedder)
     except (OSError, ValueError) as error:
         raise ConfigurationError(str(error)) from error
+    if stored.dense is not None and query_cache:
+        stored.dense.cache_queries(query_cache)
     return Searcher(stored.lexical, understand=understand, dense=stored.dense)

