@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import logging
 import pickle
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ from cartagent.retrieval.embeddings import (
     QueryVectorCache,
     embedder_id,
     get_embedder,
+    minilm_model_dir,
 )
 from cartagent.retrieval.onnx_minilm import OnnxMiniLMEmbedder, exported_model, source_digest
 from cartagent.testing import HashingEmbedder
@@ -91,6 +94,16 @@ def test_onnx_vectors_match_torch(
     alone = embedder.embed([TEXTS[1]])[0]
     assert float(alone @ vectors[1]) >= (0.99999 if variant == "fp32" else 0.99)
     assert embedder.embed([]).shape == (0, 384)
+
+
+def test_an_export_keeps_the_exporters_warnings_to_itself(
+    model_cache: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with warnings.catch_warnings(record=True) as seen, caplog.at_level(logging.WARNING):
+        warnings.simplefilter("always")
+        exported_model(minilm_model_dir(), tmp_path, "int8")
+    assert seen == [] and caplog.records == []
+    assert logging.getLogger().filters == []  # the filter went with the export
 
 
 def test_the_exported_model_is_cached_and_reused(
