@@ -14,6 +14,7 @@ import pytest
 
 from cartagent.catalog import synthetic_catalog
 from cartagent.errors import ConfigurationError
+from cartagent.files import file_sha256
 from cartagent.retrieval import onnx_minilm
 from cartagent.retrieval.catalog_search import vectors_key
 from cartagent.retrieval.dense import DenseIndex
@@ -134,7 +135,7 @@ def test_a_cached_model_onnx_runtime_cannot_load_is_exported_again(
     good = model.read_bytes()
     model.write_bytes(b"not an onnx graph")  # and a record that vouches for it
     record = model.with_suffix(".json")
-    record.write_text(json.dumps({"sha256": onnx_minilm._file_sha256(model)}))
+    record.write_text(json.dumps({"sha256": file_sha256(model)}))
     exports: list[Path] = []
 
     def quantize(fp32: Path, work: Path) -> Path:
@@ -156,7 +157,7 @@ def test_a_model_that_cannot_load_even_exported_again_is_a_clear_error(
     shutil.copytree(model_cache, cache)
     (model,) = (cache / "minilm-onnx").glob("int8-*.onnx")
     model.write_bytes(b"garbage")
-    model.with_suffix(".json").write_text(json.dumps({"sha256": onnx_minilm._file_sha256(model)}))
+    model.with_suffix(".json").write_text(json.dumps({"sha256": file_sha256(model)}))
 
     def quantize(fp32: Path, work: Path) -> Path:
         (work / "out.onnx").write_bytes(b"still garbage")

@@ -21,18 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
+from ..files import file_sha256
 
 __all__ = ["merge_lora", "merged_model_path"]
-
-_CHUNK = 1 << 20
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def merged_model_path(base: str | Path, adapter: str | Path, cache_dir: str | Path) -> Path:
@@ -41,7 +32,9 @@ def merged_model_path(base: str | Path, adapter: str | Path, cache_dir: str | Pa
     for file in (base_file, adapter_file):
         if not file.is_file():
             raise ConfigurationError(f"{file}: no such model file")
-    key = hashlib.sha256(f"{_sha256(base_file)}:{_sha256(adapter_file)}".encode()).hexdigest()
+    key = hashlib.sha256(
+        f"{file_sha256(base_file)}:{file_sha256(adapter_file)}".encode()
+    ).hexdigest()
     target = Path(cache_dir) / f"{base_file.stem}+{adapter_file.stem}-{key[:16]}.gguf"
     if not target.is_file():
         merge_lora(base_file, adapter_file, target)

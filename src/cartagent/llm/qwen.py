@@ -25,6 +25,7 @@ from types import MappingProxyType
 from tqdm import tqdm
 
 from cartagent.errors import ConfigurationError
+from cartagent.files import write_atomically
 
 __all__ = ["QWEN_LICENCE", "QWEN_MODELS", "SplitModel", "qwen_licence_text", "qwen_model_path"]
 
@@ -110,7 +111,7 @@ def qwen_model_path(name: str, *, cache_dir: Path) -> Path:
     target.unlink(missing_ok=True)  # a stale file: free its space before joining anew
     cache_dir.mkdir(parents=True, exist_ok=True)
     _join(name, spec, parts, target)
-    _write_atomically(marker, stamp)
+    write_atomically(marker, stamp.encode("utf-8"))
     return target
 
 
@@ -190,9 +191,3 @@ def _join(name: str, spec: SplitModel, parts: list[Path], target: Path) -> None:
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)

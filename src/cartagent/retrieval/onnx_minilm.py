@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import ConfigurationError
+from ..files import file_sha256, write_atomically
 from .embeddings import minilm_model_dir
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def source_digest(model_dir: Path) -> str:
         if not path.is_file():
             continue
         digest.update(name.encode() + b"\0")
-        digest.update(_file_sha256(path).encode() + b"\n")
+        digest.update(file_sha256(path).encode() + b"\n")
     return digest.hexdigest()
 
 
@@ -96,14 +97,6 @@ def _quiet() -> Iterator[None]:
             yield
     finally:
         root.removeFilter(advice)
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def exported_model(
@@ -133,9 +126,9 @@ def exported_model(
                 made = _export(model_dir, Path(tmp))
             else:  # quantized from the fp32 graph, itself exported once and kept
                 made = _quantize(exported_model(model_dir, cache, "fp32"), Path(tmp))
-            record = {"sha256": _file_sha256(made), "variant": variant, "source": str(model_dir)}
+            record = {"sha256": file_sha256(made), "variant": variant, "source": str(model_dir)}
             os.replace(made, target)
-            _write_atomic(_record_path(target), json.dumps(record).encode())
+            write_atomically(_record_path(target), json.dumps(record).encode())
     return target
 
 
@@ -147,20 +140,9 @@ def _sound(model: Path) -> bool:
     """Whether ``model`` exists and matches the SHA-256 recorded when it was written."""
     try:
         record = json.loads(_record_path(model).read_bytes())
-        return model.is_file() and record.get("sha256") == _file_sha256(model)
+        return model.is_file() and record.get("sha256") == file_sha256(model)
     except (OSError, ValueError, AttributeError):
         return False
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
 
 
 @contextmanager
