@@ -7,22 +7,52 @@ and stops it (SIGTERM, then SIGKILL) or kills it outright, with every worker it 
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
 import httpx
 
+_handed_out: set[int] = set()
+
+
+def _ephemeral_ports() -> range:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return range(int(low), int(high) + 1)
+    except (OSError, ValueError):
+        return range(32768, 61000)
+
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    """A port nothing listens on, for a server started a moment later.
+
+    Not one the kernel would pick for ``bind(0)``: those are also the source ports of outgoing
+    connections, so one could be taken by any client between this call and the server's bind
+    (a CI run lost a merchant server that way). Nor one this process handed out before, which a
+    server it started may not have bound yet.
+    """
+    ephemeral = _ephemeral_ports()
+    low, high = (10000, ephemeral.start) if ephemeral.start > 11000 else (ephemeral.stop, 65536)
+    for _ in range(200):
+        port = random.randrange(low, high)
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port on {host} between {low} and {high}")
 
 
 class ServerProcess:
