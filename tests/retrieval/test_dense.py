@@ -152,3 +152,48 @@ def test_duplicate_ids_are_an_error() -> None:
 def test_empty_catalog() -> None:
     index = DenseIndex.build([], HashingEmbedder(), exact_below=0)
     assert len(index) == 0 and index.search(SearchQuery(text="x"), 3) == []
+
+
+def _searches(index: DenseIndex, queries: Sequence[SearchQuery]) -> list[list[tuple[str, ...]]]:
+    return [
+        [(h.product.id, h.variant.id if h.variant else "", *h.matched) for h in index.search(q, 10)]
+        for q in queries
+    ]
+
+
+def test_a_lexical_screen_finds_what_one_by_one_lookups_find_and_parses_fewer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cartagent.bench.search import bench_queries
+    from cartagent.retrieval import lexical as lexical_module
+    from cartagent.retrieval import rules
+    from cartagent.retrieval.lexical import LexicalIndex
+    from cartagent.retrieval.product_vectors import embed_products
+
+    catalog = list(synthetic_catalog(400, seed=5))
+    embedder = HashingEmbedder(dim=64)
+    vectors = embed_products(catalog, embedder)
+    queries = [rules.parse(r) for r in bench_queries(80, seed=2)]
+    assert sum(1 for q in queries if q.options or q.price or q.brand) > 30  # many filtered
+    parsed = {"count": 0}
+    validate = Product.model_validate_json
+
+    def counted(raw: bytes | str) -> Product:
+        parsed["count"] += 1
+        return validate(raw)
+
+    monkeypatch.setattr(Product, "model_validate_json", counted)
+    monkeypatch.setattr(lexical_module, "_CACHE_SIZE", 0)  # count every read
+    found, parses = [], []
+    for screen in (False, True):
+        lexical = LexicalIndex.build(catalog)  # its own cache of parsed products
+        index = DenseIndex.from_vectors(
+            [p.id for p in catalog], vectors, embedder, products=lexical.get
+        )
+        if screen:
+            index.screen = lexical.screened
+        parsed["count"] = 0
+        found.append(_searches(index, queries))
+        parses.append(parsed["count"])
+    assert found[0] == found[1]
+    assert any(found[1]) and parses[1] < parses[0] / 2

@@ -362,3 +362,51 @@ def test_duplicate_ids_are_refused() -> None:
 def test_build_streams_any_iterable() -> None:
     index = LexicalIndex.build(p for p in PRODUCTS)
     assert len(index) == len(PRODUCTS)
+
+
+def test_screening_keeps_every_product_the_exact_check_accepts() -> None:
+    from cartagent.bench.search import bench_queries
+    from cartagent.catalog import synthetic_catalog
+    from cartagent.retrieval import rules
+    from cartagent.retrieval.filters import Plan, Words, analyzer, check
+
+    catalog = list(synthetic_catalog(300, seed=7))
+    index = LexicalIndex.build(catalog)
+    words = Words(analyzer())
+    ids = [p.id for p in catalog] + ["no-such-product"]
+    kept_fewer = 0
+    for query in [rules.parse(r) for r in bench_queries(60, seed=3)]:
+        screened = index.screened(query, ids)
+        plan = Plan.of(query, words)
+        matching = {p.id for p in catalog if check(plan, p, 0.0, words) is not None}
+        assert matching <= set(screened)
+        assert "no-such-product" not in screened
+        assert all(screened[i].id == i for i in matching)
+        kept_fewer += len(screened) < len(catalog)
+    assert kept_fewer > 30
+    assert index.screened(SearchQuery(text="x"), []) == {}
+
+
+def test_either_spelling_finds_a_product_written_with_the_other() -> None:
+    from cartagent.catalog import Variant
+
+    bottle = Product(
+        id="bottle",
+        title="Steel Water Bottle",
+        attributes={"material": ("aluminium",)},
+        variants=(Variant(id="b-grey", options={"colour": "grey"}, price=Decimal("20")),),
+    )
+    mug = Product(
+        id="mug",
+        title="Gray Mug",
+        variants=(Variant(id="m", options={"color": "gray"}, price=Decimal("9")),),
+    )
+    index = LexicalIndex.build([bottle, mug])
+
+    def found(query: SearchQuery) -> set[str]:
+        return {h.product.id for h in index.search(query, 5)}
+
+    assert found(SearchQuery(options={"color": ["gray"]})) == {"bottle", "mug"}
+    assert found(SearchQuery(options={"color": ["grey"]})) == {"bottle", "mug"}
+    assert found(SearchQuery(text="grey")) == {"bottle", "mug"}
+    assert found(SearchQuery(attributes={"material": ["aluminum"]})) == {"bottle"}

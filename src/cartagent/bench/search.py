@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog import Product, synthetic_catalog
 from ..catalog.synthetic import KINDS
+from ..heap import frozen_heap
 from ..retrieval import rules
 from ..retrieval.lexical import LexicalIndex
 from ..retrieval.query import SearchQuery
@@ -344,6 +345,7 @@ def measure_dense(
     embed_s = time.perf_counter() - started
     started = time.perf_counter()
     dense = DenseIndex.from_vectors(ids, vectors[: len(ids)], query_embedder, products=lexical.get)
+    dense.screen = lexical.screened  # as a stored index opens (retrieval.store)
     graph_s = time.perf_counter() - started
 
     alone = Searcher(dense)
@@ -356,16 +358,17 @@ def measure_dense(
     embed_ms: list[float] = []
     fuse_ms: list[float] = []
     hit_counts: list[int] = []
-    for query in queries:
-        started = clock()
-        alone.search_query(query, k)
-        dense_ms.append((clock() - started) * 1000)
-        started = clock()
-        result = hybrid.search_query(query, k)
-        hybrid_ms.append((clock() - started) * 1000)
-        embed_ms.append(result.timings.get("embed", float("nan")))
-        fuse_ms.append(result.timings.get("fuse", 0.0))
-        hit_counts.append(len(result.hits))
+    with frozen_heap():
+        for query in queries:
+            started = clock()
+            alone.search_query(query, k)
+            dense_ms.append((clock() - started) * 1000)
+            started = clock()
+            result = hybrid.search_query(query, k)
+            hybrid_ms.append((clock() - started) * 1000)
+            embed_ms.append(result.timings.get("embed", float("nan")))
+            fuse_ms.append(result.timings.get("fuse", 0.0))
+            hit_counts.append(len(result.hits))
     return DenseResult(
         texts=cache.embedded,
         embed_s=embed_s,
@@ -409,14 +412,15 @@ def measure_size(
         tantivy_ms: list[float] = []
         filter_ms: list[float] = []
         hit_counts: list[int] = []
-        for query in queries:
-            timings: dict[str, float] = {}
-            started = clock()
-            hits = index.search(query, k, timings=timings)
-            samples.append((clock() - started) * 1000)
-            tantivy_ms.append(timings.get("lexical", 0.0))
-            filter_ms.append(timings.get("filter", 0.0))
-            hit_counts.append(len(hits))
+        with frozen_heap():  # as the servers search: see cartagent.heap
+            for query in queries:
+                timings: dict[str, float] = {}
+                started = clock()
+                hits = index.search(query, k, timings=timings)
+                samples.append((clock() - started) * 1000)
+                tantivy_ms.append(timings.get("lexical", 0.0))
+                filter_ms.append(timings.get("filter", 0.0))
+                hit_counts.append(len(hits))
         dense = None
         if embedders is not None:
             dense = measure_dense(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -44,10 +44,14 @@ from .product_vectors import TextVectors, embed_products
 from .query import SearchQuery
 from .spans import stage
 
-__all__ = ["FORMAT_VERSION", "DenseIndex", "ProductLookup"]
+__all__ = ["FORMAT_VERSION", "DenseIndex", "ProductLookup", "ProductScreen"]
 
 ProductLookup = Callable[[str], Product | None]
 """Returns the product with an id (``None`` if unknown), e.g. ``LexicalIndex.get``."""
+
+ProductScreen = Callable[[SearchQuery, Sequence[str]], Mapping[str, Product]]
+"""Returns, by id, those of some product ids that may satisfy a query and leaves out those that
+cannot (never one that can), e.g. ``LexicalIndex.screened``."""
 
 FORMAT_VERSION = 1
 """Version of the folder :meth:`DenseIndex.save` writes."""
@@ -122,6 +126,9 @@ class DenseIndex:
             hnsw = _graph(self._vectors, embedder.dim)
         self._hnsw = hnsw
         self._retired = False
+        self.screen: ProductScreen | None = None
+        """Set, e.g. to ``LexicalIndex.screened``, to read each page of candidates in one call
+        that skips those the query's filters rule out; else each is looked up and checked."""
         self.exact_below = exact_below
         self.ef_search = ef_search
         self.min_score = min_score
@@ -355,6 +362,8 @@ class DenseIndex:
                 min_score=self.min_score,
                 **settings,
             )
+        if products is None:
+            result.screen = self.screen
         self._retire()
         return result
 
@@ -392,7 +401,7 @@ class DenseIndex:
         more than that, lexical retrieval (which filters inside its index) is the one to find
         the rare matches, and a dense search stays bounded.
         """
-        lookup = self._searchable()
+        self._searchable()
         spent: dict[str, float] = {"embed": 0.0, "dense": 0.0, "filter": 0.0}
         hits: list[Hit] = []
         text = query_text(query)
@@ -407,19 +416,19 @@ class DenseIndex:
             while True:
                 with stage("dense", spent):
                     rows = self._nearest(vector, fetch)
-                below_floor = False
                 with stage("filter", spent):
-                    for row, score in rows:
-                        if row in seen:
-                            continue
-                        seen.add(row)
-                        if self.min_score is not None and score < self.min_score:
-                            below_floor = True
-                            break
+                    fresh = [(row, score) for row, score in rows if row not in seen]
+                    seen.update(row for row, _score in fresh)
+                    floor = -np.inf if self.min_score is None else self.min_score
+                    above = [(row, score) for row, score in fresh if score >= floor]
+                    below_floor = len(above) < len(fresh)  # rows come best first
+                    fresh = above
+                    page_of = self._reader(query, [self._ids[row] for row, _score in fresh])
+                    for row, score in fresh:
                         product_id = self._ids[row]
-                        product = None if product_id is None else lookup(product_id)
+                        product = None if product_id is None else page_of(product_id)
                         if product is None:
-                            continue  # a tombstone, or a product the lookup no longer has
+                            continue  # ruled out, a tombstone, or one the lookup no longer has
                         hit = check(plan, product, score, self._words)
                         if hit is not None:
                             found.append((hit, score))
@@ -435,6 +444,13 @@ class DenseIndex:
             for name, ms in spent.items():
                 timings[name] = timings.get(name, 0.0) + ms
         return hits
+
+    def _reader(self, query: SearchQuery, ids: Sequence[str | None]) -> ProductLookup:
+        """How this page of candidates is read: screened in one call, or one by one."""
+        lookup = self._searchable()
+        if self.screen is None:
+            return lookup
+        return self.screen(query, [i for i in ids if i is not None]).get
 
     def _nearest(self, vector: npt.NDArray[np.float32], n: int) -> list[tuple[int, float]]:
         """The ``n`` rows most similar to ``vector``, best first, with their similarity."""

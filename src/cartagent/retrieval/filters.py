@@ -50,6 +50,7 @@ __all__ = [
     "order_value",
     "ordered",
     "prep",
+    "spellings",
 ]
 
 _MAX_QUERY_TOKENS = 64
@@ -170,6 +171,14 @@ def _fmt_price(value: Decimal) -> str:
 # British and American spellings of the same word compare equal ("grey" matches "gray").
 # Keys and values are stemmed forms, as the analyzer emits them.
 _SPELLINGS = {"grey": "gray", "colour": "color", "jewelleri": "jewelri", "aluminium": "aluminum"}
+_OTHER_SPELLINGS = {american: british for british, american in _SPELLINGS.items()}
+
+
+def spellings(word: str) -> tuple[str, ...]:
+    """``word`` (as :meth:`Words.tokens` gives it) and the other spellings an index may hold:
+    catalogs are indexed as written, so "gray" must also find "grey"."""
+    other = _OTHER_SPELLINGS.get(word)
+    return (word,) if other is None else (word, other)
 
 
 class Words:

@@ -26,14 +26,25 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import orjson
 import tantivy
 
 from ..catalog import Product
-from .filters import NO_RATING, Hit, Plan, Words, analyzer, check, order_value, ordered, prep
+from .filters import (
+    NO_RATING,
+    Hit,
+    Plan,
+    Words,
+    analyzer,
+    check,
+    order_value,
+    ordered,
+    prep,
+    spellings,
+)
 from .query import SearchQuery
 from .spans import stage
 
@@ -142,8 +153,26 @@ class LexicalIndex:
             return None
         return self._product(hits[0][1])
 
+    def screened(self, query: SearchQuery, product_ids: Sequence[str]) -> Mapping[str, Product]:
+        """Those of ``product_ids`` that may satisfy ``query``, by id: one tantivy query with
+        the product-level prefilter (which never rejects a true match), so that another
+        retriever's candidates are parsed only when they may pass the exact check, and only
+        when asked for. Unknown ids are left out."""
+        if not product_ids:
+            return {}
+        plan = Plan.of(query, self._words)
+        among = tantivy.Query.term_set_query(self._schema, "id", list(product_ids))
+        screen = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, self._prefilter(plan, None)), (tantivy.Occur.Must, among)]
+        )
+        found = self._searcher.search(screen, len(product_ids), count=False).hits
+        docs = (self._searcher.doc(address) for _score, address in found)
+        return _Parsed(self, {str(doc.get_first("id")): doc for doc in docs})
+
     def _product(self, address: tantivy.DocAddress) -> Product:
-        doc = self._searcher.doc(address)
+        return self._parse(self._searcher.doc(address))
+
+    def _parse(self, doc: tantivy.Document) -> Product:
         product_id = str(doc.get_first("id"))
         with self._lock:
             cached = self._cache.get(product_id)
@@ -251,11 +280,18 @@ class LexicalIndex:
     def _term(self, field_name: str, value: str | int) -> tantivy.Query:
         return tantivy.Query.term_query(self._schema, field_name, value)
 
+    def _word(self, field_name: str, word: str) -> tantivy.Query:
+        """``word`` in ``field_name``, in any of its spellings (the index holds the catalog's)."""
+        terms = [self._term(field_name, spelling) for spelling in spellings(word)]
+        if len(terms) == 1:
+            return terms[0]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in terms])
+
     def _all_words(self, field_names: Sequence[str], words: Iterable[str]) -> tantivy.Query:
         """Every word appears in at least one of ``field_names``."""
         clauses = []
         for word in sorted(words):
-            terms = [self._term(f, word) for f in field_names]
+            terms = [self._word(f, word) for f in field_names]
             any_field = (
                 terms[0]
                 if len(terms) == 1
@@ -270,7 +306,7 @@ class LexicalIndex:
         per_token = [
             tantivy.Query.disjunction_max_query(
                 [
-                    tantivy.Query.boost_query(self._term(name, token), boost)
+                    tantivy.Query.boost_query(self._word(name, token), boost)
                     for name, boost in _TEXT_FIELDS.items()
                 ],
                 _DISMAX_TIE,
@@ -492,3 +528,20 @@ def _enough(sort: str, found: list[tuple[Hit, float]], k: int, next_value: float
     if sort == "price_asc":
         return next_value > prices[k - 1]
     return next_value < prices[-k]
+
+
+class _Parsed(Mapping[str, Product]):
+    """Stored products by id, each parsed when first asked for."""
+
+    def __init__(self, index: LexicalIndex, docs: dict[str, tantivy.Document]) -> None:
+        self._index = index
+        self._docs = docs
+
+    def __getitem__(self, product_id: str) -> Product:
+        return self._index._parse(self._docs[product_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._docs)
+
+    def __len__(self) -> int:
+        return len(self._docs)

@@ -161,4 +161,5 @@ def open_index(
             )
         except ValueError as error:
             raise ConfigurationError(str(error)) from error
+        dense.screen = lexical.screened
     return StoredIndex(manifest, lexical, dense)

@@ -9,6 +9,8 @@ from collections.abc import Generator
 
 import uvicorn
 
+from ..heap import frozen_heap
+
 __all__ = ["serve_together"]
 
 
@@ -39,11 +41,13 @@ async def serve_together(configs: list[uvicorn.Config]) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
     try:
-        tasks = [asyncio.create_task(server.serve()) for server in servers]
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for server in servers:
-            server.should_exit = True
-        await asyncio.gather(*tasks)
+        # What was loaded before serving (catalog, indexes, models) stays: see cartagent.heap.
+        with frozen_heap():
+            tasks = [asyncio.create_task(server.serve()) for server in servers]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for server in servers:
+                server.should_exit = True
+            await asyncio.gather(*tasks)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
