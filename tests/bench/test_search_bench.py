@@ -77,6 +77,28 @@ def test_dense_and_hybrid_search_are_measured_with_embedders(tmp_path: Path) -> 
     assert "hybrid p99 ms" not in render(run([100], queries=5, warmup=1, workdir=tmp_path))
 
 
+def test_embedding_the_catalog_shows_a_progress_bar_when_progress_is_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cartagent.testing import HashingEmbedder
+
+    pair = (HashingEmbedder(dim=16), HashingEmbedder(dim=16))
+    lines: list[str] = []
+    run([200], queries=3, warmup=1, repeats=1, workdir=tmp_path, embedders=pair)
+    assert "embedding" not in capsys.readouterr().err
+    run(
+        [200],
+        queries=3,
+        warmup=1,
+        repeats=1,
+        workdir=tmp_path,
+        embedders=pair,
+        progress=lines.append,
+    )
+    shown = capsys.readouterr().err
+    assert "embedding" in shown and "200/200" in shown and lines
+
+
 def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     result = CliRunner().invoke(

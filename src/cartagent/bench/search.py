@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tqdm import tqdm
+
 from ..catalog import Product, synthetic_catalog
 from ..catalog.synthetic import KINDS
 from ..heap import frozen_heap
@@ -314,12 +316,14 @@ def measure_dense(
     k: int = 10,
     seed: int = 0,
     warmup: int = 20,
+    progress: bool = False,
 ) -> DenseResult:
     """Embed the same synthetic products, build the dense index over them, then search
     ``queries`` with it alone and hybrid with ``lexical``.
 
     ``embedders`` is (the one that embeds the catalog, the one that embeds queries): the same
     model, but catalog embedding wants every core and queries want steady single-thread time.
+    ``progress`` shows a bar on stderr while the catalog is embedded.
     """
     import numpy as np
 
@@ -333,15 +337,22 @@ def measure_dense(
     vectors = np.empty((products, catalog_embedder.dim), dtype=np.float32)
     started = time.perf_counter()
     batch: list[Product] = []
-    for product in synthetic_catalog(products, seed=seed):
-        batch.append(product)
-        if len(batch) == 4096:
+    bar = tqdm(
+        total=products, desc="embedding", unit="product", disable=not progress, file=sys.stderr
+    )
+    with bar:
+        for product in synthetic_catalog(products, seed=seed):
+            batch.append(product)
+            if len(batch) == 4096:
+                vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
+                ids.extend(p.id for p in batch)
+                bar.update(len(batch))
+                bar.set_postfix(texts=cache.embedded, refresh=False)
+                batch.clear()
+        if batch:
             vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
             ids.extend(p.id for p in batch)
-            batch.clear()
-    if batch:
-        vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
-        ids.extend(p.id for p in batch)
+            bar.update(len(batch))
     embed_s = time.perf_counter() - started
     started = time.perf_counter()
     dense = DenseIndex.from_vectors(ids, vectors[: len(ids)], query_embedder, products=lexical.get)
@@ -392,6 +403,7 @@ def measure_size(
     warmup: int = 20,
     workdir: Path | None = None,
     embedders: tuple[Embedder, Embedder] | None = None,
+    progress: bool = False,
 ) -> SizeResult:
     """Build an index of ``products`` synthetic products on disk and search ``queries``;
     with ``embedders``, the dense index and hybrid search too (see :func:`measure_dense`)."""
@@ -424,7 +436,14 @@ def measure_size(
         dense = None
         if embedders is not None:
             dense = measure_dense(
-                products, queries, index, embedders, k=k, seed=seed, warmup=warmup
+                products,
+                queries,
+                index,
+                embedders,
+                k=k,
+                seed=seed,
+                warmup=warmup,
+                progress=progress,
             )
         peak = _peak_rss_bytes()
         del index
@@ -478,6 +497,7 @@ def run(
                 warmup=warmup,
                 workdir=workdir,
                 embedders=embedders,
+                progress=progress is not None,
             )
         )
     return report
