@@ -99,3 +99,19 @@ def test_base_urls_name_paypals_environments_or_any_url() -> None:
     assert resolve_base_url("http://127.0.0.1:8765/") == "http://127.0.0.1:8765"
     with pytest.raises(ConfigurationError):
         resolve_base_url("localhost:8765")
+
+
+def test_the_server_runs_with_the_startup_heap_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    frozen: list[int] = []
+
+    async def serve_stdio(server: object) -> None:
+        frozen.append(gc.get_freeze_count())
+
+    monkeypatch.setattr("cartagent.mcp_transport.serve_stdio", serve_stdio)
+    code, output = run(*CREDENTIALS)
+
+    assert code == 0, output
+    assert frozen and frozen[0] > 0
+    assert gc.get_freeze_count() == 0

@@ -206,6 +206,7 @@ def mcp(
     """
     import anyio
 
+    from ..heap import frozen_heap
     from ..mcp import build_server, build_toolkit, load_actions, parse_limits
     from ..mcp.policy import refused_tools
     from ..mcp_transport import serve_http, serve_stdio
@@ -265,6 +266,11 @@ def mcp(
     server = build_server(toolkit)
 
     async def run() -> None:
+        # The catalog, its indexes and the model are loaded: see cartagent.heap.
+        with frozen_heap():
+            await serve()
+
+    async def serve() -> None:
         try:
             if transport == "http":
                 tokens = f" (access tokens from {oauth.issuer})" if oauth else ""
