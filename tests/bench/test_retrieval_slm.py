@@ -105,5 +105,6 @@ def test_the_command_prints_both_tables_and_writes_json(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (tmp_path / "slm.png").read_bytes().startswith(b"\x89PNG")
     assert "labelled F1" in result.output and "step p50 ms" in result.output
+    assert "hybrid search embeds with minilm-int8" in result.output  # search's default
     [figures] = json.loads(out.read_text())
     assert figures["model"] == "rules" and figures["turn_p50_ms"] is None

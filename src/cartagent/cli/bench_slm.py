@@ -63,6 +63,7 @@ def slm_bench(
     from ..retrieval.understanders import UNDERSTANDERS
     from ..tuning.dev_eval import cases_from
     from ..tuning.training_data import load_split
+    from .embedders import embedder_name, make_embedder
     from .understanders import model_factory
 
     names = [n.strip() for n in models.split(",") if n.strip()]
@@ -80,6 +81,9 @@ def slm_bench(
         router = EmbeddingRouter(MiniLMEmbedder())
         router.warm_up()
 
+    dense_embedder = embedder_name(None)  # what search uses: CARTAGENT_EMBEDDER or the default
+    click.echo(f"(hybrid search embeds with {dense_embedder})", err=True)
+
     def echo(result: Any) -> None:
         click.echo(f"{result.model}: measured", err=True)
 
@@ -88,7 +92,7 @@ def slm_bench(
             {n: model_factory(n) for n in names},
             on_result=echo,
             products=load_catalog(locate_catalog(None)),
-            embedder=MiniLMEmbedder(),
+            embedder=make_embedder(dense_embedder, threads=1),
             retrieval_cases=load_retrieval_cases(None),
             test_cases=cases_from(test.examples[:test_limit]),
             labelled_cases=load_cases(None),
