@@ -2,7 +2,7 @@
 
 A server loads its catalog, indexes and models once and keeps them until it stops. CPython's
 oldest-generation collections walk every tracked object, however old: at 300,000 products
-one such pass took 170 ms in the middle of a search (`cartagent bench search`), the largest part
+one such pass took 174 ms in the middle of a search (`cartagent bench search`), the largest part
 of its p99. :func:`frozen_heap` collects once and then moves everything alive into the
 collector's permanent generation, where later passes do not look; what requests allocate is
 collected as before.

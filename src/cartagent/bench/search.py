@@ -340,19 +340,21 @@ def measure_dense(
     bar = tqdm(
         total=products, desc="embedding", unit="product", disable=not progress, file=sys.stderr
     )
+
+    def flush() -> None:
+        vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
+        ids.extend(p.id for p in batch)
+        bar.update(len(batch))
+        bar.set_postfix(texts=cache.embedded, refresh=False)
+        batch.clear()
+
     with bar:
         for product in synthetic_catalog(products, seed=seed):
             batch.append(product)
             if len(batch) == 4096:
-                vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
-                ids.extend(p.id for p in batch)
-                bar.update(len(batch))
-                bar.set_postfix(texts=cache.embedded, refresh=False)
-                batch.clear()
+                flush()
         if batch:
-            vectors[len(ids) : len(ids) + len(batch)] = embed_products(batch, cache)
-            ids.extend(p.id for p in batch)
-            bar.update(len(batch))
+            flush()
     embed_s = time.perf_counter() - started
     started = time.perf_counter()
     dense = DenseIndex.from_vectors(ids, vectors[: len(ids)], query_embedder, products=lexical.get)

@@ -417,12 +417,11 @@ class DenseIndex:
                 with stage("dense", spent):
                     rows = self._nearest(vector, fetch)
                 with stage("filter", spent):
-                    fresh = [(row, score) for row, score in rows if row not in seen]
-                    seen.update(row for row, _score in fresh)
-                    floor = -np.inf if self.min_score is None else self.min_score
-                    above = [(row, score) for row, score in fresh if score >= floor]
-                    below_floor = len(above) < len(fresh)  # rows come best first
-                    fresh = above
+                    unseen = [(row, score) for row, score in rows if row not in seen]
+                    seen.update(row for row, _score in unseen)
+                    floor = self.min_score
+                    fresh = [pair for pair in unseen if floor is None or pair[1] >= floor]
+                    below_floor = len(fresh) < len(unseen)  # rows come best first
                     page_of = self._reader(query, [self._ids[row] for row, _score in fresh])
                     for row, score in fresh:
                         product_id = self._ids[row]
