@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from cartagent.retrieval.merging import fill_gaps
+from cartagent.retrieval.merging import fill_gaps, patch
 from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
 
 
@@ -116,3 +116,55 @@ def test_an_exclusion_the_parser_found_is_not_repeated() -> None:
         Exclusion(field="color", value="Red"),
         Exclusion(value="hood"),
     ]
+
+
+def test_a_patch_holds_only_what_fills_the_parsers_gaps() -> None:
+    parser = SearchQuery(
+        text="sneakrs comfy",
+        options={"color": ["white"]},
+        price=PriceRange(min=Decimal(20)),
+        exclude=[Exclusion(value="leather")],
+    )
+    wanted = SearchQuery(
+        text="comfy",
+        category="sneakers",
+        options={"color": ["white"], "size": ["9"]},
+        price=PriceRange(min=Decimal(20), max=Decimal(80)),
+        sort="rating",
+        exclude=[Exclusion(value="leather"), Exclusion(field="color", value="red")],
+    )
+    assert patch(parser, wanted) == SearchQuery(
+        category="sneakers",
+        options={"size": ["9"]},
+        price=PriceRange(max=Decimal(80)),
+        sort="rating",
+        exclude=[Exclusion(field="color", value="red")],
+    )
+    assert patch(wanted, wanted).is_empty()
+
+
+@pytest.mark.parametrize(
+    ("parser", "wanted"),
+    [
+        (
+            SearchQuery(text="tshirt slimm"),
+            SearchQuery(category="t-shirt", attributes={"fit": ["slim"]}),
+        ),
+        (
+            SearchQuery(text="jeans", price=PriceRange(max=Decimal(50))),
+            SearchQuery(category="jeans", price=PriceRange(min=Decimal(10), max=Decimal(40))),
+        ),
+        (
+            SearchQuery(text="boots", price=PriceRange(max=Decimal(50), currency="EUR")),
+            SearchQuery(category="boots", price=PriceRange(min=Decimal(10))),
+        ),
+        (
+            SearchQuery(text="mug in stock", sort="price_asc", min_rating=4),
+            SearchQuery(category="mug", sort="rating", min_rating=3, available_only=True),
+        ),
+    ],
+)
+def test_filling_with_the_patch_is_filling_with_the_whole_query(
+    parser: SearchQuery, wanted: SearchQuery
+) -> None:
+    assert fill_gaps(parser, patch(parser, wanted)) == fill_gaps(parser, wanted)

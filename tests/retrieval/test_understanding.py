@@ -480,3 +480,29 @@ def test_with_cache_asks_the_same_model_the_same_way() -> None:
     assert model.calls[0].messages == model.calls[1].messages  # the same prompt style
     assert _understand(cached, request).source == "cache"
     assert _understand(cached, "red running shoes under $50").source == "parser"
+
+
+def test_a_patch_model_answers_only_what_the_parsers_line_lacks() -> None:
+    request = "something cozy in merino for my grandpa under $60"
+    reading = parse(request)
+    assert reading.text == "cozy grandpa" and reading.price is not None
+    model = _answers("* | style=cozy", "*")
+    with ModelUnderstander(model, style="patch", rules_first=True) as understander:
+        filled = _understand(understander, request)
+        nothing = _understand(understander, request + " please")
+    first, _ = model.calls
+    assert first.messages[0].content.startswith("Write what the parser's query line misses")
+    assert first.messages[-1].content.splitlines()[-1].startswith("Parser: ")
+    assert filled.query == reading.model_copy(
+        update={"text": "grandpa", "attributes": {**reading.attributes, "style": ["cozy"]}}
+    )
+    assert filled.source == "model"
+    # "*": the parser's line misses nothing, so its reading stands, without a complaint.
+    assert nothing.query == parse(request + " please")
+    assert (nothing.source, nothing.problems) == ("model", ())
+
+
+@pytest.mark.parametrize("options", [{}, {"rules_first": True, "combine": "replace"}])
+def test_a_patch_means_nothing_without_the_parsers_reading(options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError, match="patch style needs rules_first"):
+        ModelUnderstander(_answers("*"), style="patch", **options)

@@ -36,7 +36,7 @@ def test_dpo_continues_the_sft_adapter_on_its_own_wrong_answers(
     record = json.loads((result.adapter / "training.json").read_text())
     assert record["method"] == "dpo" and record["sft_adapter"] == str(sft.adapter)
     assert record["data"]["train"]["sha256"] == train.sha256  # the lineage goes on
-    assert record["sft"]["steps"] == sft.steps
+    assert (record["sft"]["steps"], record["sft"]["hardware"]) == (sft.steps, "cpu")
     saved = json.loads((result.adapter / "adapter_config.json").read_text())
     assert saved["r"] == 4
 
@@ -85,3 +85,14 @@ def test_line_pairs_judge_and_prefer_query_lines(tmp_path: Path) -> None:
     row = pairs[0].row()
     assert row["chosen"] == [{"role": "assistant", "content": query_line(wrong.gold)}]
     assert row["prompt"][0]["content"] == LINE_INSTRUCTION
+
+
+def test_patch_pairs_judge_the_patch_not_the_whole_line(tmp_path: Path) -> None:
+    examples = load_split(write_split(tmp_path / "train.jsonl", copies=1)).examples
+    right, wrong = examples[0], examples[1]
+    answers = {right.request: right.answer("patch"), wrong.request: "socks | color:mauve"}
+    pairs = preference_pairs(
+        lambda e: answers[e.request], [right, wrong], style="patch", progress=False
+    )
+    assert [p.example for p in pairs] == [wrong]
+    assert pairs[0].row()["chosen"][0]["content"] == wrong.answer("patch")

@@ -127,3 +127,29 @@ def test_the_learning_rate_reaches_either_optimizer(
 
     # Adam once ran at torch's default rate whatever the config said: same bytes for both.
     assert trained(1e-4) != trained(1e-2)
+
+
+def test_a_finished_adapter_of_the_same_config_and_data_is_reused_not_retrained(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    train = load_split(write_split(tmp_path / "train.jsonl"))
+    first = train_sft(config_for(tiny_base), train, tmp_path / "run", progress=False)
+    written = (first.adapter / "adapter_model.safetensors").stat().st_mtime_ns
+    record = json.loads((first.adapter / "training.json").read_text())
+
+    again = train_sft(config_for(tiny_base), train, tmp_path / "run", progress=False)
+    other = train_sft(
+        config_for(tiny_base, **{"sft.learning_rate": 1e-3}),
+        train,
+        tmp_path / "run",
+        progress=False,
+    )
+
+    assert (first.reused, again.reused, other.reused) == (False, True, False)
+    assert (again.adapter, again.steps, again.losses) == (
+        first.adapter,
+        first.steps,
+        [(first.steps, record["final_loss"])],
+    )
+    assert record["hardware"] == "cpu"
+    assert (other.adapter / "adapter_model.safetensors").stat().st_mtime_ns != written

@@ -108,3 +108,23 @@ def test_rules_first_keeps_only_the_requests_the_rule_parser_leaves_words_of(
     )
     assert all(needs_model(e) for e in kept.examples)
     assert kept.sha256 == split.sha256  # the lineage still names the file it came from
+
+
+def test_a_patch_model_is_trained_to_write_only_what_the_parsers_line_lacks(
+    tmp_path: Path,
+) -> None:
+    from cartagent.retrieval.rules import parse
+
+    request = "cozy sneakrs for my grandpa under $60"
+    gold = {"category": "sneakers", "attributes": {"gender": ["men"]}, "price": {"max": 60}}
+    file = tmp_path / "train.jsonl"
+    file.write_text(json.dumps({"request": request, "completion": json.dumps(gold)}) + "\n")
+    [example] = load_split(file).examples
+
+    pair = chat(example, "patch")
+
+    reading = parse(request)  # it read the category and the price: neither is in the patch
+    assert (reading.category, reading.price is not None) == ("sneakers", True)
+    runtime = understanding_messages(request, style="patch")
+    assert pair["prompt"] == [{"role": m.role, "content": m.content} for m in runtime]
+    assert pair["completion"] == [{"role": "assistant", "content": "* | gender=men"}]

@@ -189,7 +189,8 @@ def train(
         train_split, dev_split = _asked(config, train_split, dev_split)
         sft = train_sft(config, train_split, out / "sft", dev=dev_split, progress=not quiet)
         click.echo(
-            f"SFT: {sft.steps} steps in {sft.seconds:.0f} s, final loss "
+            f"SFT{' (already trained: reused)' if sft.reused else ''}: "
+            f"{sft.steps} steps in {sft.seconds:.0f} s, final loss "
             f"{sft.losses[-1][1] if sft.losses else float('nan'):.4f}, dev loss "
             f"{sft.eval_loss if sft.eval_loss is not None else float('nan'):.4f} -> {sft.adapter}"
         )

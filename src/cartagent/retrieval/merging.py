@@ -15,6 +15,10 @@ takes from the model only what fills a gap, and only what the leftover words say
   gives it (grounding has already checked bounds and ratings against the request).
 
 The free text keeps the parser's leftover words that no value taken from the model used.
+
+:func:`patch` is the converse: what a query adds in the gaps of the parser's reading, the whole
+answer of a model tuned in the ``patch`` style (it writes only that, a few tokens where the full
+line took up to 30).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections.abc import Iterable
 from .grounding import token_number, word_tokens
 from .query import Exclusion, PriceRange, SearchQuery
 
-__all__ = ["fill_gaps"]
+__all__ = ["fill_gaps", "patch"]
 
 _FUZZY_MIN = 3  # shorter words must match exactly
 _FUZZY_TWO = 8  # words this long may be two typos away
@@ -161,4 +165,35 @@ def fill_gaps(parser: SearchQuery, model: SearchQuery) -> SearchQuery:
         min_rating=parser.min_rating if parser.min_rating is not None else model.min_rating,
         available_only=parser.available_only or model.available_only,
         exclude=exclude,
+    )
+
+
+def _missing_price(parser: PriceRange | None, wanted: PriceRange | None) -> PriceRange | None:
+    if wanted is None or parser is None:
+        return wanted
+    if parser.currency != wanted.currency:
+        return None
+    low = wanted.min if parser.min is None else None
+    high = wanted.max if parser.max is None else None
+    if low is None and high is None:
+        return None
+    return PriceRange(min=low, max=high, currency=wanted.currency)
+
+
+def patch(parser: SearchQuery, wanted: SearchQuery) -> SearchQuery:
+    """The part of ``wanted`` that falls in the gaps of the ``parser``'s reading: the fields it
+    left open and the exclusions it did not find (no free text, which :func:`fill_gaps` rebuilds
+    from the leftover words), so that ``fill_gaps(parser, patch(parser, wanted))`` is
+    ``fill_gaps(parser, wanted)``."""
+    found = {e.value.casefold() for e in parser.exclude}
+    return SearchQuery(
+        category=None if parser.category else wanted.category,
+        brand=None if parser.brand else wanted.brand,
+        attributes={k: v for k, v in wanted.attributes.items() if k not in parser.attributes},
+        options={k: v for k, v in wanted.options.items() if k not in parser.options},
+        price=_missing_price(parser.price, wanted.price),
+        sort=wanted.sort if parser.sort == "relevance" else "relevance",
+        min_rating=wanted.min_rating if parser.min_rating is None else None,
+        available_only=wanted.available_only and not parser.available_only,
+        exclude=[e for e in wanted.exclude if e.value.casefold() not in found],
     )

@@ -132,6 +132,8 @@ class ModelUnderstander:
     (no ``text``) and asks the model only otherwise; ``combine`` says what becomes of that
     answer: ``"fill"`` (the default) fills the gaps of the fallback's reading with it,
     ``"replace"`` takes it whole.
+    The ``patch`` style (the model answers only what the parser's reading lacks) needs
+    ``rules_first=True`` and ``combine="fill"``.
     ``constrained=False`` asks without the JSON Schema (no grammar): for a model tuned to
     answer in the schema, whose grammar costs more time than it saves repairs; its output is
     then bounded by ``max_tokens`` and still validated, repaired and grounded.
@@ -176,6 +178,9 @@ class ModelUnderstander:
         self._rules_first = rules_first
         if combine not in ("fill", "replace"):
             raise ConfigurationError(f"combine must be 'fill' or 'replace', not {combine!r}")
+        if style == "patch" and not (rules_first and combine == "fill"):
+            # A patch is only what the parser's reading lacks: it means nothing on its own.
+            raise ConfigurationError("the patch style needs rules_first=True and combine='fill'")
         self._combine: Combine = combine
         self._style: PromptStyle = style
         self._examples = examples
@@ -304,7 +309,7 @@ class ModelUnderstander:
         if removed:
             problems.extend(removed)
             source = "repaired"
-        if query.is_empty():
+        if query.is_empty() and self._style != "patch":  # an empty patch: nothing is missing
             problems.append("the model's query is empty")
             return None
         return query, source

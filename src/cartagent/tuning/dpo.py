@@ -95,7 +95,7 @@ def generate_answer(
 
 def gguf_answerer(sft_adapter: Path, base: str, style: PromptStyle = "short") -> Answerer:
     """The SFT adapter served as it will be (:func:`~cartagent.tuning.export.served_model`):
-    grammar-constrained JSON (``short``) or a free query line (``line``, ``guided``)."""
+    grammar-constrained JSON (``short``) or a free query line (``line``, ``guided``, ``patch``)."""
     import asyncio
 
     from ..retrieval.prompt import RESPONSE_FORMAT, understanding_messages
@@ -116,7 +116,7 @@ def gguf_answerer(sft_adapter: Path, base: str, style: PromptStyle = "short") ->
 def _is_right(answer: str, example: Example, style: PromptStyle) -> bool:
     try:
         if answers_in_line(style):
-            return parse_query_line(answer) == example.gold
+            return parse_query_line(answer) == parse_query_line(example.answer(style))
         query, _ = repair(answer, example.request)
     except (UnrepairableOutput, ValueError):
         return False
@@ -236,5 +236,5 @@ def sft_lineage(sft_adapter: Path) -> dict[str, Any]:
         sft = json.loads((sft_adapter / RECORD).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    figures = {k: sft.get(k) for k in ("steps", "final_loss", "eval_loss", "seconds")}
+    figures = {k: sft.get(k) for k in ("steps", "final_loss", "eval_loss", "seconds", "hardware")}
     return {"data": sft.get("data"), "sft": figures}

@@ -2,9 +2,11 @@
 
 ``train_sft`` loads the base model, wraps it in a LoRA adapter, trains on the train split's
 prompt-completion pairs (loss on the completion only) and writes the adapter with a
-``training.json`` that records what made it. Checkpoints are kept every ``save_steps``; running
-again into the same folder resumes from the last one. The same seed, data and config give the
-same adapter.
+``training.json`` that records what made it (on which hardware too). Checkpoints are kept every
+``save_steps``; running again into the same folder resumes from the last one, and an adapter
+already finished there with the same config and data is used as it is (a run killed in DPO, or
+an SFT trained on a GPU elsewhere and copied in, goes on without training it again). The same
+seed, data and config give the same adapter.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class SftResult:
     eval_loss: float | None = None
     seconds: float = 0.0
     resumed_from: str | None = None
+    reused: bool = False
 
 
 def lora_config(settings: LoraSettings) -> Any:
@@ -165,10 +168,14 @@ def train_sft(
     ``on_log(step, logs)`` sees every log line (``loss`` among them); returning True stops the
     training there (a sweep pruning a bad trial); the adapter is still written.
     """
+    folder = Path(out)
+    finished = _finished(folder / ADAPTER, config, train, dev)
+    if finished is not None:
+        return finished
+
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     settings = config.sft
@@ -210,6 +217,56 @@ def train_sft(
     return result
 
 
+def _hashes(data: Any) -> Any:
+    if not isinstance(data, dict):
+        return None
+    return {name: (part or {}).get("sha256") for name, part in data.items()}
+
+
+def _finished(
+    adapter: Path, config: TrainingConfig, train: Split, dev: Split | None
+) -> SftResult | None:
+    """The adapter already in ``adapter`` when its record says the same config trained it on
+    the same data to the end, else None."""
+    try:
+        record = json.loads((adapter / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not (
+        isinstance(record, dict)
+        and (adapter / "adapter_config.json").is_file()
+        and record.get("config") == config.model_dump(mode="json")
+        and _hashes(record.get("data")) == _hashes(_data(train, dev))
+        and record.get("steps") == _total_steps(config.sft, len(train.examples))
+    ):
+        return None
+    final = record.get("final_loss")
+    steps = int(record["steps"])
+    return SftResult(
+        adapter,
+        steps,
+        [(steps, float(final))] if isinstance(final, int | float) else [],
+        record.get("eval_loss"),
+        float(record.get("seconds") or 0.0),
+        reused=True,
+    )
+
+
+def _data(train: Split, dev: Split | None) -> dict[str, Any]:
+    return {
+        "train": {"path": str(train.path), "sha256": train.sha256, "rows": len(train.examples)},
+        "dev": None
+        if dev is None
+        else {"path": str(dev.path), "sha256": dev.sha256, "rows": len(dev.examples)},
+    }
+
+
+def _hardware() -> str:
+    import torch
+
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+
+
 def _record(
     adapter: Path, config: TrainingConfig, train: Split, dev: Split | None, result: SftResult
 ) -> None:
@@ -217,12 +274,8 @@ def _record(
         "method": "sft",
         "base_model": config.model.base,
         "config": config.model_dump(mode="json"),
-        "data": {
-            "train": {"path": str(train.path), "sha256": train.sha256, "rows": len(train.examples)},
-            "dev": None
-            if dev is None
-            else {"path": str(dev.path), "sha256": dev.sha256, "rows": len(dev.examples)},
-        },
+        "data": _data(train, dev),
+        "hardware": _hardware(),
         "steps": result.steps,
         "final_loss": result.losses[-1][1] if result.losses else None,
         "eval_loss": result.eval_loss,

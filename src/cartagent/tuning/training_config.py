@@ -8,6 +8,8 @@ default, unknown keys and values out of range are a :class:`ConfigurationError` 
     [model]
     base = "smollm2"          # a packaged GGUF name, a local Hugging Face folder, or a model name
     output = "line"           # what the model answers: json (a SearchQuery) | line (query line)
+                              # | patch (only what the parser's line lacks: shows that line,
+                              # needs rules_first)
     guided = true             # show the rule parser's line in the prompt (line output only)
     rules_first = true        # asked only where the rule parser leaves words unplaced: trained
                               # on those requests alone, and served behind the parser
@@ -47,7 +49,7 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-Output = Literal["json", "line"]
+Output = Literal["json", "line", "patch"]
 
 
 class ModelSettings(_Section):
@@ -58,14 +60,18 @@ class ModelSettings(_Section):
     rules_first: bool = False
 
     @model_validator(mode="after")
-    def _guided_lines_only(self) -> ModelSettings:
+    def _outputs_fit(self) -> ModelSettings:
         if self.guided and self.output != "line":
             raise ValueError('guided = true needs output = "line" (the parser\'s line is shown)')
+        if self.output == "patch" and not self.rules_first:
+            raise ValueError('output = "patch" needs rules_first = true (it fills parser gaps)')
         return self
 
     @property
-    def prompt_style(self) -> Literal["short", "line", "guided"]:
+    def prompt_style(self) -> Literal["short", "line", "guided", "patch"]:
         """The understanding prompt the model is trained and served with."""
+        if self.output == "patch":
+            return "patch"
         if self.output != "line":
             return "short"
         return "guided" if self.guided else "line"

@@ -2,10 +2,10 @@
 
 Each row needs ``request``, ``context`` (earlier requests) and ``completion`` (the gold
 SearchQuery JSON). The prompt is rebuilt here with the runtime's own
-:func:`~cartagent.retrieval.prompt.understanding_messages` (``short`` style, or ``line`` for a
-model answering in the query-line notation) and so is the answer, so a model is always trained
-on exactly what it will be asked and how it must answer. A malformed row is reported by line
-and skipped.
+:func:`~cartagent.retrieval.prompt.understanding_messages` (``short`` style, or ``line``,
+``guided`` or ``patch`` for a model answering in the query-line notation) and so is the
+answer, so a model is always trained on exactly what it will be asked and how it must answer. A
+malformed row is reported by line and skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigurationError
-from ..retrieval.prompt import PromptStyle, answer_text, query_json, understanding_messages
+from ..retrieval.prompt import PromptStyle, gold_answer, query_json, understanding_messages
 from ..retrieval.query import SearchQuery
 from ..retrieval.rules import parse
 
@@ -39,7 +39,7 @@ class Example:
 
     def answer(self, style: PromptStyle = "short") -> str:
         """The gold answer as a model prompted in ``style`` writes it."""
-        return answer_text(self.gold, style)
+        return gold_answer(self.request, self.context, self.gold, style)
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,10 @@ SHIPPED_ADAPTERS = {"search-smollm2": "smollm2"}
 def card_prompt_style(card: dict[str, Any]) -> str:
     """The prompt an adapter was trained on, from its card: ``line`` for an adapter that
     answers in the query-line notation, ``guided`` for one that also reads the rule parser's
-    line, else ``short`` (JSON)."""
+    line, ``patch`` for one that answers only what that line lacks, else ``short`` (JSON)."""
     model = (card.get("config") or {}).get("model") or {}
+    if model.get("output") == "patch":
+        return "patch"
     if model.get("output") != "line":
         return "short"
     return "guided" if model.get("guided") else "line"
