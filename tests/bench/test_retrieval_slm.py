@@ -108,3 +108,29 @@ def test_the_command_prints_both_tables_and_writes_json(tmp_path: Path) -> None:
     assert "hybrid search embeds with minilm-int8" in result.output  # search's default
     [figures] = json.loads(out.read_text())
     assert figures["model"] == "rules" and figures["turn_p50_ms"] is None
+
+
+def test_a_model_with_the_semantic_cache_answers_a_repeated_request_from_it() -> None:
+    from cartagent.bench.retrieval_slm import with_semantic_cache
+    from cartagent.errors import ConfigurationError
+    from cartagent.llm import Message
+    from cartagent.retrieval.understanding import ModelUnderstander
+    from cartagent.testing import HashingEmbedder, ScriptedModel
+
+    def make() -> ModelUnderstander:
+        return ModelUnderstander(ScriptedModel([Message("assistant", json.dumps(SHOES))]))
+
+    understander = with_semantic_cache(make, HashingEmbedder(dim=64))()
+    assert isinstance(understander, ModelUnderstander)
+    with understander:
+        first = understander.understand_sync("red shoes under 40")
+        again = understander.understand_sync("red shoes under 40")
+    assert (first.source, again.source) == ("model", "cache")
+    assert again.query == first.query
+    with pytest.raises(ConfigurationError, match="semantic cache"):
+        with_semantic_cache(lambda: parse, HashingEmbedder(dim=64))()
+
+
+def test_the_command_refuses_a_cache_for_the_rules() -> None:
+    result = CliRunner().invoke(cli, ["bench", "retrieval-slm", "--models", "rules+cache"])
+    assert result.exit_code != 0 and "unknown rules+cache" in result.output

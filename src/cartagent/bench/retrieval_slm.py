@@ -8,6 +8,10 @@ For each model (an understander factory by ``--model`` name), in one run on one 
 - **latency**: the retrieval step (understand + retrieve) p50/p95 over those requests, and the
   whole turn (the assistant answering a search turn: route, understand, retrieve, render) p50/p95;
 - **cost**: process CPU-seconds per 1,000 retrieval steps (every thread), and output tokens.
+
+A model named with :data:`CACHED` after it (``tuned+cache``) is measured with a semantic cache
+(:func:`with_semantic_cache`), fresh at the start of its row: by the timed retrieval requests it
+holds the answers to the quality sets asked before them.
 """
 
 from __future__ import annotations
@@ -28,7 +32,35 @@ if TYPE_CHECKING:
     from ..retrieval.embeddings import Embedder
     from ..retrieval.search import Understander
 
-__all__ = ["SlmResult", "measure_slm", "plot_slm", "render_slm"]
+__all__ = [
+    "CACHED",
+    "SlmResult",
+    "measure_slm",
+    "plot_slm",
+    "render_slm",
+    "with_semantic_cache",
+]
+
+CACHED = "+cache"
+"""The suffix of a model name measured with the semantic cache on."""
+
+
+def with_semantic_cache(
+    make: Callable[[], Understander], embedder: Embedder
+) -> Callable[[], Understander]:
+    """What builds ``make``'s model understander with a new semantic cache over ``embedder``."""
+
+    def build() -> Understander:
+        from ..errors import ConfigurationError
+        from ..retrieval.cache import SemanticCache
+        from ..retrieval.understanding import ModelUnderstander
+
+        understander = make()
+        if not isinstance(understander, ModelUnderstander):
+            raise ConfigurationError("only a language model's understanding has a semantic cache")
+        return understander.with_cache(SemanticCache(embedder))
+
+    return build
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from .search import load_catalog, locate_catalog
     "--models",
     default="rules,smollm2,tuned",
     show_default=True,
-    help="Understanding models by --model name, compared in this order.",
+    help="Understanding models by --model name, compared in this order; NAME+cache is a "
+    "model with the semantic cache on (e.g. tuned+cache).",
 )
 @click.option(
     "--test",
@@ -55,7 +56,13 @@ def slm_bench(
     plot_path: Path | None,
 ) -> None:
     """Quality, retrieval-step and whole-turn latency, and CPU cost per understanding model."""
-    from ..bench.retrieval_slm import measure_models, plot_slm, render_slm
+    from ..bench.retrieval_slm import (
+        CACHED,
+        measure_models,
+        plot_slm,
+        render_slm,
+        with_semantic_cache,
+    )
     from ..errors import ConfigurationError
     from ..evals.retrieval import load_retrieval_cases
     from ..evals.understanding import load_cases
@@ -67,7 +74,9 @@ def slm_bench(
     from .understanders import model_factory
 
     names = [n.strip() for n in models.split(",") if n.strip()]
-    unknown = [n for n in names if n not in UNDERSTANDERS]
+    unknown = [
+        n for n in names if n.removesuffix(CACHED) not in UNDERSTANDERS or n == "rules" + CACHED
+    ]
     if unknown:
         raise click.BadParameter(f"unknown {', '.join(unknown)}", param_hint="--models")
     try:
@@ -87,12 +96,19 @@ def slm_bench(
     def echo(result: Any) -> None:
         click.echo(f"{result.model}: measured", err=True)
 
+    embedder = make_embedder(dense_embedder, threads=1)  # also the semantic caches'
+    factories = {
+        n: with_semantic_cache(model_factory(n.removesuffix(CACHED)), embedder)
+        if n.endswith(CACHED)
+        else model_factory(n)
+        for n in names
+    }
     try:
         results = measure_models(
-            {n: model_factory(n) for n in names},
+            factories,
             on_result=echo,
             products=load_catalog(locate_catalog(None)),
-            embedder=make_embedder(dense_embedder, threads=1),
+            embedder=embedder,
             retrieval_cases=load_retrieval_cases(None),
             test_cases=cases_from(test.examples[:test_limit]),
             labelled_cases=load_cases(None),
