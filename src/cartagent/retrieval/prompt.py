@@ -232,8 +232,8 @@ def gold_answer(
 ) -> str:
     """What a model prompted in ``style`` answers for ``request`` when ``query`` is its reading:
     :func:`answer_text`, or for ``patch`` only what ``query`` adds to the rule parser's."""
-    if style == "patch":
-        return query_line(patch(parse(request, context=context), query))
+    if style == "patch":  # against the reading the prompt's Parser line shows
+        return query_line(patch(parse(request, context=_turns(context)), query))
     return answer_text(query, style)
 
 
@@ -250,8 +250,12 @@ def parser_line(request: str, context: Sequence[str] = ()) -> str:
         return UNREADABLE
 
 
+def _turns(context: Sequence[str]) -> list[str]:
+    return [_one_line(t) for t in context if isinstance(t, str) and t.strip()]
+
+
 def _user_text(request: str, context: Sequence[str], *, guided: bool = False) -> str:
-    turns = [_one_line(t) for t in context if isinstance(t, str) and t.strip()]
+    turns = _turns(context)
     lines = []
     if turns:
         lines.append("Earlier requests (oldest first):")

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import ConfigurationError, field_problems
+from ..llm.adapters import TrainedStyle, trained_prompt_style
 
 __all__ = [
     "DpoSettings",
@@ -68,13 +69,9 @@ class ModelSettings(_Section):
         return self
 
     @property
-    def prompt_style(self) -> Literal["short", "line", "guided", "patch"]:
+    def prompt_style(self) -> TrainedStyle:
         """The understanding prompt the model is trained and served with."""
-        if self.output == "patch":
-            return "patch"
-        if self.output != "line":
-            return "short"
-        return "guided" if self.guided else "line"
+        return trained_prompt_style(self.output, self.guided)
 
 
 class LoraSettings(_Section):

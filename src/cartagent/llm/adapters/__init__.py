@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ...errors import ConfigurationError
 
@@ -20,22 +20,32 @@ __all__ = [
     "card_prompt_style",
     "card_rules_first",
     "shipped_adapter",
+    "trained_prompt_style",
 ]
 
 SHIPPED_ADAPTERS = {"search-smollm2": "smollm2"}
 """Adapter name -> the packaged base model it was trained on."""
 
 
-def card_prompt_style(card: dict[str, Any]) -> str:
-    """The prompt an adapter was trained on, from its card: ``line`` for an adapter that
-    answers in the query-line notation, ``guided`` for one that also reads the rule parser's
-    line, ``patch`` for one that answers only what that line lacks, else ``short`` (JSON)."""
-    model = (card.get("config") or {}).get("model") or {}
-    if model.get("output") == "patch":
+TrainedStyle = Literal["short", "line", "guided", "patch"]
+
+
+def trained_prompt_style(output: object, guided: object = False) -> TrainedStyle:
+    """The prompt a model trained with ``[model] output`` and ``guided`` is asked with: ``line``
+    for one that answers in the query-line notation, ``guided`` for one that also reads the rule
+    parser's line, ``patch`` for one that answers only what that line lacks, else ``short``
+    (JSON)."""
+    if output == "patch":
         return "patch"
-    if model.get("output") != "line":
+    if output != "line":
         return "short"
-    return "guided" if model.get("guided") else "line"
+    return "guided" if guided else "line"
+
+
+def card_prompt_style(card: dict[str, Any]) -> str:
+    """The prompt an adapter was trained on, from its card (:func:`trained_prompt_style`)."""
+    model = (card.get("config") or {}).get("model") or {}
+    return trained_prompt_style(model.get("output"), model.get("guided"))
 
 
 def card_rules_first(card: dict[str, Any]) -> bool:
