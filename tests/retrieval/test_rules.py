@@ -67,6 +67,15 @@ def test_the_jeans_example() -> None:
         ("scarf under £25", (None, Decimal(25), "GBP")),
         ("coffee maker around $80", (Decimal(64), Decimal(96), "USD")),
         ("something for $35", (None, Decimal(35), "USD")),
+        ("dress under 100 yuan", (None, Decimal(100), "CNY")),
+        ("jeans between 20 and 40 rmb", (Decimal(20), Decimal(40), "CNY")),
+        ("toothbrush under 5O dollars", (None, Decimal(50), "USD")),
+        ("lamp under 1OO", (None, Decimal(100), "USD")),
+        ("红色连衣裙 100元以下", (None, Decimal(100), "CNY")),
+        ("连衣裙低于200元", (None, Decimal(200), "CNY")),
+        ("连衣裙不低于200元", (Decimal(200), None, "CNY")),
+        ("连衣裙 50元以上", (Decimal(50), None, "CNY")),
+        ("3000円以下のイヤホン", (None, Decimal(3000), "JPY")),
     ],
 )
 def test_prices(request_: str, expected: tuple[Decimal | None, Decimal | None, str]) -> None:
@@ -83,10 +92,21 @@ def test_prices(request_: str, expected: tuple[Decimal | None, Decimal | None, s
         "4 stars and up",
         "under armour hoodie",
         "5g phone",
+        "10oz cup",
+        "size 1o shoes",
     ],
 )
 def test_numbers_that_are_not_prices(request_: str) -> None:
     assert parse(request_).price is None
+
+
+def test_cjk_price_leaves_the_other_words_as_text() -> None:
+    assert parse("红色连衣裙 100元以下").text == "红色连衣裙"
+
+
+def test_letter_o_for_zero_only_inside_numbers() -> None:
+    assert parse("size 1o shoes").options == {"size": ["10"]}
+    assert "ozone" in parse("ozone 2o purifier").text
 
 
 def test_reversed_range_is_put_in_order() -> None:

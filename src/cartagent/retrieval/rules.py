@@ -34,6 +34,10 @@ from .vocabulary import (
     AVAILABILITY_CUES,
     BRAND_OF,
     CATEGORY_OF,
+    CJK_PRICE_MAX_CUES,
+    CJK_PRICE_MAX_PREFIXES,
+    CJK_PRICE_MIN_CUES,
+    CJK_PRICE_MIN_PREFIXES,
     COLOR_OF,
     CURRENCY_WORDS,
     FOLLOW_UP_MARKERS,
@@ -104,7 +108,8 @@ _SORT_RE = {sort: _word_re(forms) for sort, forms in SORT_CUES.items()}
 
 _NUM = r"\d{1,9}(?:,\d{3})*(?:\.\d{1,2})?k?"
 _SYMBOL = r"[$€£¥]"
-_CUR_WORD = r"(?:usd|dollars?|bucks?|eur|euros?|gbp|quid|jpy|yen|cad|aud)"
+_CUR_WORD = rf"(?:{_alternation(w for w in CURRENCY_WORDS if w.isascii() and w[0].isalpha())})"
+_CJK_CUR = rf"(?:{_alternation(w for w in CURRENCY_WORDS if not w.isascii() and w.isalpha())})"
 _AMOUNT = rf"(?P<sym>{_SYMBOL})?\s?(?P<num>{_NUM})\s?(?P<cur>{_SYMBOL}|{_CUR_WORD}\b)?"
 _AMOUNT2 = rf"(?P<sym2>{_SYMBOL})?\s?(?P<num2>{_NUM})\s?(?P<cur2>{_SYMBOL}|{_CUR_WORD}\b)?"
 _PRICE_WORDS = r"(?:(?:priced|price|cost(?:s|ing)?|costing|for|at|is|of|a|with)\s)*"
@@ -126,6 +131,16 @@ _MAX_AFTER_RE = re.compile(
 )
 _MIN_AFTER_RE = re.compile(
     rf"(?<![\w.]){_AMOUNT}\s(?:or|and)\s(?:more|above|up|over|higher)(?![\w])"
+)
+# "100元以下", "低于100元": no spaces around the number, so no word-boundary look-arounds.
+_CJK_AMOUNT = rf"(?P<sym>{_SYMBOL})?\s?(?P<num>{_NUM})\s?(?P<cur>{_CJK_CUR})?"
+_MAX_CJK_RE = re.compile(rf"(?<![\d.,]){_CJK_AMOUNT}\s?(?:{_alternation(CJK_PRICE_MAX_CUES)})")
+_MAX_CJK_BEFORE_RE = re.compile(
+    rf"(?<!不)(?:{_alternation(CJK_PRICE_MAX_PREFIXES)})\s?{_CJK_AMOUNT}(?![\d.,])"
+)
+_MIN_CJK_RE = re.compile(rf"(?<![\d.,]){_CJK_AMOUNT}\s?(?:{_alternation(CJK_PRICE_MIN_CUES)})")
+_MIN_CJK_BEFORE_RE = re.compile(
+    rf"(?:{_alternation(CJK_PRICE_MIN_PREFIXES)})\s?{_CJK_AMOUNT}(?![\d.,])"
 )
 _AROUND_RE = re.compile(
     rf"(?<![\w])(?:around|about|approximately|roughly|approx\.?|~)\s?{_AMOUNT}(?![\w.])"
@@ -178,6 +193,8 @@ _TOKEN_RE = re.compile(r"[\w][\w'&.+-]*")
 _SEGMENT_BREAK_RE = re.compile(
     r"[,;.!?()]|\s(?:for|with|that|which|to go with|to match|under|over|in|without|but)\s"
 )
+# "5O dollars", "1OO": a letter O typed for a zero inside a number.
+_O_FOR_ZERO_RE = re.compile(r"(?<![\w.,])\d[\do]*o[\do]*(?![\w])")
 _FILLER_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\ufeff]")
 
 _CUES_BY_WORD = {
@@ -300,6 +317,7 @@ def _normalise(request: str) -> str:
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2013", "-")
     text = _FILLER_RE.sub(" ", text).lower()
+    text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
     return " ".join(text.split())
 
 
@@ -440,7 +458,11 @@ def _pass_price(work: _Work, draft: _Draft) -> None:
 
     for pattern, bound in (
         (_MAX_RE, "max"),
+        (_MAX_CJK_RE, "max"),
+        (_MAX_CJK_BEFORE_RE, "max"),
         (_MIN_RE, "min"),
+        (_MIN_CJK_RE, "min"),
+        (_MIN_CJK_BEFORE_RE, "min"),
         (_MAX_AFTER_RE, "max"),
         (_MIN_AFTER_RE, "min"),
     ):

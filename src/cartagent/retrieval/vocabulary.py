@@ -15,6 +15,10 @@ __all__ = [
     "AVAILABILITY_CUES",
     "BRANDS",
     "CATEGORIES",
+    "CJK_PRICE_MAX_CUES",
+    "CJK_PRICE_MAX_PREFIXES",
+    "CJK_PRICE_MIN_CUES",
+    "CJK_PRICE_MIN_PREFIXES",
     "COLORS",
     "CURRENCY_WORDS",
     "FOLLOW_UP_MARKERS",
@@ -426,9 +430,16 @@ CURRENCY_WORDS: Final[dict[str, str]] = {
     "$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD", "buck": "USD",
     "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR",
     "£": "GBP", "gbp": "GBP", "pound sterling": "GBP", "quid": "GBP",
-    "¥": "JPY", "jpy": "JPY", "yen": "JPY",
+    "¥": "JPY", "jpy": "JPY", "yen": "JPY", "円": "JPY", "日元": "JPY",
+    "cny": "CNY", "rmb": "CNY", "yuan": "CNY", "元": "CNY", "块": "CNY", "人民币": "CNY",
     "cad": "CAD", "aud": "AUD",
 }  # fmt: skip
+
+# Chinese and Japanese price cues: written without spaces, so matched apart from the others.
+CJK_PRICE_MAX_CUES: Final[tuple[str, ...]] = ("以下", "以内", "之内", "未満")
+CJK_PRICE_MAX_PREFIXES: Final[tuple[str, ...]] = ("低于", "少于", "不超过", "不到", "不高于")
+CJK_PRICE_MIN_CUES: Final[tuple[str, ...]] = ("以上",)
+CJK_PRICE_MIN_PREFIXES: Final[tuple[str, ...]] = ("高于", "超过", "多于", "不低于", "至少")
 
 SORT_CUES: Final[dict[str, tuple[str, ...]]] = {
     "price_asc": ("cheapest", "lowest price", "least expensive", "lowest priced",
