@@ -10,21 +10,32 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["CpuMeter", "process_tree"]
+__all__ = ["CpuMeter", "ceiling", "process_tree", "processes_named"]
 
 PROC = Path("/proc")
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _stat(pid: int) -> tuple[int, float] | None:
-    """``(parent pid, user + system seconds)`` of ``pid``; None if it is gone."""
+def _stat(pid: int) -> tuple[str, int, float] | None:
+    """``(command name, parent pid, user + system seconds)`` of ``pid``; None if it is gone."""
     try:
         text = (PROC / str(pid) / "stat").read_text()
     except OSError:
         return None
     # The command name (field 2) may hold spaces and parentheses: split after the last ")".
     fields = text[text.rindex(")") + 2 :].split()
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS
+    name = text[text.index("(") + 1 : text.rindex(")")]
+    return name, int(fields[1]), (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _all_stats() -> dict[int, tuple[str, int, float]]:
+    if not PROC.is_dir():
+        return {}
+    return {
+        int(entry.name): found
+        for entry in PROC.iterdir()
+        if entry.name.isdigit() and (found := _stat(int(entry.name))) is not None
+    }
 
 
 def _command(pid: int) -> str:
@@ -37,13 +48,9 @@ def _command(pid: int) -> str:
 
 def process_tree(root: int) -> dict[int, tuple[str, float]]:
     """``root`` and every descendant: pid → (command line, CPU seconds used so far)."""
-    if not PROC.is_dir():
-        return {}
-    parents: dict[int, int] = {}
-    used: dict[int, float] = {}
-    for entry in PROC.iterdir():
-        if entry.name.isdigit() and (found := _stat(int(entry.name))) is not None:
-            parents[int(entry.name)], used[int(entry.name)] = found
+    stats = _all_stats()
+    parents = {pid: parent for pid, (_, parent, _) in stats.items()}
+    used = {pid: seconds for pid, (_, _, seconds) in stats.items()}
     tree = {root} if root in used else set()
     grew = True
     while grew:
@@ -55,32 +62,63 @@ def process_tree(root: int) -> dict[int, tuple[str, float]]:
     return {pid: (_command(pid), used[pid]) for pid in tree}
 
 
+def processes_named(name: str) -> dict[int, tuple[str, float]]:
+    """Every process whose command name is ``name`` (``postgres``: a PostgreSQL server's
+    processes, which are no one's children here): pid → (command line, CPU seconds so far)."""
+    return {
+        pid: (_command(pid), seconds)
+        for pid, (command, _, seconds) in _all_stats().items()
+        if command == name
+    }
+
+
+def ceiling(done: int, cpu: Mapping[str, float], cores: int) -> float:
+    """What ``cores`` fully busy would complete per second at ``cpu`` seconds for ``done``
+    units: no tuning of waits and locks beats it, only less CPU per unit (NaN: not measured)."""
+    total = sum(cpu.values())
+    return done * cores / total if total > 0 and done else float("nan")
+
+
 Role = Callable[[str], str]
 """Names the role of a process from its command line (e.g. "merchant", "sandbox")."""
 
 
 class CpuMeter:
     """CPU seconds per role between :meth:`start` and :meth:`stop`: the process tree under
-    ``root`` split by ``role``, and this process as ``"client"``."""
+    ``root`` split by ``role``, each process named a key of ``named`` (anywhere on the machine)
+    as that key's role, and this process as ``"client"``.
 
-    def __init__(self, root: int, role: Role) -> None:
+    A process that exits between the two readings counts for nothing (its CPU time is gone
+    with it): measure servers whose processes live through the run (a connection pool's
+    database backends do). One started in between counts all it used."""
+
+    def __init__(self, root: int, role: Role, named: Mapping[str, str] | None = None) -> None:
         self.root = root
         self.role = role
-        self._before: dict[str, float] = {}
+        self.named = dict(named or {})
+        self._before: dict[int, tuple[str, float]] = {}
 
-    def _now(self) -> dict[str, float]:
-        totals: dict[str, float] = {}
-        for command, seconds in process_tree(self.root).values():
-            name = self.role(command)
-            totals[name] = totals.get(name, 0.0) + seconds
-        if totals:
+    def _now(self) -> dict[int, tuple[str, float]]:
+        """pid → (role, CPU seconds so far); this process as ``"client"``."""
+        readings = {
+            pid: (self.role(command), seconds)
+            for pid, (command, seconds) in process_tree(self.root).items()
+        }
+        for process, name in self.named.items():
+            for pid, (_, seconds) in processes_named(process).items():
+                readings[pid] = (name, seconds)
+        if readings:
             times = os.times()
-            totals["client"] = times.user + times.system
-        return totals
+            readings[os.getpid()] = ("client", times.user + times.system)
+        return readings
 
     def start(self) -> None:
         self._before = self._now()
 
     def stop(self) -> Mapping[str, float]:
-        after = self._now()
-        return {name: after[name] - self._before.get(name, 0.0) for name in after}
+        totals: dict[str, float] = {}
+        for pid, (name, seconds) in self._now().items():
+            before = self._before.get(pid)
+            used = seconds - before[1] if before is not None and before[0] == name else seconds
+            totals[name] = totals.get(name, 0.0) + used
+        return totals

@@ -27,7 +27,7 @@ import httpx
 import orjson
 
 from ..child_process import ServerProcess, free_port
-from .cpu import CpuMeter
+from .cpu import CpuMeter, ceiling
 from .report import percentile, table
 
 __all__ = [
@@ -118,8 +118,7 @@ class Result:
     def ceiling(self, cores: int) -> float:
         """Checkouts/s that ``cores`` fully busy would give at this run's CPU per checkout:
         what no tuning of waits and locks can beat, only less CPU per checkout."""
-        total = sum(self.cpu.values())
-        return self.flows * cores / total if total and self.cpu else float("nan")
+        return ceiling(self.flows, self.cpu, cores)
 
     def row(self) -> list[object]:
         return [

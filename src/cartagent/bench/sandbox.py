@@ -3,20 +3,25 @@
 Each client runs flows back to back on its own keep-alive connection; a flow is three requests
 (create the order, approve it as the buyer with a form POST, capture it). Clients use the
 lightweight :class:`WireClient`, so the load generator leaves the CPU to the server. Reported
-per backend and client count: completed flows per second, and flow latency p50/p99.
+per backend and client count: completed flows per second, flow latency p50/p99, and the CPU
+milliseconds per flow of the sandbox's processes, of the PostgreSQL server's (its connection
+backends and background writers, on this machine) and of the load generator, with the flows/s
+that all cores fully busy would give at that cost.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import click
 import orjson
 import sqlalchemy as sa
 
 from ..child_process import SandboxProcess
+from .cpu import CpuMeter, ceiling
 from .report import percentile, table
 from .wire import WireClient
 
@@ -53,10 +58,18 @@ class Result:
     errors: int
     seconds: float
     latencies: list[float]
+    cpu: dict[str, float] = field(default_factory=dict)
+    """CPU seconds each role used during the run (:data:`ROLES`)."""
 
     @property
     def flows_per_second(self) -> float:
         return self.flows / self.seconds if self.seconds else 0.0
+
+    def cpu_ms_per_flow(self, role: str) -> float:
+        """CPU milliseconds ``role`` spent per completed flow (NaN if not measured)."""
+        if role not in self.cpu or not self.flows:
+            return float("nan")
+        return self.cpu[role] * 1000 / self.flows
 
     def row(self) -> list[object]:
         return [
@@ -67,10 +80,25 @@ class Result:
             f"{self.flows_per_second:.0f}",
             f"{percentile(self.latencies, 50) * 1000:.1f}",
             f"{percentile(self.latencies, 99) * 1000:.1f}",
+            " / ".join(_ms(self.cpu_ms_per_flow(role)) for role in ROLES),
         ]
 
 
-HEADERS = ["backend", "clients", "flows", "errors", "flows/s", "p50 ms", "p99 ms"]
+ROLES = ("sandbox", "postgres", "client")
+HEADERS = [
+    "backend",
+    "clients",
+    "flows",
+    "errors",
+    "flows/s",
+    "p50 ms",
+    "p99 ms",
+    "CPU ms/flow: " + " / ".join(ROLES),
+]
+
+
+def _ms(value: float) -> str:
+    return "-" if value != value else f"{value:.2f}"  # NaN: nothing measured
 
 
 ORDER_JSON = orjson.dumps(ORDER)
@@ -131,21 +159,37 @@ def run_backend(
 ) -> list[Result]:
     """Start a sandbox on ``db_url`` and measure each client count in turn."""
     results = []
+    named = {"postgres": "postgres"} if db_url.startswith("postgresql") else {}
     with SandboxProcess(db_url, workers=workers) as server:
         token = server.token()
         asyncio.run(_run(server.base_url, token, 4, warmup, max_flows))
         for clients in client_counts:
+            assert server.proc is not None
+            meter = CpuMeter(server.proc.pid, lambda _: "sandbox", named)
+            meter.start()
             latencies, errors, elapsed = asyncio.run(
                 _run(server.base_url, token, clients, seconds, max_flows)
             )
+            cpu = dict(meter.stop())
             results.append(
-                Result(backend, clients, len(latencies), len(errors), elapsed, latencies)
+                Result(backend, clients, len(latencies), len(errors), elapsed, latencies, cpu)
             )
     return results
 
 
-def render(results: list[Result]) -> str:
+def render(results: Sequence[Result]) -> str:
     return table(HEADERS, [r.row() for r in results])
+
+
+def ceiling_lines(results: Sequence[Result], cores: int) -> list[str]:
+    """Per run: the CPU a flow cost in all, and the flows/s ``cores`` could give at that cost."""
+    return [
+        f"{r.backend}, {r.clients} client(s): "
+        f"{sum(r.cpu.values()) * 1000 / r.flows:.2f} CPU ms per flow in all; "
+        f"{cores} cores fully busy would give at most {ceiling(r.flows, r.cpu, cores):.0f} flows/s"
+        for r in results
+        if r.cpu and r.flows
+    ]
 
 
 def fresh_postgres_database(url: str) -> None:

@@ -52,7 +52,7 @@ def sandbox_bench(
     sqlite: bool, postgres_url: str, clients: str, seconds: float, max_flows: int, workers: int
 ) -> None:
     """create-order → approve → capture flows over HTTP on 127.0.0.1."""
-    from ..bench.sandbox import fresh_postgres_database, render, run_backend
+    from ..bench.sandbox import ceiling_lines, fresh_postgres_database, render, run_backend
 
     counts = [int(c) for c in clients.split(",") if c.strip()]
     results = []
@@ -66,6 +66,8 @@ def sandbox_bench(
             fresh_postgres_database(postgres_url)
             results += run_backend("postgresql", postgres_url, counts, seconds, max_flows, workers)
     click.echo(render(results))
+    for line in ceiling_lines(results, os.cpu_count() or 1):
+        click.echo(line)
 
 
 bench.add_command(mcp_bench)
