@@ -188,6 +188,24 @@ WITH RECURSIVE tree({_COLUMNS}, depth) AS (
 )
 SELECT {_COLUMNS} FROM tree ORDER BY depth, created_at, id
 """
+# PostgreSQL's planner may join the levels by scanning every resource (a hash join), which it
+# does while the table has no statistics yet (a fresh database, before autovacuum's first
+# ANALYZE) and which then costs a scan of the whole table per call. Each level's children are
+# looked up through the parent index instead: a LATERAL subquery that OFFSET 0 keeps from being
+# flattened into a join. SQLite has no LATERAL, and loops over the index by itself.
+_DESCENDANTS_POSTGRES = f"""
+WITH RECURSIVE tree({_COLUMNS}, depth) AS (
+    SELECT {_COLUMNS}, 1 FROM resources WHERE parent_id = ?
+    UNION ALL
+    SELECT r.id, r.kind, r.merchant_id, r.status, r.parent_id, r.created_at, r.updated_at,
+           r.data, tree.depth + 1
+    FROM tree CROSS JOIN LATERAL (
+        SELECT {_COLUMNS} FROM resources WHERE resources.parent_id = tree.id OFFSET 0
+    ) r
+    WHERE tree.depth < ?
+)
+SELECT {_COLUMNS} FROM tree ORDER BY depth, created_at, id
+"""
 _ALL_OF_KIND = (
     f"SELECT {_COLUMNS} FROM resources WHERE merchant_id = ? AND kind = ? ORDER BY created_at, id"
 )
@@ -360,7 +378,8 @@ class Tx:
 
     def descendants(self, parent_id: str, depth: int = 2) -> list[Row]:
         """Every resource below ``parent_id`` down to ``depth`` levels, parents first."""
-        return self._rows(self._wire.execute(_DESCENDANTS, (parent_id, depth)))
+        sql = _DESCENDANTS_POSTGRES if self.dialect == "postgresql" else _DESCENDANTS
+        return self._rows(self._wire.execute(sql, (parent_id, depth)))
 
     def find(
         self,
