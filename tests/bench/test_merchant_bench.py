@@ -61,7 +61,7 @@ def test_cpu_per_checkout_and_the_ceiling_it_sets() -> None:
     assert run.to_json()["cpu_ms_per_flow"] == {"merchant": 15.0, "sandbox": 5.0, "client": 5.0}
     # 25 CPU ms per checkout: two busy cores give 80 checkouts/s at most
     assert ceiling_lines([run], cores=2) == [
-        "sqlite, 8 client(s): 25.0 CPU ms per checkout in all; "
+        "sqlite, 8 client(s): 25.00 CPU ms per checkout in all; "
         "2 cores fully busy would give at most 80 checkouts/s"
     ]
     unmeasured = _result()

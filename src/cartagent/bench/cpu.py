@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["CpuMeter", "ceiling", "process_tree", "processes_named"]
+__all__ = ["CpuMeter", "ceiling", "ceiling_line", "ms_per", "process_tree", "processes_named"]
 
 PROC = Path("/proc")
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -77,6 +77,21 @@ def ceiling(done: int, cpu: Mapping[str, float], cores: int) -> float:
     units: no tuning of waits and locks beats it, only less CPU per unit (NaN: not measured)."""
     total = sum(cpu.values())
     return done * cores / total if total > 0 and done else float("nan")
+
+
+def ms_per(cpu: Mapping[str, float], role: str, done: int) -> float:
+    """CPU milliseconds ``role`` spent per unit of ``done`` (NaN if not measured)."""
+    if role not in cpu or not done:
+        return float("nan")
+    return cpu[role] * 1000 / done
+
+
+def ceiling_line(label: str, done: int, cpu: Mapping[str, float], cores: int, unit: str) -> str:
+    """ "LABEL: N CPU ms per UNIT in all; C cores fully busy would give at most M UNITs/s"."""
+    return (
+        f"{label}: {sum(cpu.values()) * 1000 / done:.2f} CPU ms per {unit} in all; "
+        f"{cores} cores fully busy would give at most {ceiling(done, cpu, cores):.0f} {unit}s/s"
+    )
 
 
 Role = Callable[[str], str]

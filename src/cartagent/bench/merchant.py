@@ -27,7 +27,7 @@ import httpx
 import orjson
 
 from ..child_process import ServerProcess, free_port
-from .cpu import CpuMeter, ceiling
+from .cpu import CpuMeter, ceiling, ceiling_line, ms_per
 from .report import percentile, table
 
 __all__ = [
@@ -111,9 +111,7 @@ class Result:
 
     def cpu_ms_per_flow(self, role: str) -> float:
         """CPU milliseconds ``role`` spent per completed checkout (NaN if not measured)."""
-        if role not in self.cpu or not self.flows:
-            return float("nan")
-        return self.cpu[role] * 1000 / self.flows
+        return ms_per(self.cpu, role, self.flows)
 
     def ceiling(self, cores: int) -> float:
         """Checkouts/s that ``cores`` fully busy would give at this run's CPU per checkout:
@@ -443,9 +441,7 @@ def target_line(results: Sequence[Result], target: Target = TARGET) -> str:
 def ceiling_lines(results: Sequence[Result], cores: int) -> list[str]:
     """Per run: where the CPU went, and the checkouts/s ``cores`` could give at that cost."""
     return [
-        f"{r.backend}, {r.clients} client(s): "
-        f"{sum(r.cpu.values()) * 1000 / r.flows:.1f} CPU ms per checkout in all; "
-        f"{cores} cores fully busy would give at most {r.ceiling(cores):.0f} checkouts/s"
+        ceiling_line(f"{r.backend}, {r.clients} client(s)", r.flows, r.cpu, cores, "checkout")
         for r in results
         if r.cpu and r.flows
     ]

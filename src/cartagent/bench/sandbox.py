@@ -21,7 +21,7 @@ import orjson
 import sqlalchemy as sa
 
 from ..child_process import SandboxProcess
-from .cpu import CpuMeter, ceiling
+from .cpu import CpuMeter, ceiling_line, ms_per
 from .report import percentile, table
 from .wire import WireClient
 
@@ -67,9 +67,7 @@ class Result:
 
     def cpu_ms_per_flow(self, role: str) -> float:
         """CPU milliseconds ``role`` spent per completed flow (NaN if not measured)."""
-        if role not in self.cpu or not self.flows:
-            return float("nan")
-        return self.cpu[role] * 1000 / self.flows
+        return ms_per(self.cpu, role, self.flows)
 
     def row(self) -> list[object]:
         return [
@@ -184,9 +182,7 @@ def render(results: Sequence[Result]) -> str:
 def ceiling_lines(results: Sequence[Result], cores: int) -> list[str]:
     """Per run: the CPU a flow cost in all, and the flows/s ``cores`` could give at that cost."""
     return [
-        f"{r.backend}, {r.clients} client(s): "
-        f"{sum(r.cpu.values()) * 1000 / r.flows:.2f} CPU ms per flow in all; "
-        f"{cores} cores fully busy would give at most {ceiling(r.flows, r.cpu, cores):.0f} flows/s"
+        ceiling_line(f"{r.backend}, {r.clients} client(s)", r.flows, r.cpu, cores, "flow")
         for r in results
         if r.cpu and r.flows
     ]

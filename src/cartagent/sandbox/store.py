@@ -177,35 +177,30 @@ _CHILDREN = (
 )
 # Every level below a parent in one statement (one round trip, however deep): parents come
 # before their children, each level in creation order, as level-by-level queries would.
-_DESCENDANTS = f"""
-WITH RECURSIVE tree({_COLUMNS}, depth) AS (
-    SELECT {_COLUMNS}, 1 FROM resources WHERE parent_id = ?
+_DESCENDANTS_OF = """
+WITH RECURSIVE tree({columns}, depth) AS (
+    SELECT {columns}, 1 FROM resources WHERE parent_id = ?
     UNION ALL
     SELECT r.id, r.kind, r.merchant_id, r.status, r.parent_id, r.created_at, r.updated_at,
            r.data, tree.depth + 1
-    FROM resources r JOIN tree ON r.parent_id = tree.id
+    FROM {children}
     WHERE tree.depth < ?
 )
-SELECT {_COLUMNS} FROM tree ORDER BY depth, created_at, id
+SELECT {columns} FROM tree ORDER BY depth, created_at, id
 """
+_DESCENDANTS = _DESCENDANTS_OF.format(
+    columns=_COLUMNS, children="resources r JOIN tree ON r.parent_id = tree.id"
+)
 # PostgreSQL's planner may join the levels by scanning every resource (a hash join), which it
 # does while the table has no statistics yet (a fresh database, before autovacuum's first
 # ANALYZE) and which then costs a scan of the whole table per call. Each level's children are
 # looked up through the parent index instead: a LATERAL subquery that OFFSET 0 keeps from being
 # flattened into a join. SQLite has no LATERAL, and loops over the index by itself.
-_DESCENDANTS_POSTGRES = f"""
-WITH RECURSIVE tree({_COLUMNS}, depth) AS (
-    SELECT {_COLUMNS}, 1 FROM resources WHERE parent_id = ?
-    UNION ALL
-    SELECT r.id, r.kind, r.merchant_id, r.status, r.parent_id, r.created_at, r.updated_at,
-           r.data, tree.depth + 1
-    FROM tree CROSS JOIN LATERAL (
-        SELECT {_COLUMNS} FROM resources WHERE resources.parent_id = tree.id OFFSET 0
-    ) r
-    WHERE tree.depth < ?
+_DESCENDANTS_POSTGRES = _DESCENDANTS_OF.format(
+    columns=_COLUMNS,
+    children=f"tree CROSS JOIN LATERAL (SELECT {_COLUMNS} FROM resources"
+    " WHERE resources.parent_id = tree.id OFFSET 0) r",
 )
-SELECT {_COLUMNS} FROM tree ORDER BY depth, created_at, id
-"""
 _ALL_OF_KIND = (
     f"SELECT {_COLUMNS} FROM resources WHERE merchant_id = ? AND kind = ? ORDER BY created_at, id"
 )
