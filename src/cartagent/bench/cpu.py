@@ -87,7 +87,7 @@ def ms_per(cpu: Mapping[str, float], role: str, done: int) -> float:
 
 
 def ceiling_line(label: str, done: int, cpu: Mapping[str, float], cores: int, unit: str) -> str:
-    """ "LABEL: N CPU ms per UNIT in all; C cores fully busy would give at most M UNITs/s"."""
+    """``label``'s CPU ms per ``unit`` in all, and the ``unit``s/s ``cores`` could give."""
     return (
         f"{label}: {sum(cpu.values()) * 1000 / done:.2f} CPU ms per {unit} in all; "
         f"{cores} cores fully busy would give at most {ceiling(done, cpu, cores):.0f} {unit}s/s"
