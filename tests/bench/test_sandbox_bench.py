@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -31,6 +32,8 @@ def test_cpu_per_flow_by_role_and_the_ceiling_it_sets() -> None:
         "postgresql, 8 client(s): 10.00 CPU ms per flow in all; "
         "2 cores fully busy would give at most 200 flows/s"
     ]
+    assert run.to_json()["cpu_ms_per_flow"] == {"sandbox": 5.0, "postgres": 3.0, "client": 2.0}
+    assert (run.to_json()["flows_per_s"], run.to_json()["p50_ms"]) == (200.0, 10.0)
     sqlite = _result(cpu={"sandbox": 2.0, "client": 0.8})
     assert "| 5.00 / - / 2.00 " in render([sqlite])
     assert "| - / - / - " in render([_result()])
@@ -110,8 +113,10 @@ def test_processes_are_found_by_their_command_name() -> None:
 
 
 @pytest.mark.timeout(120)
-def test_a_real_sandbox_is_measured_on_each_backend() -> None:
+def test_a_real_sandbox_is_measured_on_each_backend(tmp_path: Path) -> None:
+    figures = tmp_path / "figures.json"
     args = ["bench", "sandbox", "--clients", "2", "--seconds", "1", "--workers", "1"]
+    args += ["--json", str(figures)]
     name = f"cartagent_bench_test_{os.getpid()}"
     if "postgresql" in BACKENDS:
         args += ["--postgres", POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"]
@@ -126,6 +131,12 @@ def test_a_real_sandbox_is_measured_on_each_backend() -> None:
     rows = [line for line in result.output.splitlines() if line.startswith("| sqlite")]
     assert len(rows) == 1 and "| 0      |" in rows[0]  # no errors
     assert "sqlite, 2 client(s):" in result.output
+    runs = json.loads(figures.read_text())["runs"]
+    assert runs[0]["backend"] == "sqlite" and runs[0]["clients"] == 2
+    assert runs[0]["flows"] > 0 and runs[0]["errors"] == 0
+    assert 0 < runs[0]["p50_ms"] <= runs[0]["p99_ms"]
+    assert runs[0]["cpu_ms_per_flow"]["sandbox"] > 0
+    assert runs[0]["cpu_ms_per_flow"]["postgres"] is None  # SQLite has no server
     if "postgresql" in BACKENDS:
         row = next(line for line in result.output.splitlines() if line.startswith("| postgres"))
         sandbox, postgres, client = row.split("|")[-2].strip().split(" / ")

@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import click
 import orjson
@@ -68,6 +69,24 @@ class Result:
     def cpu_ms_per_flow(self, role: str) -> float:
         """CPU milliseconds ``role`` spent per completed flow (NaN if not measured)."""
         return ms_per(self.cpu, role, self.flows)
+
+    def to_json(self) -> dict[str, Any]:
+        """Every figure of the run, JSON-ready (``None`` where nothing was measured)."""
+
+        def rounded(value: float) -> float | None:
+            return None if value != value else round(value, 3)  # NaN: not measured
+
+        return {
+            "backend": self.backend,
+            "clients": self.clients,
+            "flows": self.flows,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 3),
+            "flows_per_s": round(self.flows_per_second, 2),
+            "p50_ms": rounded(percentile(self.latencies, 50) * 1000),
+            "p99_ms": rounded(percentile(self.latencies, 99) * 1000),
+            "cpu_ms_per_flow": {role: rounded(self.cpu_ms_per_flow(role)) for role in ROLES},
+        }
 
     def row(self) -> list[object]:
         return [

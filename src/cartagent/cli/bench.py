@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -48,8 +49,20 @@ def bench() -> None:
     show_default=True,
     help="Server worker processes (default: the CPU count, at most 4).",
 )
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write every figure (and the CPU per flow of each role) to this JSON file.",
+)
 def sandbox_bench(
-    sqlite: bool, postgres_url: str, clients: str, seconds: float, max_flows: int, workers: int
+    sqlite: bool,
+    postgres_url: str,
+    clients: str,
+    seconds: float,
+    max_flows: int,
+    workers: int,
+    json_path: Path | None,
 ) -> None:
     """create-order → approve → capture flows over HTTP on 127.0.0.1."""
     from ..bench.sandbox import ceiling_lines, fresh_postgres_database, render, run_backend
@@ -68,6 +81,10 @@ def sandbox_bench(
     click.echo(render(results))
     for line in ceiling_lines(results, os.cpu_count() or 1):
         click.echo(line)
+    if json_path is not None:
+        figures = {"seconds": seconds, "workers": workers, "runs": [r.to_json() for r in results]}
+        json_path.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"figures written to {json_path}", err=True)
 
 
 bench.add_command(mcp_bench)

@@ -93,7 +93,6 @@ def merchant_bench(
     """create → update → complete ACP checkouts over HTTP on 127.0.0.1, paid on the sandbox."""
     from ..bench import merchant as bench
     from ..bench import sandbox as paypal
-    from ..bench.report import percentile
     from .search import locate_catalog
 
     counts = _counts(clients)
@@ -168,19 +167,7 @@ def merchant_bench(
             },
             "duration_s": duration,
             "runs": [r.to_json() for r in results],
-            "sandbox_paypal_flow": [
-                {
-                    "backend": r.backend,
-                    "clients": r.clients,
-                    "flows": r.flows,
-                    "errors": r.errors,
-                    "seconds": round(r.seconds, 3),
-                    "flows_per_s": round(r.flows_per_second, 2),
-                    "p50_ms": round(percentile(r.latencies, 50) * 1000, 3),
-                    "p99_ms": round(percentile(r.latencies, 99) * 1000, 3),
-                }
-                for r in compared
-            ],
+            "sandbox_paypal_flow": [r.to_json() for r in compared],
         }
         json_path.write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2))
         click.echo(f"figures written to {json_path}", err=True)
