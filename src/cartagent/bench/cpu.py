@@ -46,9 +46,14 @@ def _command(pid: int) -> str:
     return raw.replace(b"\0", b" ").decode(errors="replace").strip()
 
 
-def process_tree(root: int) -> dict[int, tuple[str, float]]:
-    """``root`` and every descendant: pid → (command line, CPU seconds used so far)."""
-    stats = _all_stats()
+Stats = Mapping[int, tuple[str, int, float]]
+"""One reading of ``/proc``: pid → (command name, parent pid, CPU seconds so far)."""
+
+
+def process_tree(root: int, stats: Stats | None = None) -> dict[int, tuple[str, float]]:
+    """``root`` and every descendant: pid → (command line, CPU seconds used so far), from
+    ``stats`` (default: ``/proc`` read now)."""
+    stats = _all_stats() if stats is None else stats
     parents = {pid: parent for pid, (_, parent, _) in stats.items()}
     used = {pid: seconds for pid, (_, _, seconds) in stats.items()}
     tree = {root} if root in used else set()
@@ -62,12 +67,13 @@ def process_tree(root: int) -> dict[int, tuple[str, float]]:
     return {pid: (_command(pid), used[pid]) for pid in tree}
 
 
-def processes_named(name: str) -> dict[int, tuple[str, float]]:
+def processes_named(name: str, stats: Stats | None = None) -> dict[int, tuple[str, float]]:
     """Every process whose command name is ``name`` (``postgres``: a PostgreSQL server's
     processes, which are no one's children here): pid → (command line, CPU seconds so far)."""
+    stats = _all_stats() if stats is None else stats
     return {
         pid: (_command(pid), seconds)
-        for pid, (command, _, seconds) in _all_stats().items()
+        for pid, (command, _, seconds) in stats.items()
         if command == name
     }
 
@@ -115,12 +121,13 @@ class CpuMeter:
 
     def _now(self) -> dict[int, tuple[str, float]]:
         """pid → (role, CPU seconds so far); this process as ``"client"``."""
+        stats = _all_stats()  # one pass over /proc for the tree and the named processes
         readings = {
             pid: (self.role(command), seconds)
-            for pid, (command, seconds) in process_tree(self.root).items()
+            for pid, (command, seconds) in process_tree(self.root, stats).items()
         }
         for process, name in self.named.items():
-            for pid, (_, seconds) in processes_named(process).items():
+            for pid, (_, seconds) in processes_named(process, stats).items():
                 readings[pid] = (name, seconds)
         if readings:
             times = os.times()

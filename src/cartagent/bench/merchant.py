@@ -27,7 +27,7 @@ import httpx
 import orjson
 
 from ..child_process import ServerProcess, free_port
-from .cpu import CpuMeter, ceiling, ceiling_line, ms_per
+from .cpu import CpuMeter, ceiling_line, ms_per
 from .report import percentile, table
 
 __all__ = [
@@ -112,11 +112,6 @@ class Result:
     def cpu_ms_per_flow(self, role: str) -> float:
         """CPU milliseconds ``role`` spent per completed checkout (NaN if not measured)."""
         return ms_per(self.cpu, role, self.flows)
-
-    def ceiling(self, cores: int) -> float:
-        """Checkouts/s that ``cores`` fully busy would give at this run's CPU per checkout:
-        what no tuning of waits and locks can beat, only less CPU per checkout."""
-        return ceiling(self.flows, self.cpu, cores)
 
     def row(self) -> list[object]:
         return [
