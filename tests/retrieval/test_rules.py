@@ -252,6 +252,21 @@ def test_category_is_the_head_noun() -> None:
     assert parse("running shoes").category == "running shoes"
 
 
+def test_a_clause_after_the_product_names_what_it_is_used_with() -> None:
+    query = parse("bluetooth speaker I can control from my phone")
+    assert query.category == "bluetooth speaker"
+    assert query.text == "control phone"
+    assert parse("light bulb I can control from my phone").category == "led light bulb"
+    assert parse("running shoes so i can train").category == "running shoes"
+
+
+def test_common_words_are_not_corrected_into_vocabulary() -> None:
+    query = parse("a jacket to wear while hiking")
+    assert query.options == {}
+    assert query.text == "wear hiking"
+    assert parse("camera to watch my home when I'm away").options == {}
+
+
 def test_brands() -> None:
     assert parse("Nike running shoes").brand == "Nike"
     assert parse("levis 501 jeans").brand == "Levi's"

@@ -190,8 +190,11 @@ _NEGATION_RE = re.compile(
 _LIST_GLUE_RE = re.compile(r"\s?(?:,\s?(?:or\s|nor\s|and\s)?|\sor\s|\snor\s|\sand\s|/)\s?")
 _BARE_NUMBER_RE = re.compile(r"(?<![\w.$€£])(?P<v>\d{1,2}(?:\.5)?)(?![\w.%])")
 _TOKEN_RE = re.compile(r"[\w][\w'&.+-]*")
+# "speaker I can control from my phone": a clause after the product noun ("I can", "from",
+# "while", "so") names what it is used with, not what is wanted.
 _SEGMENT_BREAK_RE = re.compile(
-    r"[,;.!?()]|\s(?:for|with|that|which|to go with|to match|under|over|in|without|but)\s"
+    r"[,;.!?()]|\s(?:for|with|that|which|to go with|to match|under|over|in|without|but"
+    r"|from|while|when|so|i|i'd|i'm|you|we)\s"
 )
 # "5O dollars", "1OO": a letter O typed for a zero inside a number.
 _O_FOR_ZERO_RE = re.compile(r"(?<![\w.,])\d[\do]*o[\do]*(?![\w])")

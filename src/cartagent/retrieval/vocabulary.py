@@ -483,6 +483,7 @@ STOPWORDS: Final[frozenset[str]] = frozenset(
     colour colors colours in-stock stock available shopping shop store order ordering
     quiero busco je cherche ich suche un una des le la les der die das el los las et y und
     de du ein eine für pour para con avec mit
+    while whilst when where whenever so
     """.split()  # noqa: SIM905
 )
 
