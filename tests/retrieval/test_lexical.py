@@ -410,3 +410,15 @@ def test_either_spelling_finds_a_product_written_with_the_other() -> None:
     assert found(SearchQuery(options={"color": ["grey"]})) == {"bottle", "mug"}
     assert found(SearchQuery(text="grey")) == {"bottle", "mug"}
     assert found(SearchQuery(attributes={"material": ["aluminum"]})) == {"bottle"}
+
+
+def test_equal_scores_rank_in_catalog_order_on_every_build() -> None:
+    """Ties are ordered by where the documents sit in the index; a writer on several threads
+    deals them out to segments by timing, which reordered tied hits from one run to the next."""
+    twins = [
+        Product(id=f"mug-{n:03d}", title="Enamel Mug", description="A camping mug.", variants=())
+        for n in range(300)
+    ]
+    for _ in range(3):
+        hits = LexicalIndex.build(twins).search(SearchQuery(text="enamel mug"), 300)
+        assert [h.product.id for h in hits] == [p.id for p in twins]

@@ -421,7 +421,10 @@ class LexicalWriter:
         index.register_tokenizer(_TOKENIZER, analyzer())
         self._index = index
         self._path = path
-        self._writer: tantivy.IndexWriter | None = index.writer(heap_size=heap_size)
+        # One thread: tantivy ranks equal scores by where documents sit, and several writer
+        # threads deal documents out to segments by timing, so tied hits changed order between
+        # runs. Building costs the same (the Python side that makes the documents dominates).
+        self._writer: tantivy.IndexWriter | None = index.writer(heap_size=heap_size, num_threads=1)
         self._commit_every = commit_every
         self._pending = 0
 
