@@ -50,12 +50,16 @@ def test_a_model_is_measured_for_quality_latency_and_cost() -> None:
     assert result.cpu_s_per_1000 > 0
     assert result.output_tokens_per_request == 0.0  # the rules write no tokens
     assert result.webshop_f1 is None
+    # The groups of the labelled set, each scored as `eval retrieval` scores it.
+    cases = load_retrieval_cases(None)[:8]
+    assert set(result.group_ndcg) == {c.group for c in cases}
+    assert all(0 <= v <= 1 for v in result.group_ndcg.values())
 
 
-def row(model: str, p50: float, cpu: float) -> SlmResult:
+def row(model: str, p50: float, cpu: float, groups: dict[str, float] | None = None) -> SlmResult:
     return SlmResult(
         model, 0.9, 0.8, 0.95, 1.0, 0.96, 0.85, 0.9, 0.7, 0.9, 0.95,
-        p50, p50 * 2, p50 + 10, p50 * 2 + 10, cpu, 20.0,
+        p50, p50 * 2, p50 + 10, p50 * 2 + 10, cpu, 20.0, groups or {},
     )  # fmt: skip
 
 
@@ -63,7 +67,22 @@ def test_the_tables_show_each_model_against_the_reference() -> None:
     text = render_slm([row("smollm2", 400.0, 900.0), row("tuned", 100.0, 300.0)], "smollm2")
 
     assert "| tuned " in text and "step -75%, CPU -67%" in text
-    assert text.count("| smollm2 ") == 2
+    assert text.count("| smollm2 ") == 3  # a row of each table, a column of the group table
+
+
+def test_the_group_table_has_a_row_per_group_and_a_column_per_model() -> None:
+    text = render_slm(
+        [
+            row("rules", 1.0, 2.0, {"paraphrase": 0.897, "typo": 0.926}),
+            row("tuned", 5.0, 90.0, {"paraphrase": 0.868, "hard": 0.81}),
+        ]
+    )
+    lines = text[text.index("nDCG@10 by group") :].splitlines()
+
+    assert "| rules" in lines[0] and "| tuned" in lines[0]
+    assert [line.split("|")[1].strip() for line in lines[2:]] == ["paraphrase", "typo", "hard"]
+    assert "0.897" in lines[2] and "0.868" in lines[2]
+    assert "—" in lines[3] and "—" in lines[4]  # a group only one model was scored on
 
 
 def test_the_plot_draws_every_model(tmp_path: Path) -> None:
@@ -108,6 +127,8 @@ def test_the_command_prints_both_tables_and_writes_json(tmp_path: Path) -> None:
     assert "hybrid search embeds with minilm-int8" in result.output  # search's default
     [figures] = json.loads(out.read_text())
     assert figures["model"] == "rules" and figures["turn_p50_ms"] is None
+    assert figures["group_ndcg"]["paraphrase"] > 0
+    assert "nDCG@10 by group" in result.output
 
 
 def test_a_model_with_the_semantic_cache_answers_a_repeated_request_from_it() -> None:

@@ -20,7 +20,7 @@ import asyncio
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +82,8 @@ class SlmResult:
     turn_p95_ms: float | None
     cpu_s_per_1000: float
     output_tokens_per_request: float
+    group_ndcg: dict[str, float] = field(default_factory=dict)
+    """nDCG@10 per request group of the labelled retrieval set (paraphrase, typo, hard...)."""
 
 
 def _share(part: int, whole: int) -> float:
@@ -191,6 +193,7 @@ def measure_slm(
         # The untimed warm-up request is inside the CPU window: one request in len + 1.
         cpu_s_per_1000=cpu_s / (len(retrieval_cases) + 1) * 1000,
         output_tokens_per_request=_output_tokens(understand, requests),
+        group_ndcg={group: report.only(group).ndcg for group in report.groups()},
     )
 
 
@@ -260,7 +263,14 @@ def render_slm(results: Sequence[SlmResult], reference: str | None = None) -> st
         ],
         rows,
     )  # fmt: skip
-    return f"{quality}\n\n{latency}"
+    return f"{quality}\n\n{latency}\n\n{_group_table(results)}"
+
+
+def _group_table(results: Sequence[SlmResult]) -> str:
+    """nDCG@10 by request group, a column per model."""
+    groups = list(dict.fromkeys(g for r in results for g in r.group_ndcg))
+    rows = [[group, *(_f(r.group_ndcg.get(group)) for r in results)] for group in groups]
+    return table(["nDCG@10 by group", *(r.model for r in results)], rows)
 
 
 def plot_slm(results: Sequence[SlmResult], path: str | Path) -> Path:
