@@ -28,7 +28,7 @@ import orjson
 
 from ..child_process import ServerProcess, free_port
 from .cpu import CpuMeter, ceiling_line, ms_per
-from .report import percentile, table
+from .report import LOAD_HEADERS, measured, percentile, table
 
 __all__ = [
     "HEADERS",
@@ -127,8 +127,8 @@ class Result:
         ]
 
     def to_json(self) -> dict[str, Any]:
-        def ms(value: float) -> float | None:
-            return None if value != value else round(value * 1000, 3)  # NaN: nothing measured
+        def ms(seconds: float) -> float | None:
+            return measured(seconds * 1000)
 
         return {
             "backend": self.backend,
@@ -153,13 +153,7 @@ class Result:
 
 
 HEADERS = [
-    "backend",
-    "clients",
-    "flows",
-    "errors",
-    "flows/s",
-    "p50 ms",
-    "p99 ms",
+    *LOAD_HEADERS,
     *(f"{step} p50 ms" for step in STEPS),
     "CPU ms/checkout: merchant / sandbox / client",
 ]

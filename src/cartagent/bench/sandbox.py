@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from ..child_process import SandboxProcess
 from .cpu import CpuMeter, ceiling_line, ms_per
-from .report import percentile, table
+from .report import LOAD_HEADERS, measured, percentile, table
 from .wire import WireClient
 
 ORDER = {
@@ -73,9 +73,6 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         """Every figure of the run, JSON-ready (``None`` where nothing was measured)."""
 
-        def rounded(value: float) -> float | None:
-            return None if value != value else round(value, 3)  # NaN: not measured
-
         return {
             "backend": self.backend,
             "clients": self.clients,
@@ -83,9 +80,9 @@ class Result:
             "errors": self.errors,
             "seconds": round(self.seconds, 3),
             "flows_per_s": round(self.flows_per_second, 2),
-            "p50_ms": rounded(percentile(self.latencies, 50) * 1000),
-            "p99_ms": rounded(percentile(self.latencies, 99) * 1000),
-            "cpu_ms_per_flow": {role: rounded(self.cpu_ms_per_flow(role)) for role in ROLES},
+            "p50_ms": measured(percentile(self.latencies, 50) * 1000),
+            "p99_ms": measured(percentile(self.latencies, 99) * 1000),
+            "cpu_ms_per_flow": {role: measured(self.cpu_ms_per_flow(role)) for role in ROLES},
         }
 
     def row(self) -> list[object]:
@@ -102,16 +99,7 @@ class Result:
 
 
 ROLES = ("sandbox", "postgres", "client")
-HEADERS = [
-    "backend",
-    "clients",
-    "flows",
-    "errors",
-    "flows/s",
-    "p50 ms",
-    "p99 ms",
-    "CPU ms/flow: " + " / ".join(ROLES),
-]
+HEADERS = [*LOAD_HEADERS, "CPU ms/flow: " + " / ".join(ROLES)]
 
 
 def _ms(value: float) -> str:
