@@ -96,3 +96,82 @@ def test_british_and_american_spellings_match_each_other() -> None:
     hit = check(Plan.of(SearchQuery(options={"color": ["gray"]}), WORDS), hoodie, 1.0, WORDS)
     assert hit is not None and hit.variant is not None and hit.variant.id == "grey-m"
     assert WORDS("aluminium jewellery") == WORDS("aluminum jewelry")
+
+
+KEYBOARD = Product(
+    id="kb",
+    title="Mechanical Keyboard",
+    category=("Electronics",),
+    variants=(
+        Variant(id="full", options={"size": "full size"}, price=Decimal("90")),
+        Variant(id="tkl", options={"size": "80%"}, price=Decimal("80")),
+    ),
+)
+SCREEN = Product(
+    id="laptop",
+    title="Laptop",
+    category=("Electronics",),
+    variants=(
+        Variant(id="13", options={"screen size": "13-inch"}, price=Decimal("900")),
+        Variant(id="15", options={"screen size": "15-inch"}, price=Decimal("1100")),
+    ),
+)
+BED = Product(
+    id="bed",
+    title="Pet Bed",
+    category=("Pets",),
+    variants=(
+        Variant(id="small", options={"size": "small"}, price=Decimal("40")),
+        Variant(id="large", options={"size": "large"}, price=Decimal("60")),
+    ),
+)
+
+
+def variant_for(product: Product, query: SearchQuery) -> str | None:
+    hit = check(Plan.of(query, WORDS), product, 1.0, WORDS)
+    return None if hit is None or hit.variant is None else hit.variant.id
+
+
+def test_sizes_compare_without_the_word_size_and_with_one_spelling_of_units() -> None:
+    assert variant_for(KEYBOARD, SearchQuery(options={"size": ["full"]})) == "full"
+    assert variant_for(KEYBOARD, SearchQuery(options={"size": ["80 %"]})) == "tkl"
+    assert variant_for(SCREEN, SearchQuery(options={"screen size": ["15 inch"]})) == "15"
+    assert variant_for(SCREEN, SearchQuery(options={"screen size": ['13"']})) == "13"
+    assert variant_for(SCREEN, SearchQuery(options={"screen size": ["14 inch"]})) is None
+    assert variant_for(BED, SearchQuery(options={"size": ["L"]})) == "large"
+    assert variant_for(BED, SearchQuery(options={"size": ["XL"]})) is None
+    assert variant_for(TEE_SIZES, SearchQuery(options={"size": ["extra large"]})) == "xl"
+    assert variant_for(TEE_SIZES, SearchQuery(options={"size": ["medium"]})) == "m"
+
+
+TEE_SIZES = Product(
+    id="tee-sizes",
+    title="T-Shirt",
+    category=("Clothing",),
+    variants=(
+        Variant(id="m", options={"size": "M"}, price=Decimal("10")),
+        Variant(id="xl", options={"size": "XL"}, price=Decimal("12")),
+    ),
+)
+PERFUME = Product(
+    id="perfume",
+    title="Perfume",
+    description="Perfume. Available options: size: 30ml, 100ml.",
+    category=("Beauty",),
+    variants=(
+        Variant(id="30", options={"size": "30ml", "gender": "men"}, price=Decimal("50")),
+        Variant(id="100", options={"size": "100ml", "gender": "men"}, price=Decimal("90")),
+    ),
+)
+
+
+def test_words_a_variant_option_holds_pick_that_variant_not_any_the_description_lists() -> None:
+    # "capacity" is no name of the product's, so the words are looked for elsewhere: the
+    # description lists both sizes, but only the 100ml variant is 100 ml.
+    query = SearchQuery(options={"capacity": ["100 ml"]})
+    assert variant_for(PERFUME, query) == "100"
+    cheapest_first = SearchQuery(options={"capacity": ["100 ml"]}, sort="price_asc")
+    assert variant_for(PERFUME, cheapest_first) == "100"
+    assert variant_for(PERFUME, SearchQuery(options={"capacity": ["50 ml"]})) is None
+    # Words no variant's options hold may still come from the description.
+    assert variant_for(PERFUME, SearchQuery(options={"scent": ["perfume"]})) == "30"

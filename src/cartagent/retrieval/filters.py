@@ -11,9 +11,13 @@ Matching rules (case-insensitive, on stemmed words, so "hooded" excludes "hood")
   against the product's attributes merged with the variant's options (a query may say
   ``material`` as an attribute where the catalog has it as an option). A value matches when
   its words are a subset of a value under that name (``"blue"`` matches ``"light blue"``);
-  names containing ``size`` need an exact value (``"10"`` is not ``"10.5"``). When the product
+  names containing ``size`` need the same size (``"10"`` is not ``"10.5"``), compared without
+  the word "size", with units spelled one way and letter sizes read as words (``"full"`` is
+  ``"full size"``, ``"15 inch"`` is ``"15-inch"``, ``"L"`` is ``"large"``). When the product
   has no value at all under that name, the words may appear anywhere in its title,
-  description, category, attributes or the variant's options instead.
+  description, category, attributes or the variant's options instead; words that some of
+  its variants' options hold must be the variant's own (``"100 ml"`` picks the 100ml bottle,
+  not a 30ml one whose description lists every size).
 * ``category`` matches words of the category path, or of the title.
 * ``exclude``: with a ``field``, variants/products whose value under that name matches are
   dropped (falling back to the title when the product has no such name); without one, products
@@ -154,8 +158,36 @@ def _normalised(value: str) -> str:
     return " ".join(value.split()).casefold()
 
 
+# Letter sizes and the words a shopper says for them, both ways: "size L" is a large.
+_SIZE_WORDS = {
+    "xs": "extra small",
+    "s": "small",
+    "m": "medium",
+    "l": "large",
+    "xl": "extra large",
+    "x large": "extra large",
+    "x small": "extra small",
+    "xxl": "2xl",
+    "xx large": "2xl",
+}
+_SIZE_UNITS = {'"': "inch", "in": "inch", "inches": "inch", "foot": "ft", "feet": "ft"}
+_SIZE_PARTS = re.compile(r'\d+(?:\.\d+)?|[^\W\d_]+|"')
+
+
+def _size_form(value: str) -> str:
+    """A size as comparable words: the word "size" dropped, a unit split from its number and
+    spelled one way ("full size" -> "full", "15-inch" -> "15 inch", "100ml" -> "100 ml")."""
+    parts = [
+        _SIZE_UNITS.get(part, part)
+        for part in _SIZE_PARTS.findall(value.casefold())
+        if part not in ("size", "sized")
+    ]
+    joined = " ".join(parts)
+    return _SIZE_WORDS.get(joined, joined)
+
+
 def _same_size(wanted: str, offered: str) -> bool:
-    a, b = _normalised(wanted), _normalised(offered)
+    a, b = _size_form(wanted), _size_form(offered)
     if a == b:
         return True
     try:
@@ -254,6 +286,7 @@ class _ProductView:
     everywhere: frozenset[str]  # title, description, category, attributes (not options)
     attributes: dict[str, tuple[str, ...]]
     option_keys: frozenset[str]
+    option_words: frozenset[str]  # of every variant's options
 
 
 # -------------------------------------------------------------------- exact matching
@@ -273,6 +306,10 @@ def _view(product: Product, words: Words) -> _ProductView:
     option_keys = frozenset(
         _canonical_key(k) for variant in product.variants for k in variant.options
     )
+    option_words: set[str] = set()
+    for variant in product.variants:
+        for value in variant.options.values():
+            option_words |= words(value)
     return _ProductView(
         product=product,
         title=words(product.title),
@@ -281,6 +318,7 @@ def _view(product: Product, words: Words) -> _ProductView:
         everywhere=frozenset(everywhere),
         attributes=attributes,
         option_keys=option_keys,
+        option_words=frozenset(option_words),
     )
 
 
@@ -364,7 +402,10 @@ def _check_variant(
                     break
             else:
                 want = words(wanted)
-                if want and want <= (view.everywhere | option_words):
+                # Where the product's variants differ in it ("size: 30ml" or "100ml"), the
+                # words must be this variant's; a description listing every option is no match.
+                seen = option_words if want <= view.option_words else view.everywhere
+                if want and want <= seen:
                     hit = wanted
                     break
         if hit is None:
