@@ -142,6 +142,8 @@ def test_sizes_compare_without_the_word_size_and_with_one_spelling_of_units() ->
     assert variant_for(BED, SearchQuery(options={"size": ["XL"]})) is None
     assert variant_for(TEE_SIZES, SearchQuery(options={"size": ["extra large"]})) == "xl"
     assert variant_for(TEE_SIZES, SearchQuery(options={"size": ["medium"]})) == "m"
+    assert variant_for(TEE_SIZES, SearchQuery(options={"size": ["2XL"]})) == "xxl"
+    assert variant_for(TEE_SIZES, SearchQuery(options={"size": ["3XL"]})) is None
 
 
 TEE_SIZES = Product(
@@ -151,6 +153,7 @@ TEE_SIZES = Product(
     variants=(
         Variant(id="m", options={"size": "M"}, price=Decimal("10")),
         Variant(id="xl", options={"size": "XL"}, price=Decimal("12")),
+        Variant(id="xxl", options={"size": "XXL"}, price=Decimal("14")),
     ),
 )
 PERFUME = Product(

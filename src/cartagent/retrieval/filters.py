@@ -167,8 +167,10 @@ _SIZE_WORDS = {
     "xl": "extra large",
     "x large": "extra large",
     "x small": "extra small",
-    "xxl": "2xl",
-    "xx large": "2xl",
+    "xxl": "2 xl",
+    "xx large": "2 xl",
+    "xxxl": "3 xl",
+    "xxx large": "3 xl",
 }
 _SIZE_UNITS = {'"': "inch", "in": "inch", "inches": "inch", "foot": "ft", "feet": "ft"}
 _SIZE_PARTS = re.compile(r'\d+(?:\.\d+)?|[^\W\d_]+|"')
