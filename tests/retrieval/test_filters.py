@@ -98,33 +98,23 @@ def test_british_and_american_spellings_match_each_other() -> None:
     assert WORDS("aluminium jewellery") == WORDS("aluminum jewelry")
 
 
-KEYBOARD = Product(
-    id="kb",
-    title="Mechanical Keyboard",
-    category=("Electronics",),
-    variants=(
-        Variant(id="full", options={"size": "full size"}, price=Decimal("90")),
-        Variant(id="tkl", options={"size": "80%"}, price=Decimal("80")),
-    ),
-)
-SCREEN = Product(
-    id="laptop",
-    title="Laptop",
-    category=("Electronics",),
-    variants=(
-        Variant(id="13", options={"screen size": "13-inch"}, price=Decimal("900")),
-        Variant(id="15", options={"screen size": "15-inch"}, price=Decimal("1100")),
-    ),
-)
-BED = Product(
-    id="bed",
-    title="Pet Bed",
-    category=("Pets",),
-    variants=(
-        Variant(id="small", options={"size": "small"}, price=Decimal("40")),
-        Variant(id="large", options={"size": "large"}, price=Decimal("60")),
-    ),
-)
+def sized(title: str, name: str, sizes: dict[str, str]) -> Product:
+    """A product whose variants differ only in ``name``: variant id -> its value."""
+    return Product(
+        id=title.lower(),
+        title=title,
+        category=("Shop",),
+        variants=tuple(
+            Variant(id=vid, options={name: value}, price=Decimal("10"))
+            for vid, value in sizes.items()
+        ),
+    )
+
+
+KEYBOARD = sized("Mechanical Keyboard", "size", {"full": "full size", "tkl": "80%"})
+SCREEN = sized("Laptop", "screen size", {"13": "13-inch", "15": "15-inch"})
+BED = sized("Pet Bed", "size", {"small": "small", "large": "large"})
+TEE_SIZES = sized("T-Shirt", "size", {"m": "M", "xl": "XL", "xxl": "XXL"})
 
 
 def variant_for(product: Product, query: SearchQuery) -> str | None:
@@ -146,16 +136,6 @@ def test_sizes_compare_without_the_word_size_and_with_one_spelling_of_units() ->
     assert variant_for(TEE_SIZES, SearchQuery(options={"size": ["3XL"]})) is None
 
 
-TEE_SIZES = Product(
-    id="tee-sizes",
-    title="T-Shirt",
-    category=("Clothing",),
-    variants=(
-        Variant(id="m", options={"size": "M"}, price=Decimal("10")),
-        Variant(id="xl", options={"size": "XL"}, price=Decimal("12")),
-        Variant(id="xxl", options={"size": "XXL"}, price=Decimal("14")),
-    ),
-)
 PERFUME = Product(
     id="perfume",
     title="Perfume",
