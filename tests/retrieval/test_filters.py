@@ -156,5 +156,6 @@ def test_words_a_variant_option_holds_pick_that_variant_not_any_the_description_
     cheapest_first = SearchQuery(options={"capacity": ["100 ml"]}, sort="price_asc")
     assert variant_for(PERFUME, cheapest_first) == "100"
     assert variant_for(PERFUME, SearchQuery(options={"capacity": ["50 ml"]})) is None
-    # Words no variant's options hold may still come from the description.
+    # Words no variant's options hold may still come from the description, or partly from it.
     assert variant_for(PERFUME, SearchQuery(options={"scent": ["perfume"]})) == "30"
+    assert variant_for(PERFUME, SearchQuery(options={"scent": ["men perfume"]})) == "30"

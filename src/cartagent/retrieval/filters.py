@@ -406,7 +406,9 @@ def _check_variant(
                 want = words(wanted)
                 # Where the product's variants differ in it ("size: 30ml" or "100ml"), the
                 # words must be this variant's; a description listing every option is no match.
-                seen = option_words if want <= view.option_words else view.everywhere
+                seen = option_words
+                if not want <= view.option_words:
+                    seen = view.everywhere | option_words
                 if want and want <= seen:
                     hit = wanted
                     break
