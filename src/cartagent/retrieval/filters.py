@@ -406,10 +406,8 @@ def _check_variant(
                 want = words(wanted)
                 # Where the product's variants differ in it ("size: 30ml" or "100ml"), the
                 # words must be this variant's; a description listing every option is no match.
-                seen = option_words
-                if not want <= view.option_words:
-                    seen = view.everywhere | option_words
-                if want and want <= seen:
+                own = want <= view.option_words
+                if want and want <= (option_words if own else view.everywhere | option_words):
                     hit = wanted
                     break
         if hit is None:
