@@ -309,8 +309,8 @@ def _view(product: Product, words: Words) -> _ProductView:
         _canonical_key(k) for variant in product.variants for k in variant.options
     )
     option_words: set[str] = set()
-    for variant in product.variants:
-        for value in variant.options.values():
+    for offered in product.option_values().values():
+        for value in offered:
             option_words |= words(value)
     return _ProductView(
         product=product,
@@ -450,9 +450,7 @@ def check(plan: Plan, product: Product, score: float, words: Words) -> Hit | Non
     view = _view(product, words)
     matched: list[str] = []
     if plan.text_tokens:
-        found = [
-            t for t in plan.text_tokens if t in view.everywhere or _in_options(product, t, words)
-        ]
+        found = [t for t in plan.text_tokens if t in view.everywhere or t in view.option_words]
         if found:
             matched.append("text: " + " ".join(found))
     if plan.category_words:
@@ -484,10 +482,6 @@ def check(plan: Plan, product: Product, score: float, words: Words) -> Hit | Non
     if best is None:
         return None
     return Hit(product=product, score=score, variant=best[1], matched=matched + best[2])
-
-
-def _in_options(product: Product, token: str, words: Words) -> bool:
-    return any(token in words(v) for values in product.option_values().values() for v in values)
 
 
 def _variant_rank(plan: Plan, variant: Variant | None, words: Words) -> tuple[Any, ...]:
