@@ -123,6 +123,17 @@ def test_no_match_shows_the_nearest_and_what_each_breaks() -> None:
     assert near["breaks"] == ["0.88 USD over your limit of 50 USD"]
 
 
+def test_near_misses_after_a_few_matches_are_numbered_on() -> None:
+    shown = CliRunner().invoke(search, ["espresso machine", "--mode", "lexical"])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[1].startswith(" 1. Espresso Machine")
+    assert "close, but not a match:" in lines
+    assert any(
+        line.startswith(" 2. Coffee Maker") and "not an espresso machine" in line for line in lines
+    )
+
+
 def test_mode_does_not_go_with_a_built_index(tmp_path: Path) -> None:
     result = CliRunner().invoke(search, ["mug", "--index", str(tmp_path), "--mode", "dense"])
     assert result.exit_code == 2 and "drop --mode" in result.output

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from cartagent.cli.main import cli
 from cartagent.errors import ConfigurationError
 from cartagent.evals.retrieval import (
     GROUPS,
+    Answer,
     Criterion,
     RetrievalCase,
     System,
@@ -233,13 +233,13 @@ def test_evaluation_runs_each_system_over_the_set_and_averages() -> None:
         _case(Criterion("Phone"), request="phone", group="weird"),
     ]
     answers = {
-        "red shoes": [_hit(MUG, "mug-1"), _hit(SHOES, "blue-9")],
-        "mug": [_hit(MUG, "mug-1")],
-        "phone": [],
+        "red shoes": Answer([_hit(MUG, "mug-1"), _hit(SHOES, "blue-9")]),
+        "mug": Answer([_hit(MUG, "mug-1")]),
+        "phone": Answer([]),
     }
     calls: list[str] = []
 
-    def scripted(request: str) -> Sequence[Hit]:
+    def scripted(request: str) -> Answer:
         calls.append(request)
         return answers[request]
 
@@ -259,6 +259,22 @@ def test_evaluation_runs_each_system_over_the_set_and_averages() -> None:
     assert all(o.ms >= 0 for o in report.outcomes)
 
 
+def test_near_misses_are_graded_after_the_matches_but_are_no_match() -> None:
+    cases = [
+        _case(Criterion("Running Shoes"), request="shoes"),
+        _case(Criterion("Phone"), request="phone"),
+    ]
+    answers = {
+        "shoes": Answer([_hit(MUG, "mug-1")], [_hit(SHOES, "red-9")]),
+        "phone": Answer([], [_hit(PHONE, "p-64")]),
+    }
+    (report,) = evaluate_retrieval([System("near", answers.__getitem__)], cases, PRODUCTS)
+    shoes, phone = report.outcomes
+    assert shoes.grades == (0, 2) and shoes.matches == 1 and shoes.rr == 0.5
+    assert phone.grades == (2,) and phone.matches == 0 and phone.ndcg == 1.0
+    assert report.zero_hits == 1  # the phone was only a near miss
+
+
 def test_the_standard_systems_search_the_catalog() -> None:
     pytest.importorskip("numpy")
     from cartagent.testing import HashingEmbedder
@@ -269,9 +285,9 @@ def test_the_standard_systems_search_the_catalog() -> None:
     hybrid = standard_systems(products, parse, embedder=HashingEmbedder())
     assert [s.name for s in hybrid] == ["lexical", "dense", "hybrid", "hybrid+understanding"]
     for system in hybrid:
-        hits = system.search("red running shoes size 8")
-        assert 0 < len(hits) <= 10
-    understood = hybrid[-1].search("red running shoes size 8")[0]
+        answer = system.search("red running shoes size 8")
+        assert 0 < len(answer.matches) + len(answer.near_misses) <= 10
+    understood = hybrid[-1].search("red running shoes size 8").matches[0]
     assert understood.product.title == "Running Shoes"
     assert understood.variant is not None and understood.variant.options["color"] == "red"
     assert raw_words("red shoes").text == "red shoes"

@@ -100,13 +100,84 @@ def test_relaxing_drops_ever_more_and_never_everything() -> None:
     assert [s.price for s in steps] == [None] * 4
     assert [bool(s.options) for s in steps] == [True, False, False, False]
     assert [bool(s.exclude) for s in steps] == [True, True, False, False]
-    assert steps[-1] == SearchQuery(text="shirt")
-    # Without free text, dropping the category would leave nothing: the relaxing stops first.
+    # The category stops filtering and is searched for as words.
+    assert steps[-1] == SearchQuery(text="shirt t-shirt")
     assert list(relaxations(SearchQuery(category="wallet", options={"size": ["44"]}))) == [
-        SearchQuery(category="wallet")
+        SearchQuery(category="wallet"),
+        SearchQuery(text="wallet"),
     ]
+    # Free text alone has nothing to relax.
     assert list(relaxations(SearchQuery(text="mug"))) == []
 
 
 def test_nothing_near_when_nothing_is_left_to_relax(searcher: Searcher) -> None:
     assert searcher.search("leather wallet size 44").near_misses == []
+
+
+def test_a_dense_neighbour_that_shares_nothing_with_the_request_is_not_near() -> None:
+    from cartagent.retrieval.dense import DenseIndex
+    from cartagent.testing import HashingEmbedder
+
+    products = [SHIRT, MUG]
+    searcher = Searcher(
+        LexicalIndex.build(products),
+        understand=parse,
+        dense=DenseIndex.build(products, HashingEmbedder()),
+    )
+    # Dense search ranks both products for any words; neither is a wallet or leather.
+    assert len(searcher.search_query(SearchQuery(text="wallet"), 10).hits) == 2
+    assert searcher.search("leather wallet size 44").near_misses == []
+
+
+EARBUDS = Product(
+    id="earbuds",
+    title="Wireless Earbuds",
+    category=("Electronics", "Earbuds"),
+    variants=(Variant(id="buds-1", price=Decimal("99"), options={"color": "white"}),),
+)
+HEADPHONES = Product(
+    id="headphones",
+    title="Headphones",
+    category=("Electronics", "Headphones"),
+    variants=(
+        Variant(id="over-ear", price=Decimal("80"), options={"type": "over-ear"}),
+        Variant(
+            id="in-ear",
+            price=Decimal("120"),
+            options={"type": "in-ear", "connectivity": "wireless"},
+        ),
+    ),
+)
+
+
+def test_too_few_matches_are_followed_by_near_misses_up_to_k() -> None:
+    searcher = Searcher(LexicalIndex.build([EARBUDS, HEADPHONES, MUG]), understand=parse)
+    query = SearchQuery(text="wireless", category="earbuds", price=PriceRange(max=Decimal("110")))
+    result = searcher.search_query(query, 10)
+    assert [h.product.id for h in result.hits] == ["earbuds"]
+    # The match is not offered again; the mug says nothing of "wireless" and is not near.
+    [near] = result.near_misses
+    assert near.hit.product.id == "headphones"
+    assert near.hit.variant is not None and near.hit.variant.id == "in-ear"
+    assert near.breaks == ["not an earbuds", "10 USD over your limit of 110 USD"]
+    assert "near_misses" in result.timings
+    # Only as many as asked for in all: one match and k=1 leaves no room.
+    assert searcher.search_query(query, 1).near_misses == []
+
+
+def test_near_misses_come_from_the_nearest_relaxation_first() -> None:
+    cheap_buds = EARBUDS.model_copy(
+        update={
+            "id": "buds-2",
+            "variants": (Variant(id="buds-2", price=Decimal("150"), options={"color": "black"}),),
+        }
+    )
+    searcher = Searcher(LexicalIndex.build([HEADPHONES, cheap_buds, EARBUDS]), understand=parse)
+    query = SearchQuery(text="wireless", category="earbuds", price=PriceRange(max=Decimal("50")))
+    result = searcher.search_query(query, 3)
+    assert result.hits == []
+    # Both earbuds only break the price (the first relaxation); the headphones break the
+    # category too (the last) and come after them.
+    ids = [n.hit.product.id for n in result.near_misses]
+    assert ids[2] == "headphones" and set(ids[:2]) == {"earbuds", "buds-2"}
+    assert result.near_misses[2].breaks[0] == "not an earbuds"

@@ -106,6 +106,17 @@ def test_no_match_answers_the_nearest_with_what_each_breaks(toolkit: Toolkit) ->
     assert "score" not in near and "near_misses" in result.content["hint"]
 
 
+def test_few_matches_are_followed_by_near_misses_apart_from_them(toolkit: Toolkit) -> None:
+    result = call(toolkit, {"request": "espresso machine"})
+    content = result.content
+    assert [p["title"] for p in content["products"]] == ["Espresso Machine"]
+    assert content["count"] == 1
+    near = {n["title"]: n for n in content["near_misses"]}
+    assert near["Coffee Maker"]["variant"]["options"]["type"] == "espresso"
+    assert near["Coffee Maker"]["breaks"] == ["not an espresso machine"]
+    assert "Espresso Machine" not in near and "near_misses" in content["hint"]
+
+
 def test_conflicting_prices_are_a_tool_error(toolkit: Toolkit) -> None:
     result = call(toolkit, {"request": "laptop", "min_price": 500, "max_price": 100})
     assert result.is_error

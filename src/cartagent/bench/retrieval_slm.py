@@ -146,7 +146,7 @@ def measure_slm(
     token_requests: int = 30,
 ) -> SlmResult:
     """Every figure of one model; ``router`` (the assistant's) adds whole-turn latency."""
-    from ..evals.retrieval import System, evaluate_retrieval
+    from ..evals.retrieval import Answer, System, evaluate_retrieval, shown
     from ..evals.understanding import score_set, webshop_agreement
     from ..retrieval.dense import DenseIndex
     from ..retrieval.lexical import LexicalIndex
@@ -161,8 +161,8 @@ def measure_slm(
         LexicalIndex.build(products), understand, dense=DenseIndex.build(products, embedder)
     )
 
-    def search(request: str) -> Any:
-        return searcher.search(request, 10).hits
+    def search(request: str) -> Answer:
+        return shown(searcher.search(request, 10))
 
     cpu_started = time.process_time()
     [report] = evaluate_retrieval([System(name, search)], retrieval_cases, products)

@@ -176,7 +176,10 @@ def _retrieval_json(reports: list[SystemReport]) -> dict[str, Any]:
                         "ms": round(o.ms, 3),
                         "hits": [
                             {"title": title, "variant": variant, "grade": grade}
-                            for (title, variant), grade in zip(o.hits, o.grades, strict=True)
+                            | ({} if rank < o.matches else {"near_miss": True})
+                            for rank, ((title, variant), grade) in enumerate(
+                                zip(o.hits, o.grades, strict=True)
+                            )
                         ],
                     }
                     for r, o in zip(reports, outcomes, strict=True)
@@ -227,7 +230,9 @@ def retrieval(
 
     Retrieval compares lexical, dense and hybrid search on the raw words with hybrid search on
     the --model's structured query (lexical and lexical+understanding with --no-dense): recall,
-    nDCG and MRR at 10, queries with no hits and mean latency, overall and per request group.
+    nDCG and MRR at 10 of what a shopper is shown (the matches, then the near misses a search
+    adds when fewer than 10 match), queries where nothing matched and mean latency, overall and
+    per request group.
     """
     from ..evals.retrieval import evaluate_retrieval, judge, load_retrieval_cases, standard_systems
 

@@ -98,7 +98,9 @@ def _print_result(result: SearchResult) -> None:
         click.echo("no products match." + (" nearest:" if result.near_misses else ""))
     for rank, hit in enumerate(result.hits, 1):
         _print_hit(rank, hit_summary(hit))
-    for rank, near in enumerate(result.near_misses, 1):
+    if result.hits and result.near_misses:
+        click.echo("close, but not a match:")
+    for rank, near in enumerate(result.near_misses, len(result.hits) + 1):
         summary = hit_summary(near.hit)
         _print_hit(rank, summary, breaks=near.breaks)
     timings = ", ".join(f"{name} {ms:.1f} ms" for name, ms in result.timings.items())

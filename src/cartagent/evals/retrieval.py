@@ -25,8 +25,10 @@ Grading the hit at each rank (the product, with the variant the retriever chose 
 Metrics at ``k`` (10): recall@k is the share of relevant products (grade >= 1) in the top k;
 nDCG@k takes the grades as gains (linear, as trec_eval does) with the ``log2(rank + 1)``
 discount, over the DCG of the ideal list (every relevant product at grade 2); MRR averages
-``1 / rank`` of the first hit of grade >= 1; a zero-hit query is one answered with nothing.
-Without judgments recall and nDCG are 0.
+``1 / rank`` of the first hit of grade >= 1. What is graded is what the shopper is shown: the
+products that match every constraint, then the near misses a search adds when fewer than k
+match (each says what it breaks); a zero-hit query is one where nothing matched every
+constraint. Without judgments recall and nDCG are 0.
 """
 
 from __future__ import annotations
@@ -45,13 +47,14 @@ from ..catalog import Product, Variant
 from ..errors import ConfigurationError
 from ..retrieval.filters import Hit
 from ..retrieval.query import SearchQuery
-from ..retrieval.search import Searcher, Understander
+from ..retrieval.search import Searcher, SearchResult, Understander
 
 if TYPE_CHECKING:
     from ..retrieval.embeddings import Embedder
 
 __all__ = [
     "GROUPS",
+    "Answer",
     "Criterion",
     "Judgments",
     "K",
@@ -67,6 +70,7 @@ __all__ = [
     "raw_words",
     "recall_at",
     "reciprocal_rank",
+    "shown",
     "standard_systems",
 ]
 
@@ -339,16 +343,30 @@ def raw_words(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """What a system showed for a request: the products that match every constraint, then
+    the near misses it offered after them."""
+
+    matches: Sequence[Hit]
+    near_misses: Sequence[Hit] = ()
+
+
+def shown(result: SearchResult) -> Answer:
+    """A search's answer as a shopper sees it: hits, then near misses."""
+    return Answer(result.hits, [near.hit for near in result.near_misses])
+
+
+@dataclass(frozen=True)
 class System:
     """A named way of answering a request with ranked hits."""
 
     name: str
-    search: Callable[[str], Sequence[Hit]]
+    search: Callable[[str], Answer]
 
 
-def _searching(searcher: Searcher, k: int) -> Callable[[str], Sequence[Hit]]:
-    def search(request: str) -> Sequence[Hit]:
-        return searcher.search(request, k).hits
+def _searching(searcher: Searcher, k: int) -> Callable[[str], Answer]:
+    def search(request: str) -> Answer:
+        return shown(searcher.search(request, k))
 
     return search
 
@@ -398,6 +416,8 @@ class QueryOutcome:
     grades: tuple[int, ...]
     hits: tuple[tuple[str, str | None], ...]
     """``(product title, variant id)`` per rank."""
+    matches: int
+    """How many of ``hits`` matched every constraint (the rest are near misses)."""
     recall: float
     ndcg: float
     rr: float
@@ -433,7 +453,7 @@ class SystemReport:
 
     @property
     def zero_hits(self) -> int:
-        return sum(1 for o in self.outcomes if not o.hits)
+        return sum(1 for o in self.outcomes if not o.matches)
 
     @property
     def mean_ms(self) -> float:
@@ -481,8 +501,9 @@ def evaluate_retrieval(
         outcomes = []
         for case, judged in zip(cases, judgments, strict=True):
             started = time.perf_counter()
-            hits = list(system.search(case.request))[:k]
+            answer = system.search(case.request)
             ms = (time.perf_counter() - started) * 1000
+            hits = [*answer.matches, *answer.near_misses][:k]
             grades = judged.grades(hits)
             outcomes.append(
                 QueryOutcome(
@@ -493,6 +514,7 @@ def evaluate_retrieval(
                     hits=tuple(
                         (h.product.title, h.variant.id if h.variant else None) for h in hits
                     ),
+                    matches=min(len(answer.matches), k),
                     recall=recall_at(grades, judged.relevant, k),
                     ndcg=ndcg_at(grades, judged.ideal(), k),
                     rr=reciprocal_rank(grades, k),

@@ -1,16 +1,20 @@
-"""When nothing matches every constraint: the nearest products, and what each one breaks.
+"""When too few products match every constraint: the nearest others, and what each breaks.
 
 "A blue t-shirt under $50, not polyester" with only a $50.88 blue t-shirt in stock should not
-answer "no products match". The query is relaxed step by step, each step dropping more of what
-the shopper asked for (first the price, rating and stock; then options and attributes; then
-exclusions; then the category and brand) until something matches. Each product found is then
-checked against the original constraints one at a time, and the ones it breaks are said in
-words ("0.88 USD over your limit of 50 USD", "color is not blue").
+answer "no products match"; "wireless earbuds" in a store with one pair of earbuds should not
+hide its wireless in-ear headphones. The query is relaxed step by step, each step dropping
+more of what the shopper asked for (first the price, rating and stock; then options and
+attributes; then exclusions; then the category and brand, whose words are searched for
+instead), and the products each step adds
+fill the answer up to the number asked for, nearest relaxation first, as long as they share
+something with the request (a word, the category...). Each product found is
+then checked against the original constraints one at a time, and the ones it breaks are said
+in words ("0.88 USD over your limit of 50 USD", "color is not blue").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -40,12 +44,15 @@ def has_constraints(query: SearchQuery) -> bool:
 
 
 def relaxations(query: SearchQuery) -> Iterator[SearchQuery]:
-    """``query`` with ever fewer constraints (each step distinct from the one before)."""
+    """``query`` with ever fewer constraints (each step distinct from the one before). The
+    last step turns the category and brand from filters into words to search for, so that
+    "wireless earbuds" may still find wireless in-ear headphones."""
+    named = " ".join(part for part in (query.text, query.category, query.brand) if part)
     steps: list[dict[str, Any]] = [
         {"price": None, "min_rating": None, "available_only": False},
         {"attributes": {}, "options": {}},
         {"exclude": []},
-        {"category": None, "brand": None},
+        {"category": None, "brand": None, "text": named},
     ]
     current = query
     dropped: dict[str, Any] = {}
@@ -72,7 +79,8 @@ def what_it_breaks(query: SearchQuery, hit: Hit, words: Words) -> list[str]:
         return check(Plan.of(single, words), product, 0.0, words) is None
 
     if query.category and fails(SearchQuery(category=query.category)):
-        broken.append(f"not a {query.category}")
+        article = "an" if query.category[:1].casefold() in "aeiou" else "a"
+        broken.append(f"not {article} {query.category}")
     if query.brand and fails(SearchQuery(brand=query.brand)):
         broken.append(f"not by {query.brand}")
     for table in (query.attributes, query.options):
@@ -115,15 +123,28 @@ def _price_breaks(query: SearchQuery, hit: Hit) -> list[str]:
 
 
 def find_near_misses(
-    query: SearchQuery, k: int, retrieve: Callable[[SearchQuery, int], list[Hit]]
+    query: SearchQuery,
+    k: int,
+    retrieve: Callable[[SearchQuery, int], list[Hit]],
+    *,
+    shown: Collection[str] = (),
 ) -> list[NearMiss]:
-    """Up to ``k`` near misses for ``query`` (which matched nothing), from the first relaxation
-    ``retrieve`` finds anything for; ``[]`` when the query has nothing to relax."""
+    """Up to ``k`` near misses for ``query``: products not in ``shown`` (ids of the products
+    that matched it), from each relaxation in turn until ``k`` are found; ``[]`` when the
+    query has nothing to relax. A product must still meet something of its relaxed query (a
+    word of the request, the category...): a dense neighbour that shares nothing with the
+    request is no nearer to it than any other product."""
     if k <= 0 or not has_constraints(query):
         return []
     words = Words(analyzer())
+    seen = set(shown)
+    found: list[NearMiss] = []
     for relaxed in relaxations(query):
-        hits = retrieve(relaxed, k)
-        if hits:
-            return [NearMiss(hit=h, breaks=what_it_breaks(query, h, words)) for h in hits[:k]]
-    return []
+        for hit in retrieve(relaxed, k + len(seen)):
+            if hit.product.id in seen or not hit.matched:
+                continue
+            seen.add(hit.product.id)
+            found.append(NearMiss(hit=hit, breaks=what_it_breaks(query, hit, words)))
+            if len(found) == k:
+                return found
+    return found

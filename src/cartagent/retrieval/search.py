@@ -9,8 +9,9 @@ retrievers answer the same query (each applying the exact structured filters), a
 lists are fused with reciprocal rank fusion; ``Hit.score`` is then the RRF score. A price or
 rating sort re-orders the fused hits by that key.
 
-When nothing matches every constraint, :attr:`SearchResult.near_misses` holds the nearest
-products and what each breaks (:mod:`cartagent.retrieval.near_misses`).
+When fewer than ``k`` products match every constraint, :attr:`SearchResult.near_misses` fills
+the answer up to ``k`` with the nearest others and what each breaks
+(:mod:`cartagent.retrieval.near_misses`).
 """
 
 from __future__ import annotations
@@ -70,13 +71,13 @@ class SearchResult(BaseModel):
         default_factory=dict,
         description=(
             "Milliseconds per stage: understand, lexical, filter (and total); "
-            "embed, dense, fuse and rerank when hybrid; near_misses when nothing matched."
+            "embed, dense, fuse and rerank when hybrid; near_misses when fewer than k matched."
         ),
     )
     near_misses: list[NearMiss] = Field(
         default_factory=list,
-        description="When no product matches every constraint: the nearest ones, and what "
-        "each breaks.",
+        description="When fewer products than asked for match every constraint: the nearest "
+        "others (after the hits, up to as many as asked for in all), and what each breaks.",
     )
 
 
@@ -141,9 +142,14 @@ class Searcher:
         near: list[NearMiss] = []
         with stage("retrieve", retrieval):
             hits = self._retrieve(query, k, spent)
-            if not hits:
+            if len(hits) < k:
                 with stage("near_misses", spent):
-                    near = find_near_misses(query, k, lambda q, n: self._retrieve(q, n, {}))
+                    near = find_near_misses(
+                        query,
+                        k - len(hits),
+                        lambda q, n: self._retrieve(q, n, {}),
+                        shown=[h.product.id for h in hits],
+                    )
         spent["total"] = spent["understand"] + retrieval["retrieve"]
         return SearchResult(query=query, hits=hits, timings=spent, near_misses=near)
 

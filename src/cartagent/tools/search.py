@@ -122,10 +122,10 @@ def search_tool(searcher: Searcher) -> Tool[SearchProductsArgs]:
 
         Returns the best matches with id, title, price, the variant (id and options such as
         size and colour) that fits the request, and which constraints it matched; use the
-        variant id to add it to an order. When nothing matches every constraint, the list is
-        empty and ``near_misses`` holds the nearest products with what each breaks (e.g.
-        "0.88 USD over your limit of 50 USD"): offer them, or relax a constraint and search
-        again.
+        variant id to add it to an order. When fewer products than ``k`` match every
+        constraint (none, or a few), ``near_misses`` follows with the nearest others and what
+        each breaks (e.g. "0.88 USD over your limit of 50 USD"): offer them as alternatives,
+        never as matches, or relax a constraint and search again.
         """
         return await asyncio.to_thread(_search, searcher, args)
 
@@ -143,15 +143,20 @@ def _search(searcher: Searcher, args: SearchProductsArgs) -> dict[str, Any]:
         "count": len(hits),
         "products": hits,
     }
+    near = [_without_score(near_miss_summary(n)) for n in result.near_misses]
+    if near:
+        content["near_misses"] = near
     if not hits:
-        near = [_without_score(near_miss_summary(n)) for n in result.near_misses]
-        if near:
-            content["near_misses"] = near
-            content["hint"] = (
-                "no product matches every constraint; near_misses say what each breaks"
-            )
-        else:
-            content["hint"] = "no products match every constraint; drop one and search again"
+        content["hint"] = (
+            "no product matches every constraint; near_misses say what each breaks"
+            if near
+            else "no products match every constraint; drop one and search again"
+        )
+    elif near:
+        content["hint"] = (
+            "products lists every match; near_misses are close alternatives, each with what "
+            "it breaks"
+        )
     return content
 
 
