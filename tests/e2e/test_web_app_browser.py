@@ -241,6 +241,19 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     assert errors == []
 
 
+def test_near_misses_are_shown_apart_with_what_each_breaks(server: WebAppServer, page: Any) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/shop")
+    ready(page)
+    assert ask(page, "a blue t-shirt under $50, not polyester").startswith("No products match")
+    near = last_cards(page).first
+    assert "near" in near.get_attribute("class").split()
+    assert "Not a match:" in near.inner_text() and "over your limit of 50 USD" in near.inner_text()
+    ready(page)
+    shot(page, "near-misses")
+    assert errors == []
+
+
 def test_a_guest_checks_out_with_the_keyboard_alone(server: WebAppServer, page: Any) -> None:
     errors = script_errors(page)
     page.goto(f"{server.base_url}/shop")

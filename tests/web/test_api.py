@@ -87,6 +87,7 @@ def test_a_message_round_trip_returns_cards_and_timings_and_is_in_the_history(
         "currency": "USD",
         "available": True,
         "rank": 1,
+        "breaks": [],
     }
     assert set(body["timings"]) == {*STAGES, "total"} and body["timings"]["retrieve"] > 0
     assert body["data"]["search"]["request"] == "show me t-shirts in blue"

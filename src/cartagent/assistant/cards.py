@@ -18,7 +18,8 @@ class ProductCard:
 
     ``rank`` counts from 1 in the list it was shown in, so "the second one" is ``rank == 2``.
     ``variant_id``, ``price`` and ``currency`` are ``None`` only for a product without variants
-    (there is nothing to buy yet).
+    (there is nothing to buy yet). ``breaks`` is empty for a match; for a near miss, offered
+    when too few products match, it says what the card does not satisfy.
     """
 
     id: str
@@ -29,6 +30,7 @@ class ProductCard:
     available: bool
     rank: int
     options: dict[str, str] = field(default_factory=dict)
+    breaks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +42,7 @@ class ProductCard:
             "currency": self.currency,
             "available": self.available,
             "rank": self.rank,
+            "breaks": list(self.breaks),
         }
 
     @classmethod
@@ -54,6 +57,7 @@ class ProductCard:
             currency=None if data.get("currency") is None else str(data["currency"]),
             available=bool(data["available"]),
             rank=int(data["rank"]),
+            breaks=tuple(str(b) for b in data.get("breaks") or ()),
         )
 
     def describe(self) -> str:

@@ -54,6 +54,11 @@ class Card(BaseModel):
     currency: str | None
     available: bool
     rank: int = Field(description="Position in the list it was shown in, from 1.")
+    breaks: list[str] = Field(
+        default_factory=list,
+        description="Empty for a match; for a near miss, what it does not satisfy "
+        "(e.g. '0.88 USD over your limit of 50 USD').",
+    )
 
     @classmethod
     def of(cls, card: ProductCard | Mapping[str, Any]) -> Card:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
 
-from cartagent.assistant import Conversation, Reply, StoredMessage, TurnContext
+from cartagent.assistant import Conversation, ProductCard, Reply, StoredMessage, TurnContext
 from cartagent.assistant.specialists import DiscoverySpecialist
+from cartagent.catalog import Product, Variant
+from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import SearchQuery
 from cartagent.retrieval.search import Searcher
+from tests.assistant.conftest import SHOP
 
 pytestmark = pytest.mark.anyio
 
@@ -84,6 +88,54 @@ async def test_more_expensive_is_dearer_than_every_card_shown(shop_searcher: Sea
     cards = reply.cards
     assert [c.variant_id for c in cards] == []
     assert "Nothing dearer than 14.50 USD" in reply.text
+
+
+POLO = Product(
+    id="polo",
+    title="Polo Shirt",
+    category=("Clothing", "Tops", "Polo Shirts"),
+    variants=(Variant(id="polo-red", options={"color": "red"}, price=Decimal("30")),),
+)
+
+
+@pytest.fixture(scope="module")
+def polo_searcher() -> Searcher:
+    return Searcher(LexicalIndex.build([*SHOP, POLO]))
+
+
+async def test_near_misses_follow_the_matches_saying_what_they_break(
+    polo_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    _, reply = await _say(conversation, polo_searcher, "red t-shirt")
+    assert reply.text == "1 match for red t-shirt, then 1 close alternative:"
+    assert [(c.variant_id, c.rank, c.breaks) for c in reply.cards] == [
+        ("tee-red-l", 1, ()),
+        ("polo-red", 2, ("not a t-shirt",)),
+    ]
+    assert conversation.results == list(reply.cards)
+    _, picked = await _say(conversation, polo_searcher, "add the second one to my cart")
+    assert [line.variant_id for line in conversation.cart] == ["polo-red"], picked.text
+
+
+async def test_with_no_match_the_near_misses_are_the_answer(polo_searcher: Searcher) -> None:
+    _, reply = await _say(_conversation(), polo_searcher, "blue t-shirt under 40")
+    assert reply.text == "No products match blue t-shirt, up to 40 USD; the nearest 2:"
+    first = reply.cards[0]
+    assert (first.variant_id, first.breaks) == (
+        "tee-blue-m",
+        ("10.88 USD over your limit of 40 USD",),
+    )
+    none = DiscoverySpecialist(max_near=0)
+    _, bare = await _say(_conversation(), polo_searcher, "blue t-shirt under 40", none)
+    assert bare.cards == () and bare.text.startswith("No products match")
+
+
+async def test_a_near_miss_card_survives_the_conversation_store() -> None:
+    card = ProductCard("polo", "Polo Shirt", "polo-red", Decimal("30"), "USD", True, 2, {})
+    near = replace(card, breaks=("not a t-shirt",))
+    assert ProductCard.from_json(near.to_json()) == near
+    assert ProductCard.from_json(card.to_json()).breaks == ()
 
 
 async def test_references_resolve_against_the_last_list(shop_searcher: Searcher) -> None:

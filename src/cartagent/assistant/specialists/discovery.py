@@ -4,6 +4,8 @@
   ``context`` (so "in red", "under $40", "not polyester" refine the last search), then the
   retriever. Each product found is shown as up to ``per_product`` cards, one per variant that
   satisfies the request, so a store with one product per category still offers a choice.
+  When that leaves room, up to ``max_near`` near misses follow (none match: they are all
+  that is shown), each card saying what it breaks ("0.88 USD over your limit of 50 USD").
 * "cheaper" / "more expensive" are relative to what was shown: every new card costs less than
   the cheapest card shown (more than the dearest one).
 * "the second one", "show me #2", "add the first to my cart" resolve against the stored last
@@ -105,6 +107,15 @@ def describe(query: SearchQuery) -> str:
     return ", ".join(parts)
 
 
+def _heading(matches: int, near: int, wanted: str) -> str:
+    """ "2 matches for blue t-shirt:", with the near misses that follow said apart."""
+    if not matches:
+        return f"No products match {wanted}; the nearest {'one' if near == 1 else near}:"
+    found = f"{matches} match{'es' if matches != 1 else ''} for {wanted}"
+    alternatives = f"{near} close alternative{'s' if near != 1 else ''}"
+    return f"{found}, then {alternatives}:" if near else f"{found}:"
+
+
 class DiscoverySpecialist:
     """Finds products with the searcher and keeps the shown list for references."""
 
@@ -114,13 +125,21 @@ class DiscoverySpecialist:
     prompt: str | None = "discovery.md"
 
     def __init__(
-        self, *, max_cards: int = 6, per_product: int = 3, terms: StoreTerms = DEMO_STORE
+        self,
+        *,
+        max_cards: int = 6,
+        per_product: int = 3,
+        max_near: int = 3,
+        terms: StoreTerms = DEMO_STORE,
     ) -> None:
         if max_cards < 1 or per_product < 1:
             raise ValueError("max_cards and per_product must be at least 1")
+        if max_near < 0:
+            raise ValueError("max_near must not be negative")
         self.terms = terms
         self.max_cards = max_cards
         self.per_product = per_product
+        self.max_near = max_near
         self._words: Words | None = None
 
     async def handle(self, turn: TurnContext) -> Reply:
@@ -175,21 +194,26 @@ class DiscoverySpecialist:
         cards = self._cards(result.hits, query)
         turn.timings["retrieve"] = _ms(start)
         wanted = describe(query)
-        if not cards:
-            if relative is not None:
-                unbounded = describe(query.model_copy(update={"price": None}))
-                text = f"Nothing {relative} matches {unbounded}; the results above still stand."
-            else:
-                text = f"No products match {wanted}. Try fewer or different words."
+        if not cards and relative is not None:
+            unbounded = describe(query.model_copy(update={"price": None}))
+            text = f"Nothing {relative} matches {unbounded}; the results above still stand."
             return Reply(text, self.domain)
-        conversation.results = cards
+        # "Cheaper" asks about prices only: a near miss would just be one that is not cheaper.
+        room = 0 if relative is not None else min(self.max_near, self.max_cards - len(cards))
+        near = [
+            replace(card_from_hit(n.hit, 0), breaks=tuple(n.breaks))
+            for n in result.near_misses[: max(room, 0)]
+        ]
+        if not cards and not near:
+            return Reply(f"No products match {wanted}. Try fewer or different words.", self.domain)
+        shown = [replace(card, rank=rank) for rank, card in enumerate([*cards, *near], 1)]
+        conversation.results = shown
         request = turn.text if bound is None else f"{turn.text} ({bound})"
         search = {"request": request, "query": query.model_dump(mode="json", exclude_defaults=True)}
-        count = len(cards)
         return Reply(
-            f"{count} match{'es' if count != 1 else ''} for {wanted}:",
+            _heading(len(cards), len(near), wanted),
             self.domain,
-            tuple(cards),
+            tuple(shown),
             data={"search": search},
         )
 

@@ -152,6 +152,10 @@ export function productCard(card, onAdd) {
     el("h3", { text: card.title }),
   );
   if (options) article.append(el("p", { className: "options", text: options }));
+  if (card.breaks && card.breaks.length) {
+    article.classList.add("near");
+    article.append(el("p", { className: "breaks", text: `Not a match: ${card.breaks.join("; ")}` }));
+  }
   article.append(
     el("p", { className: "price", text: card.price ? money(card.price, card.currency) : "No price" }),
     el("p", {
