@@ -5,7 +5,15 @@ from __future__ import annotations
 from decimal import Decimal
 
 from cartagent.catalog import Product, Variant
-from cartagent.retrieval.filters import Plan, Words, analyzer, check, order_value, ordered
+from cartagent.retrieval.filters import (
+    Plan,
+    Words,
+    analyzer,
+    check,
+    order_value,
+    ordered,
+    prep,
+)
 from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
 
 WORDS = Words(analyzer())
@@ -159,3 +167,20 @@ def test_words_a_variant_option_holds_pick_that_variant_not_any_the_description_
     # Words no variant's options hold may still come from the description, or partly from it.
     assert variant_for(PERFUME, SearchQuery(options={"scent": ["perfume"]})) == "30"
     assert variant_for(PERFUME, SearchQuery(options={"scent": ["men perfume"]})) == "30"
+
+
+SUNGLASSES = sized("Sunglasses", "lens type", {"plain": "non-polarized", "polarized": "polarized"})
+
+
+def test_a_non_word_is_not_the_word_it_denies() -> None:
+    # The parser files "polarized" under features, a name the product lacks: the words must
+    # then be the variant's own, and "non-polarized" does not hold "polarized".
+    assert variant_for(SUNGLASSES, SearchQuery(attributes={"features": ["polarized"]})) == (
+        "polarized"
+    )
+    assert variant_for(SUNGLASSES, SearchQuery(options={"lens type": ["non-polarized"]})) == (
+        "plain"
+    )
+    assert variant_for(SUNGLASSES, SearchQuery(text="polarized")) == "polarized"
+    assert WORDS("Non-stick pan") == WORDS("nonstick pan")
+    assert prep("non-polarized, 100ml") == "nonpolarized, 100 ml"

@@ -142,11 +142,14 @@ def analyzer() -> tantivy.TextAnalyzer:
 
 
 _NUMBER_UNIT = re.compile(r"(?<=\d)(?=[^\W\d_])")
+_NON = re.compile(r"\b(non)-(?=[^\W\d_])", re.IGNORECASE)
 
 
 def prep(text: str) -> str:
-    """Split a number from the unit glued to it ("1000ml" -> "1000 ml"), as queries write it."""
-    return _NUMBER_UNIT.sub(" ", text)
+    """Split a number from the unit glued to it ("1000ml" -> "1000 ml"), as queries write it,
+    and keep "non-" on its word ("non-polarized" -> "nonpolarized"): split, the word would
+    read as the very thing it denies."""
+    return _NON.sub(r"\1", _NUMBER_UNIT.sub(" ", text))
 
 
 def _canonical_key(key: str) -> str:

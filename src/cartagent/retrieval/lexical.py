@@ -50,7 +50,7 @@ from .spans import stage
 
 __all__ = ["Hit", "LexicalIndex", "LexicalWriter"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: "non-" stays on its word (filters.prep)
 _META_FILE = "cartagent-lexical.json"
 _TOKENIZER = "cartagent_en"
 
