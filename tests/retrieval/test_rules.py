@@ -144,6 +144,18 @@ def test_bare_numbers_are_sizes_only_for_apparel() -> None:
     assert "size" not in parse("bookshelf 9").options
 
 
+def test_a_bare_size_word_is_a_size_only_for_clothes_sized_by_letter() -> None:
+    large = parse("large t-shirt")
+    assert (large.options, large.text) == ({"size": ["L"]}, "")
+    assert parse("a medium blue hoodie").options == {"color": ["blue"], "size": ["M"]}
+    # The first size word is the size; a second describes something else.
+    assert parse("small t-shirt with a large print").options == {"size": ["S"]}
+    for request in ("air purifier for a large room", "large boots", "small bookshelf"):
+        understood = parse(request)
+        assert "size" not in understood.options, request
+        assert understood.text.split()[0] in ("large", "small"), request
+
+
 @pytest.mark.parametrize(
     ("request_", "key", "value"),
     [

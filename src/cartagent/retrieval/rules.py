@@ -43,6 +43,7 @@ from .vocabulary import (
     FOLLOW_UP_MARKERS,
     FOLLOW_UP_OPENERS,
     GENDER_OF,
+    LETTER_SIZED_CATEGORIES,
     MATERIAL_OF,
     NEGATION_CUES,
     PRICE_MAX_CUES,
@@ -189,6 +190,7 @@ _NEGATION_RE = re.compile(
 )
 _LIST_GLUE_RE = re.compile(r"\s?(?:,\s?(?:or\s|nor\s|and\s)?|\sor\s|\snor\s|\sand\s|/)\s?")
 _BARE_NUMBER_RE = re.compile(r"(?<![\w.$€£])(?P<v>\d{1,2}(?:\.5)?)(?![\w.%])")
+_BARE_SIZE_WORD_RE = re.compile(r"(?<![\w'-])(?P<v>small|medium|large)(?![\w-])")
 _TOKEN_RE = re.compile(r"[\w][\w'&.+-]*")
 # "speaker I can control from my phone": a clause after the product noun ("I can", "from",
 # "while", "so") names what it is used with, not what is wanted.
@@ -629,6 +631,12 @@ def _pass_bare_sizes(work: _Work, draft: _Draft) -> None:
         if Decimal(1) <= value <= Decimal(60):
             work.claim(m.start(), m.end())
             draft.add("option", "size", m.group("v"))
+            return
+    if draft.category in LETTER_SIZED_CATEGORIES:
+        # "a large t-shirt": the bare word is the size ("in large" is read by _pass_sizes).
+        for m in work.matches(_BARE_SIZE_WORD_RE):
+            work.claim(m.start(), m.end())
+            draft.add("option", "size", SIZE_OF[m.group("v")])
             return
 
 

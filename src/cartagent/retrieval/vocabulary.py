@@ -24,6 +24,7 @@ __all__ = [
     "FOLLOW_UP_MARKERS",
     "FOLLOW_UP_OPENERS",
     "GENDERS",
+    "LETTER_SIZED_CATEGORIES",
     "MATERIALS",
     "NEGATION_CUES",
     "PRICE_MAX_CUES",
@@ -361,6 +362,10 @@ SIZED_CATEGORIES: Final[frozenset[str]] = frozenset(
         "sandals", "shoes", "slippers",
     }
 )  # fmt: skip
+# Of those, the ones sized S, M, L...: "a large t-shirt" asks for size L, "large boots" do not.
+LETTER_SIZED_CATEGORIES: Final[frozenset[str]] = SIZED_CATEGORIES - {
+    "running shoes", "sneakers", "hiking boots", "boots", "sandals", "shoes", "slippers"
+}  # fmt: skip
 
 # Named sizes -> canonical size value.
 SIZE_WORDS: Final[dict[str, tuple[str, ...]]] = {
