@@ -161,6 +161,7 @@ class SandboxProcess(ServerProcess):
         port: int | None = None,
         workers: int = 1,
         seed: bool = False,
+        db_calls: str = "auto",
         startup_timeout: float = 30.0,
     ) -> None:
         super().__init__(host=host, port=port, startup_timeout=startup_timeout)
@@ -169,13 +170,14 @@ class SandboxProcess(ServerProcess):
         self.client_secret = client_secret
         self.workers = workers
         self.seed = seed
+        self.db_calls = db_calls
 
     def command(self) -> list[str]:
         return [
             sys.executable, "-m", "cartagent", "sandbox", "--host", self.host,
             "--port", str(self.port), "--db", self.db_url, "--client-id", self.client_id,
             "--client-secret", self.client_secret, "--workers", str(self.workers),
-            "--seed" if self.seed else "--no-seed",
+            "--seed" if self.seed else "--no-seed", "--db-calls", self.db_calls,
         ]  # fmt: skip
 
     def probe(self) -> None:

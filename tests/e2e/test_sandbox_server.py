@@ -34,9 +34,10 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     _drop_postgres_database(name)
 
 
-@pytest.fixture
-def server(db_url: str) -> Iterator[SandboxProcess]:
-    with SandboxProcess(db_url) as process:
+@pytest.fixture(params=["inline", "threads"])
+def server(db_url: str, request: pytest.FixtureRequest) -> Iterator[SandboxProcess]:
+    """The sandbox making its database calls on its event loop, and in worker threads."""
+    with SandboxProcess(db_url, db_calls=request.param) as process:
         yield process
 
 

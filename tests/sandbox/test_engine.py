@@ -5,16 +5,50 @@ from __future__ import annotations
 
 import time
 
+import click
 import pytest
 import sqlalchemy as sa
 
+from cartagent.cli.bench import sandbox_bench
 from cartagent.cli.sandbox import sandbox as sandbox_command
-from cartagent.sandbox.engine import DEFAULT_POOL_SIZE, create_engine, request_slots
+from cartagent.sandbox.engine import (
+    DB_CALLS,
+    DEFAULT_POOL_SIZE,
+    calls_inline,
+    create_engine,
+    request_slots,
+)
+from cartagent.sandbox.store import Store
 
 
 def test_the_cli_default_pool_is_the_sandboxs() -> None:
     option = next(p for p in sandbox_command.params if p.name == "pool_size")
     assert option.default == DEFAULT_POOL_SIZE
+
+
+def test_the_clis_offer_the_sandboxs_places_for_database_calls() -> None:
+    for command in (sandbox_command, sandbox_bench):
+        option = next(p for p in command.params if p.name == "db_calls")
+        assert isinstance(option.type, click.Choice) and tuple(option.type.choices) == DB_CALLS
+
+
+@pytest.mark.parametrize(
+    ("url", "inline"),
+    [("sqlite:///x.db", True), ("postgresql://app@db.internal/shop", False)],
+)
+def test_database_calls_run_inline_on_sqlite_and_in_threads_on_postgresql_unless_asked(
+    url: str, inline: bool
+) -> None:
+    engine = create_engine(url)  # connects on first use only: nothing is reached here
+    try:
+        assert calls_inline(engine) is inline
+        assert calls_inline(engine, "inline") is True
+        assert calls_inline(engine, "threads") is False
+        assert Store(engine, db_calls="threads").inline is False
+        with pytest.raises(ValueError, match="db_calls must be one of auto, inline, threads"):
+            calls_inline(engine, "fibers")
+    finally:
+        engine.dispose()
 
 
 def test_requests_get_the_pool_size_and_sqlite_one_at_a_time(database_url: str) -> None:
@@ -46,3 +80,17 @@ def test_a_pooled_connection_the_server_closed_is_replaced_at_checkout(database_
     finally:
         engine.dispose()
         admin.dispose()
+
+
+def test_a_sandbox_makes_its_database_calls_where_it_is_told(
+    database_url: str,
+) -> None:
+    from cartagent.sandbox import open_sandbox
+
+    threads = open_sandbox(database_url, db_calls="threads")
+    inline = open_sandbox(database_url, db_calls="inline")
+    try:
+        assert threads.store.inline is False and inline.store.inline is True
+    finally:
+        threads.store.engine.dispose()
+        inline.store.engine.dispose()

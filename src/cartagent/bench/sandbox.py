@@ -161,11 +161,13 @@ def run_backend(
     max_flows: int,
     workers: int = 1,
     warmup: float = 1.0,
+    *,
+    db_calls: str = "auto",
 ) -> list[Result]:
     """Start a sandbox on ``db_url`` and measure each client count in turn."""
     results = []
     named = {"postgres": "postgres"} if db_url.startswith("postgresql") else {}
-    with SandboxProcess(db_url, workers=workers) as server:
+    with SandboxProcess(db_url, workers=workers, db_calls=db_calls) as server:
         token = server.token()
         asyncio.run(_run(server.base_url, token, 4, warmup, max_flows))
         for clients in client_counts:

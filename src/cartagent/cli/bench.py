@@ -50,6 +50,13 @@ def bench() -> None:
     help="Server worker processes (default: the CPU count, at most 4).",
 )
 @click.option(
+    "--db-calls",
+    type=click.Choice(("auto", "inline", "threads")),
+    default="auto",
+    show_default=True,
+    help="cartagent sandbox --db-calls: requests' database calls on the event loop or in threads.",
+)
+@click.option(
     "--json",
     "json_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -62,6 +69,7 @@ def sandbox_bench(
     seconds: float,
     max_flows: int,
     workers: int,
+    db_calls: str,
     json_path: Path | None,
 ) -> None:
     """create-order → approve → capture flows over HTTP on 127.0.0.1."""
@@ -73,16 +81,25 @@ def sandbox_bench(
         if sqlite:
             click.echo(f"sqlite: {len(counts)} runs of {seconds:g}s ...", err=True)
             url = f"sqlite:///{Path(tmp) / 'bench.db'}"
-            results += run_backend("sqlite", url, counts, seconds, max_flows, workers)
+            results += run_backend(
+                "sqlite", url, counts, seconds, max_flows, workers, db_calls=db_calls
+            )
         if postgres_url:
             click.echo(f"postgresql: {len(counts)} runs of {seconds:g}s ...", err=True)
             fresh_postgres_database(postgres_url)
-            results += run_backend("postgresql", postgres_url, counts, seconds, max_flows, workers)
+            results += run_backend(
+                "postgresql", postgres_url, counts, seconds, max_flows, workers, db_calls=db_calls
+            )
     click.echo(render(results))
     for line in ceiling_lines(results, os.cpu_count() or 1):
         click.echo(line)
     if json_path is not None:
-        figures = {"seconds": seconds, "workers": workers, "runs": [r.to_json() for r in results]}
+        figures = {
+            "seconds": seconds,
+            "workers": workers,
+            "db_calls": db_calls,
+            "runs": [r.to_json() for r in results],
+        }
         json_path.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         click.echo(f"figures written to {json_path}", err=True)
 

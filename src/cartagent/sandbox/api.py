@@ -92,7 +92,8 @@ _LIMITERS: WeakKeyDictionary[AbstractEventLoop, WeakKeyDictionary[Store, Capacit
 
 
 async def run_store_work(sandbox: Sandbox, fn: Callable[..., T], *args: Any) -> T:
-    """Run blocking database work: inline on SQLite (see ``Store.inline``), else in a thread.
+    """Run blocking database work: inline on SQLite (and PostgreSQL when asked, see
+    ``Store.inline``), else in a thread.
 
     Threads are limited to the store's pool of connections, so a request never holds a thread
     while it waits for a connection, and the database sees a steady number of sessions: the

@@ -75,10 +75,11 @@ def open_sandbox(
     clock: Clock | None = None,
     ids: IdFactory | None = None,
     pool_size: int = DEFAULT_POOL_SIZE,
+    db_calls: str = "auto",
 ) -> Sandbox:
     """Connect to (and migrate) the sandbox database at ``db_url`` (``pool_size``: PostgreSQL
-    connections for requests)."""
-    store = Store(create_engine(db_url, pool_size=pool_size))
+    connections for requests; ``db_calls``: see :func:`~.engine.calls_inline`)."""
+    store = Store(create_engine(db_url, pool_size=pool_size), db_calls=db_calls)
     migrate(store.engine)
     key = store.meta_get("token_key") or store.meta_setdefault("token_key", secrets.token_hex(32))
     sandbox = Sandbox(store=store, clock=clock or Clock(), ids=ids or IdFactory())

@@ -13,11 +13,16 @@ from .engine import DEFAULT_POOL_SIZE
 
 _ENV_DB = "CARTAGENT_SANDBOX_WORKER_DB"
 _ENV_POOL = "CARTAGENT_SANDBOX_WORKER_POOL"
+_ENV_CALLS = "CARTAGENT_SANDBOX_WORKER_DB_CALLS"
 
 
 def app_for_worker() -> FastAPI:
     """Factory uvicorn calls in each worker process when ``workers > 1``."""
-    sandbox = open_sandbox(os.environ[_ENV_DB], pool_size=int(os.environ[_ENV_POOL]))
+    sandbox = open_sandbox(
+        os.environ[_ENV_DB],
+        pool_size=int(os.environ[_ENV_POOL]),
+        db_calls=os.environ[_ENV_CALLS],
+    )
     return create_app(sandbox, deliver_webhooks=True)
 
 
@@ -31,10 +36,11 @@ def serve(
     seed_data: Path | None = None,
     workers: int = 1,
     pool_size: int = DEFAULT_POOL_SIZE,
+    db_calls: str = "auto",
     log_level: str = "warning",
 ) -> None:
     """Serve the sandbox on ``db_url``, first loading the tau-bench store in ``seed_data``."""
-    sandbox = open_sandbox(db_url, pool_size=pool_size)
+    sandbox = open_sandbox(db_url, pool_size=pool_size, db_calls=db_calls)
     ensure_merchant(sandbox, client_id, client_secret)
     if seed_data is not None:
         from .seed import seed_store
@@ -58,6 +64,7 @@ def serve(
     if workers > 1:
         os.environ[_ENV_DB] = db_url
         os.environ[_ENV_POOL] = str(pool_size)
+        os.environ[_ENV_CALLS] = db_calls
         uvicorn.run(
             "cartagent.sandbox.server:app_for_worker",
             factory=True,

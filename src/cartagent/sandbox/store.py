@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from .driver import Cursor, PostgresWire, SqliteWire, Wire
-from .engine import WriterLock, request_slots
+from .engine import WriterLock, calls_inline, request_slots
 
 metadata = sa.MetaData()
 
@@ -598,16 +598,17 @@ class Merchant:
 class Store:
     """Owns the engine; hands out transactions."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, db_calls: str = "auto") -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
         # SQLite allows one writer; queueing writers on a lock hands the write over at once,
         # where SQLite's own busy handler would sleep in coarse steps (up to 100 ms).
         self._sqlite_writer = WriterLock(engine) if self.dialect == "sqlite" else None
-        # A local SQLite file answers in microseconds and takes one writer at a time, so
+        # A SQLite file answers in microseconds and takes one writer at a time, so its
         # requests run on the event loop itself: handing them to worker threads only adds
-        # thread switches and GIL hand-offs. PostgreSQL work goes to a thread pool.
-        self.inline = self.dialect == "sqlite"
+        # thread switches and GIL hand-offs. PostgreSQL work goes to a thread pool unless
+        # asked otherwise (see engine.calls_inline).
+        self.inline = calls_inline(engine, db_calls)
         # Requests in worker threads at once: as many as there are connections for them.
         self.concurrency = request_slots(engine)
 
