@@ -5,11 +5,10 @@ answer "no products match"; "wireless earbuds" in a store with one pair of earbu
 hide its wireless in-ear headphones. The query is relaxed step by step, each step dropping
 more of what the shopper asked for (first the price, rating and stock; then options and
 attributes; then exclusions; then the category and brand, whose words are searched for
-instead), and the products each step adds
-fill the answer up to the number asked for, nearest relaxation first, as long as they share
-something with the request (a word, the category...). Each product found is
-then checked against the original constraints one at a time, and the ones it breaks are said
-in words ("0.88 USD over your limit of 50 USD", "color is not blue").
+instead), and the products each step adds fill the answer up to the number asked for, nearest
+relaxation first, as long as they share something with the request (a word, the category...).
+Each product found is then checked against the original constraints one at a time, and the
+ones it breaks are said in words ("0.88 USD over your limit of 50 USD", "color is not blue").
 """
 
 from __future__ import annotations

@@ -108,7 +108,8 @@ def describe(query: SearchQuery) -> str:
 
 
 def _heading(matches: int, near: int, wanted: str) -> str:
-    """ "2 matches for blue t-shirt:", with the near misses that follow said apart."""
+    """The reply's line above its cards, e.g. "1 match for red t-shirt, then 2 close
+    alternatives:"."""
     if not matches:
         return f"No products match {wanted}; the nearest {'one' if near == 1 else near}:"
     found = f"{matches} match{'es' if matches != 1 else ''} for {wanted}"
@@ -202,7 +203,7 @@ class DiscoverySpecialist:
         room = 0 if relative is not None else min(self.max_near, self.max_cards - len(cards))
         near = [
             replace(card_from_hit(n.hit, 0), breaks=tuple(n.breaks))
-            for n in result.near_misses[: max(room, 0)]
+            for n in result.near_misses[:room]
         ]
         if not cards and not near:
             return Reply(f"No products match {wanted}. Try fewer or different words.", self.domain)
