@@ -36,6 +36,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 import tantivy
@@ -152,6 +153,7 @@ def prep(text: str) -> str:
     return _NON.sub(r"\1", _NUMBER_UNIT.sub(" ", text))
 
 
+@lru_cache(maxsize=4096)  # a catalog has few option names, asked for on every variant check
 def _canonical_key(key: str) -> str:
     name = " ".join(key.split()).lower()
     return _KEY_ALIASES.get(name, name)
