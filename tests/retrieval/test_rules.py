@@ -611,3 +611,17 @@ def test_real_words_near_vocabulary_are_left_alone(request_: str, not_category: 
 @pytest.mark.parametrize("noun", ["camera", "kettle"])
 def test_a_generic_noun_is_a_generic_category(noun: str) -> None:
     assert parse(f"{noun} under $100").category == noun
+
+
+def test_conversational_filler_is_not_searched_for() -> None:
+    # Phrasings of WebShop's shoppers ("i am interested in", "also choose", "thats",
+    # "comes with"): none of these words says what is wanted.
+    words = parse("i am interested in a solid wood nightstand, choose one thats easy to clean")
+    assert set(words.text.split()) == {"solid", "nightstand", "easy", "clean"}
+    assert "comes" not in parse("a speaker that comes with a carrying case").text.split()
+
+
+def test_blu_ray_is_a_disc_not_the_colour_blue() -> None:
+    disc = parse("hdmi cable for my blu ray player")
+    assert "color" not in disc.options and "blu ray" in disc.text
+    assert parse("a blu shirt").options == {"color": ["blue"]}  # Italian "blu" still is

@@ -94,7 +94,8 @@ for _form, _canon in COLOR_OF.items():
 for _form in ("xs", "xxs", "xl", "xxl", "2xl", "3xl", "xxxl", "4xl"):
     _VOCAB[_form] = ("option", "size", SIZE_OF[_form])
 
-_COLOR_RE = _word_re(COLOR_OF)
+# "blu" is Italian for blue, but "blu ray" is a disc.
+_COLOR_RE = re.compile(r"(?!blu ray\b)" + _word_re(COLOR_OF).pattern)
 _MATERIAL_RE = _word_re(MATERIAL_OF)
 _GENDER_RE = _word_re(GENDER_OF)
 _CATEGORY_RE = _word_re(CATEGORY_OF)

@@ -489,6 +489,7 @@ STOPWORDS: Final[frozenset[str]] = frozenset(
     quiero busco je cherche ich suche un una des le la les der die das el los las et y und
     de du ein eine für pour para con avec mit
     while whilst when where whenever so
+    choose chosen interested thats that's help helps come comes trying try surely certainly
     """.split()  # noqa: SIM905
 )
 
