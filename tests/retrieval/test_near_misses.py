@@ -159,7 +159,7 @@ def test_too_few_matches_are_followed_by_near_misses_up_to_k() -> None:
     [near] = result.near_misses
     assert near.hit.product.id == "headphones"
     assert near.hit.variant is not None and near.hit.variant.id == "in-ear"
-    assert near.breaks == ["not an earbuds", "10 USD over your limit of 110 USD"]
+    assert near.breaks == ["not earbuds", "10 USD over your limit of 110 USD"]
     assert "near_misses" in result.timings
     # Only as many as asked for in all: one match and k=1 leaves no room.
     assert searcher.search_query(query, 1).near_misses == []
@@ -180,4 +180,33 @@ def test_near_misses_come_from_the_nearest_relaxation_first() -> None:
     # category too (the last) and come after them.
     ids = [n.hit.product.id for n in result.near_misses]
     assert ids[2] == "headphones" and set(ids[:2]) == {"earbuds", "buds-2"}
-    assert result.near_misses[2].breaks[0] == "not an earbuds"
+    assert result.near_misses[2].breaks[0] == "not earbuds"
+
+
+@pytest.mark.parametrize(
+    ("category", "said"),
+    [
+        ("t-shirt", "not a t-shirt"),
+        ("e-reader", "not an e-reader"),
+        ("wireless earbuds", "not wireless earbuds"),
+        ("dress", "not a dress"),
+        ("cactus", "not a cactus"),
+    ],
+)
+def test_the_category_broken_is_said_with_its_article(category: str, said: str) -> None:
+    mug = Hit(product=MUG, score=0.0, variant=MUG.variants[0])
+    assert what_it_breaks(SearchQuery(category=category), mug, Words(analyzer())) == [said]
+
+
+def test_a_caller_may_want_fewer_near_misses_than_room_is_left() -> None:
+    cheap_buds = EARBUDS.model_copy(
+        update={
+            "id": "buds-2",
+            "variants": (Variant(id="buds-2", price=Decimal("150"), options={"color": "black"}),),
+        }
+    )
+    searcher = Searcher(LexicalIndex.build([HEADPHONES, cheap_buds, EARBUDS]), understand=parse)
+    query = SearchQuery(text="wireless", category="earbuds", price=PriceRange(max=Decimal("50")))
+    assert len(searcher.search_query(query, 10).near_misses) == 3
+    assert len(searcher.search_query(query, 10, near=1).near_misses) == 1
+    assert searcher.search_query(query, 10, near=0).near_misses == []

@@ -65,6 +65,15 @@ def relaxations(query: SearchQuery) -> Iterator[SearchQuery]:
             yield relaxed
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: "a t-shirt", "an e-reader", "earbuds" (a plural
+    takes none)."""
+    folded = noun.casefold()
+    if folded.endswith("s") and not folded.endswith(("ss", "us", "is")):
+        return noun
+    return f"{'an' if folded[:1] in 'aeiou' else 'a'} {noun}"
+
+
 def _money(amount: Decimal, currency: str) -> str:
     return f"{amount.normalize():f} {currency}"
 
@@ -78,8 +87,7 @@ def what_it_breaks(query: SearchQuery, hit: Hit, words: Words) -> list[str]:
         return check(Plan.of(single, words), product, 0.0, words) is None
 
     if query.category and fails(SearchQuery(category=query.category)):
-        article = "an" if query.category[:1].casefold() in "aeiou" else "a"
-        broken.append(f"not {article} {query.category}")
+        broken.append(f"not {_a(query.category)}")
     if query.brand and fails(SearchQuery(brand=query.brand)):
         broken.append(f"not by {query.brand}")
     for table in (query.attributes, query.options):

@@ -133,25 +133,32 @@ class Searcher:
             return self.search_query(query, k, timings=spent)
 
     def search_query(
-        self, query: SearchQuery, k: int = 10, *, timings: dict[str, float] | None = None
+        self,
+        query: SearchQuery,
+        k: int = 10,
+        *,
+        timings: dict[str, float] | None = None,
+        near: int | None = None,
     ) -> SearchResult:
-        """Retrieve ``k`` hits for an already structured query (e.g. with overrides applied)."""
+        """Retrieve ``k`` hits for an already structured query (e.g. with overrides applied),
+        then near misses up to ``k`` in all, or at most ``near`` of them."""
         spent: dict[str, float] = {"understand": 0.0, "lexical": 0.0, "filter": 0.0}
         spent.update(timings or {})
         retrieval: dict[str, float] = {}
-        near: list[NearMiss] = []
+        found: list[NearMiss] = []
         with stage("retrieve", retrieval):
             hits = self._retrieve(query, k, spent)
-            if len(hits) < k:
+            wanted = k - len(hits) if near is None else min(near, k - len(hits))
+            if wanted > 0:
                 with stage("near_misses", spent):
-                    near = find_near_misses(
+                    found = find_near_misses(
                         query,
-                        k - len(hits),
+                        wanted,
                         lambda q, n: self._retrieve(q, n, {}),
                         shown=[h.product.id for h in hits],
                     )
         spent["total"] = spent["understand"] + retrieval["retrieve"]
-        return SearchResult(query=query, hits=hits, timings=spent, near_misses=near)
+        return SearchResult(query=query, hits=hits, timings=spent, near_misses=found)
 
     def _retrieve(self, query: SearchQuery, k: int, spent: dict[str, float]) -> list[Hit]:
         if self.dense is None:

@@ -21,6 +21,7 @@ import re
 import time
 from dataclasses import replace
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
@@ -191,7 +192,9 @@ class DiscoverySpecialist:
         query, relative, bound = _relative_price(query, turn.text, conversation.results)
         start = time.perf_counter()
         fetched = self.max_cards  # products; each gives up to per_product cards
-        result = await asyncio.to_thread(searcher.search_query, query, fetched)
+        result = await asyncio.to_thread(
+            partial(searcher.search_query, query, fetched, near=self.max_near)
+        )
         cards = self._cards(result.hits, query)
         turn.timings["retrieve"] = _ms(start)
         wanted = describe(query)
