@@ -165,15 +165,21 @@ def test_too_few_matches_are_followed_by_near_misses_up_to_k() -> None:
     assert searcher.search_query(query, 1).near_misses == []
 
 
-def test_near_misses_come_from_the_nearest_relaxation_first() -> None:
-    cheap_buds = EARBUDS.model_copy(
+def _two_earbuds_over_budget() -> tuple[Searcher, SearchQuery]:
+    """A store of two earbuds and the headphones, and a request none of them matches."""
+    dearer_buds = EARBUDS.model_copy(
         update={
             "id": "buds-2",
             "variants": (Variant(id="buds-2", price=Decimal("150"), options={"color": "black"}),),
         }
     )
-    searcher = Searcher(LexicalIndex.build([HEADPHONES, cheap_buds, EARBUDS]), understand=parse)
+    searcher = Searcher(LexicalIndex.build([HEADPHONES, dearer_buds, EARBUDS]), understand=parse)
     query = SearchQuery(text="wireless", category="earbuds", price=PriceRange(max=Decimal("50")))
+    return searcher, query
+
+
+def test_near_misses_come_from_the_nearest_relaxation_first() -> None:
+    searcher, query = _two_earbuds_over_budget()
     result = searcher.search_query(query, 3)
     assert result.hits == []
     # Both earbuds only break the price (the first relaxation); the headphones break the
@@ -199,14 +205,7 @@ def test_the_category_broken_is_said_with_its_article(category: str, said: str) 
 
 
 def test_a_caller_may_want_fewer_near_misses_than_room_is_left() -> None:
-    cheap_buds = EARBUDS.model_copy(
-        update={
-            "id": "buds-2",
-            "variants": (Variant(id="buds-2", price=Decimal("150"), options={"color": "black"}),),
-        }
-    )
-    searcher = Searcher(LexicalIndex.build([HEADPHONES, cheap_buds, EARBUDS]), understand=parse)
-    query = SearchQuery(text="wireless", category="earbuds", price=PriceRange(max=Decimal("50")))
+    searcher, query = _two_earbuds_over_budget()
     assert len(searcher.search_query(query, 10).near_misses) == 3
     assert len(searcher.search_query(query, 10, near=1).near_misses) == 1
     assert searcher.search_query(query, 10, near=0).near_misses == []

@@ -14,6 +14,7 @@ from .bench_mcp import mcp_bench
 from .bench_merchant import merchant_bench
 from .bench_search import search_bench
 from .bench_slm import slm_bench
+from .sandbox import DB_CALLS_CHOICE
 
 
 @click.group()
@@ -51,7 +52,7 @@ def bench() -> None:
 )
 @click.option(
     "--db-calls",
-    type=click.Choice(("auto", "inline", "threads")),
+    type=DB_CALLS_CHOICE,
     default="auto",
     show_default=True,
     help="cartagent sandbox --db-calls: requests' database calls on the event loop or in threads.",

@@ -11,6 +11,9 @@ import click
 
 from .settings import option_or, run_settings
 
+# sandbox.engine.DB_CALLS, not imported: that would load SQLAlchemy for every command.
+DB_CALLS_CHOICE = click.Choice(("auto", "inline", "threads"))
+
 
 @click.group(invoke_without_command=True)
 @click.option(
@@ -55,7 +58,7 @@ from .settings import option_or, run_settings
 )
 @click.option(
     "--db-calls",
-    type=click.Choice(("auto", "inline", "threads")),  # sandbox.engine.DB_CALLS, unimported
+    type=DB_CALLS_CHOICE,
     default="auto",
     show_default=True,
     help="Where requests make their database calls: on each process's event loop (inline; "

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog import Product, Variant
 from .query import Exclusion, SearchQuery
+from .vocabulary import SIZE_WORDS
 
 __all__ = [
     "NO_RATING",
@@ -163,34 +164,36 @@ def _normalised(value: str) -> str:
     return " ".join(value.split()).casefold()
 
 
-# Letter sizes and the words a shopper says for them, both ways: "size L" is a large.
-_SIZE_WORDS = {
-    "xs": "extra small",
-    "s": "small",
-    "m": "medium",
-    "l": "large",
-    "xl": "extra large",
-    "x large": "extra large",
-    "x small": "extra small",
-    "xxl": "2 xl",
-    "xx large": "2 xl",
-    "xxxl": "3 xl",
-    "xxx large": "3 xl",
-}
 _SIZE_UNITS = {'"': "inch", "in": "inch", "inches": "inch", "foot": "ft", "feet": "ft"}
 _SIZE_PARTS = re.compile(r'\d+(?:\.\d+)?|[^\W\d_]+|"')
 
 
-def _size_form(value: str) -> str:
-    """A size as comparable words: the word "size" dropped, a unit split from its number and
-    spelled one way ("full size" -> "full", "15-inch" -> "15 inch", "100ml" -> "100 ml")."""
+def _size_parts(value: str) -> str:
+    """``value``'s numbers and words, the word "size" dropped, units spelled one way."""
     parts = [
         _SIZE_UNITS.get(part, part)
         for part in _SIZE_PARTS.findall(value.casefold())
         if part not in ("size", "sized")
     ]
-    joined = " ".join(parts)
-    return _SIZE_WORDS.get(joined, joined)
+    return " ".join(parts)
+
+
+# Every way of saying a letter size, as _size_parts writes it -> the letter: "size L" is a
+# large, "2XL" an "xx-large" (the rule parser's table).
+_LETTER_SIZES = {
+    _size_parts(form): letter.casefold()
+    for letter, forms in SIZE_WORDS.items()
+    for form in (letter, *forms)
+}
+
+
+@lru_cache(maxsize=4096)  # sizes repeat across variants and products
+def _size_form(value: str) -> str:
+    """A size as comparable words: the word "size" dropped, a unit split from its number and
+    spelled one way, a letter size as its letter ("full size" -> "full", "15-inch" -> "15
+    inch", "100ml" -> "100 ml", "extra large" -> "xl")."""
+    joined = _size_parts(value)
+    return _LETTER_SIZES.get(joined, joined)
 
 
 def _same_size(wanted: str, offered: str) -> bool:
