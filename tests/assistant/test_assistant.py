@@ -61,6 +61,22 @@ async def test_a_search_then_a_pick_then_adding_it_to_the_cart(
     assert len(state.messages) == 6 and state.last_domain is Domain.DISCOVERY
 
 
+async def test_it_and_make_it_n_follow_the_conversation_across_turns(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")
+    await assistant.turn(sid, "the second one")
+    added = await assistant.turn(sid, "add it to my cart")
+    assert "Added 1 x T-Shirt" in added.text and "53.43" in added.text
+    # Whatever the router would say of "make it 3", a cart holding something takes it.
+    changed = await assistant.turn(sid, "make it 3")
+    assert changed.domain is Domain.CART_CHECKOUT and changed.text.startswith("Now 3 x T-Shirt")
+    state = memory_store.load(sid)
+    assert [(line.variant_id, line.quantity) for line in state.cart] == [("tee-blue-s", 3)]
+
+
 async def test_every_reply_has_the_latency_breakdown(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

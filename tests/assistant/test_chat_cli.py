@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from cartagent.cli.chat import chat
+from cartagent.assistant import ProductCard
+from cartagent.cli.chat import _table, chat
 
 from .conftest import TAU
 
@@ -35,3 +38,20 @@ def test_each_line_is_a_turn_and_the_session_can_be_continued(tmp_path: Path) ->
     added, empty = later.stdout.strip().split("\n\n")
     assert added.startswith("[discovery] Added 1 x T-Shirt (blue, M, cotton, crew neck)")
     assert empty.startswith("[refused] Please type a message")
+
+
+def test_a_near_miss_says_what_it_breaks(tmp_path: Path) -> None:
+    args = ["--db", f"sqlite:///{tmp_path / 'chat.db'}", "--catalog", str(TAU)]
+    result = CliRunner().invoke(chat, args, input="a blue t-shirt under $50, not polyester\n")
+    assert result.exit_code == 0, result.output
+    assert "No products match blue t-shirt, up to 50 USD, not polyester" in result.stdout
+    assert "     not a match: 0.88 USD over your limit of 50 USD" in result.stdout
+
+
+def test_the_table_has_a_not_a_match_column_only_when_a_card_is_one() -> None:
+    match = ProductCard("p", "Mug", "v", Decimal("12"), "USD", True, 1, {"color": "red"})
+    near = replace(match, rank=2, breaks=("color is not blue",))
+    assert "not a match" not in _table((match,))[0]
+    header, _, first, second = _table((match, near))
+    assert header.split()[-3:] == ["not", "a", "match"]
+    assert first.rstrip().endswith("in stock") and second.endswith("color is not blue")

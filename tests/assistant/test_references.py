@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cartagent.assistant.references import LAST, Reference, find_reference
+from cartagent.assistant.references import FOCUS, LAST, Reference, find_reference
 
 
 @pytest.mark.parametrize(
@@ -23,6 +23,11 @@ from cartagent.assistant.references import LAST, Reference, find_reference
         ("stick the second one in my basket", Reference(2, "add")),
         ("add 2 of the third one", Reference(3, "add", 2)),
         ("add two of the first to my basket", Reference(1, "add", 2)),
+        ("add it to my cart", Reference(FOCUS, "add")),
+        ("ok put that in my basket please", Reference(FOCUS, "add")),
+        ("I'll take it", Reference(FOCUS, "add")),
+        ("add 2 of them", Reference(FOCUS, "add", 2)),
+        ("add it, the second one", Reference(2, "add")),
     ],
 )
 def test_a_reference_is_read(text: str, expected: Reference) -> None:
@@ -39,6 +44,10 @@ def test_a_reference_is_read(text: str, expected: Reference) -> None:
         "first time here",
         "blue t-shirt under 60",
         "the first thing I need for the trip is a tent for four people",
+        "is it waterproof?",
+        "when will I get it",
+        "does that come in red",
+        "add that it is a gift",
     ],
 )
 def test_other_messages_are_not_references(text: str) -> None:

@@ -59,6 +59,7 @@ def test_options_exclusions_rating_and_stock_are_named() -> None:
     words = Words(analyzer())
     query = SearchQuery(
         category="t-shirt",
+        attributes={"features": ["noise cancelling"]},
         options={"color": ["green"]},
         exclude=[Exclusion(field="material", value="cotton")],
         min_rating=4.5,
@@ -67,6 +68,7 @@ def test_options_exclusions_rating_and_stock_are_named() -> None:
     )
     hit = Hit(product=SHIRT, score=0.0, variant=SHIRT.variants[1])
     assert what_it_breaks(query, hit, words) == [
+        "without noise cancelling",
         "color is not green",
         "rated 3.9, under 4.5 stars",
         "out of stock",

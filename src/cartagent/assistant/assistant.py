@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ModelError
 from ..redaction import redact
+from .cart import find_quantity_change
 from .confirmation import answers_confirmation
 from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
@@ -37,7 +38,8 @@ __all__ = ["Assistant"]
 log = logging.getLogger("cartagent.assistant")
 
 _CART_EDIT = re.compile(r"^\s*(?:please\s+)?(?:remove|delete|take out|drop)\b", re.IGNORECASE)
-"""With something in the cart, "remove the mug" edits the cart whatever the router says."""
+"""With something in the cart, "remove the mug" (and "make it 2") edits the cart whatever the
+router says."""
 
 
 def _ms(start: float) -> float:
@@ -84,7 +86,9 @@ class Assistant:
         waiting = conversation.pending
         if waiting is not None and waiting.domain is not None and answers_confirmation(text):
             return waiting.domain
-        if conversation.cart and _CART_EDIT.search(text):
+        if conversation.cart and (
+            _CART_EDIT.search(text) or find_quantity_change(text, conversation) is not None
+        ):
             return Domain.CART_CHECKOUT
         context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
         return (await self.router.route(text, context)).domain

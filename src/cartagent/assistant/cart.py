@@ -1,21 +1,91 @@
-"""The session's cart in words: adding a shown product, listing the lines with their total."""
+"""The session's cart in words: adding a shown product, changing a line's quantity, listing
+the lines with their total."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from ..commerce.terms import StoreTerms
 from .cards import ProductCard
 from .conversation import CartLine, Conversation
+from .references import NUMBER, focus, number_value
 
-__all__ = ["add_card", "describe_cart", "describe_line", "lines_named", "names"]
+__all__ = [
+    "QuantityChange",
+    "add_card",
+    "change_quantity",
+    "describe_cart",
+    "describe_line",
+    "find_quantity_change",
+    "focused_line",
+    "lines_named",
+    "names",
+]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _NOT_NAMES = {
     "the", "a", "an", "my", "i", "it", "one", "to", "of", "for", "and", "from", "cart",
     "want", "return", "refund", "remove", "delete", "drop", "take", "out", "back", "please",
 }  # fmt: skip
+
+
+# "make it 2", "change the mug to 3", "set the quantity to two", "update line 2 to 4 please"
+_QUANTITY_CHANGE = re.compile(
+    r"^(?:(?:actually|please|ok|okay|oh|no|wait|sorry|and|then),?\s+)*(?:make|change|set|update)\s+(?P<what>(?:[\w'#-]+\s+){0,6}?)(?:to\s+)?"
+    + NUMBER
+    + r"(?:\s+(?:of\s+(?:it|them|those|these)|units?|pieces?|instead|please))*[.!]?$"
+)
+_LINE_NUMBER = re.compile(r"(?:#|\bline\s+)(\d{1,2})\b")
+_FILLER = {
+    "it", "that", "this", "them", "those", "these", "the", "my", "quantity", "amount",
+    "number", "of", "to", "one", "item",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class QuantityChange:
+    """A new quantity for a cart line: ``line`` indexes the cart, ``None`` when the words do
+    not say which of several lines."""
+
+    quantity: int
+    line: int | None
+
+
+def find_quantity_change(text: str, conversation: Conversation) -> QuantityChange | None:
+    """The quantity change ``text`` asks of the cart ("make it 2"), or ``None``.
+
+    The line is the one the words name (by number or by a word of its title or options),
+    else the product being talked about when it is in the cart, else the only line. Words
+    that name no line ("change it to size 10") make it no quantity change.
+    """
+    found = _QUANTITY_CHANGE.match(" ".join(text.casefold().split()))
+    if found is None or not conversation.cart:
+        return None
+    quantity = number_value(found.group(2))
+    what = found.group("what")
+    cart = conversation.cart
+    if (numbered := _LINE_NUMBER.search(what)) is not None:
+        index = int(numbered.group(1)) - 1
+        return QuantityChange(quantity, index if 0 <= index < len(cart) else None)
+    if set(_WORD.findall(what)) - _FILLER - _NOT_NAMES:
+        named = lines_named(what, cart)
+        if not named:
+            return None
+        return QuantityChange(quantity, named[0] if len(named) == 1 else None)
+    return QuantityChange(quantity, focused_line(conversation))
+
+
+def focused_line(conversation: Conversation) -> int | None:
+    """The cart line "it" means: the product being talked about, if in the cart, else the
+    only line; ``None`` when that does not settle it."""
+    cart = conversation.cart
+    card = focus(conversation)
+    variants = [line.variant_id for line in cart]
+    if card is not None and card.variant_id in variants:
+        return variants.index(card.variant_id)
+    return 0 if len(cart) == 1 else None
 
 
 def names(text: str, line: CartLine) -> bool:
@@ -61,3 +131,20 @@ def add_card(
         f"Your cart: {count} item{'s' if count != 1 else ''}, {total}. "
         "Say 'checkout' when you are ready to pay."
     )
+
+
+def change_quantity(conversation: Conversation, change: QuantityChange, terms: StoreTerms) -> str:
+    """Apply ``change`` (a quantity of 0 removes the line); the answer to say so."""
+    cart = conversation.cart
+    if change.line is None:
+        listing = "\n".join(describe_line(n, line) for n, line in enumerate(cart, 1))
+        return (
+            f"Which line should be {change.quantity}? Say, for example, "
+            f"'change line 1 to {change.quantity}':\n{listing}"
+        )
+    line = cart[change.line]
+    if change.quantity == 0:
+        cart.pop(change.line)
+        return f"Removed {line.title}. {describe_cart(cart, terms)}"
+    cart[change.line] = replace(line, quantity=change.quantity)
+    return f"Now {change.quantity} x {line.title}. {describe_cart(cart, terms)}"

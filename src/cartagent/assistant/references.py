@@ -1,7 +1,9 @@
-"""References to a listed result: "the second one", "show me #2", "add the first to my cart".
+"""References to a listed result: "the second one", "show me #2", "add the first to my cart",
+"add it to my cart".
 
 :func:`find_reference` reads which result a message points at (by its rank in the last list,
-or the last one) and whether it asks to add it to the cart, and how many.
+the last one, or the one being talked about) and whether it asks to add it to the cart, and
+how many; :func:`pointed_card` finds that card in the conversation.
 """
 
 from __future__ import annotations
@@ -10,10 +12,24 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["LAST", "Reference", "find_reference"]
+from .cards import ProductCard
+from .conversation import Conversation
+
+__all__ = [
+    "FOCUS",
+    "LAST",
+    "NUMBER",
+    "Reference",
+    "find_reference",
+    "focus",
+    "number_value",
+    "pointed_card",
+]
 
 LAST = -1
 """``Reference.rank`` of "the last one"."""
+FOCUS = -2
+"""``Reference.rank`` of "it", "this one", "that": the product the conversation is about."""
 MAX_WORDS = 9
 """Longer messages are not read as references ("the first thing I need is a tent for four")."""
 
@@ -26,18 +42,25 @@ _NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10,
 }  # fmt: skip
-_NUMBER = r"(\d{1,2}(?![\d\w])|(?:" + "|".join(_NUMBERS) + r")\b)"
+# A count of one or two digits, or a number word up to ten; one capturing group.
+NUMBER = r"(\d{1,2}(?![\d\w])|(?:" + "|".join(_NUMBERS) + r")\b)"
 
 _ORDINAL = r"(" + "|".join(_ORDINALS) + r")\b"
 _ORDINAL_RE = re.compile(
     r"\bthe\s+" + _ORDINAL + r"|\b" + _ORDINAL + r"\s+(?:one|result|item|option|product)\b"
 )
 _SHORT_ORDINAL_RE = re.compile(r"^" + _ORDINAL + r"(?:\s+\w+)?[.!?]?$")  # "second please"
-_HASH_RE = re.compile(r"(?:#|\b(?:number|no\.?|nr\.?|option|result|item)\s*#?\s*)" + _NUMBER)
+_HASH_RE = re.compile(r"(?:#|\b(?:number|no\.?|nr\.?|option|result|item)\s*#?\s*)" + NUMBER)
 _BARE_RE = re.compile(r"^\s*#?\s*(\d{1,2})\s*[.!?]?\s*$")
 _ADD_RE = re.compile(r"\b(add|put|stick|throw|buy)\b|\b(cart|basket|trolley)\b|\bi'?ll take\b")
 _REMOVE_RE = re.compile(r"\b(remove|delete|drop|take\s+\w+(?:\s+\w+)?\s+out|out of)\b")
-_QUANTITY_RE = re.compile(r"\b(?:add|put|buy|get|take)\s+" + _NUMBER + r"\s+(?:of\b|x\b)")
+# "It" is a reference only with a verb that adds: "is it waterproof?" points at nothing to do.
+_PRONOUN_ADD_RE = re.compile(
+    r"\b(?:add|put|stick|throw)\s+(?:it|this|that)\b(?!\s+(?:\w+\s+)?(?:is|was|has|are)\b)"
+    r"|\bi(?:'ll| will) (?:take|have|get) (?:it|this|that)\b"
+    r"|\b(?:add|put)\s+\w+\s+of\s+(?:it|this|that|them|these|those)\b"
+)
+_QUANTITY_RE = re.compile(r"\b(?:add|put|buy|get|take)\s+" + NUMBER + r"\s+(?:of\b|x\b)")
 
 
 @dataclass(frozen=True)
@@ -49,7 +72,8 @@ class Reference:
     quantity: int = 1
 
 
-def _number(word: str) -> int:
+def number_value(word: str) -> int:
+    """The count :data:`NUMBER` matched."""
     return int(word) if word.isdigit() else _NUMBERS[word]
 
 
@@ -67,12 +91,46 @@ def find_reference(text: str) -> Reference | None:
     if (found := _BARE_RE.match(lowered)) is not None:
         rank = int(found.group(1))
     elif (found := _HASH_RE.search(lowered)) is not None:
-        rank = _number(found.group(1))
+        rank = number_value(found.group(1))
     elif (found := _ORDINAL_RE.search(lowered) or _SHORT_ORDINAL_RE.match(lowered)) is not None:
         rank = _ORDINALS[next(g for g in found.groups() if g)]
+    if rank is None and (found := _PRONOUN_ADD_RE.search(lowered)) is not None:
+        quantity = _QUANTITY_RE.search(lowered)
+        return Reference(FOCUS, "add", number_value(quantity.group(1)) if quantity else 1)
     if rank is None or rank == 0:
         return None
     if _ADD_RE.search(lowered):
         quantity = _QUANTITY_RE.search(lowered)
-        return Reference(rank, "add", _number(quantity.group(1)) if quantity else 1)
+        return Reference(rank, "add", number_value(quantity.group(1)) if quantity else 1)
     return Reference(rank)
+
+
+def focus(conversation: Conversation) -> ProductCard | None:
+    """The product the conversation is about: the one card of the latest reply that showed
+    cards ("the second one" shows one; a search finding one product shows one). ``None`` when
+    that reply showed several, or none has."""
+    for message in reversed(conversation.messages):
+        cards = message.payload.get("cards") if message.role == "assistant" else None
+        if cards:
+            return ProductCard.from_json(cards[0]) if len(cards) == 1 else None
+    return None
+
+
+def pointed_card(conversation: Conversation, reference: Reference) -> ProductCard | str:
+    """The card ``reference`` points at, or what to ask the shopper when it points at none."""
+    shown = conversation.results
+    if reference.rank == FOCUS:
+        card = focus(conversation)
+        if card is not None:
+            return card
+        if not shown:
+            return "There is nothing to add yet: search for a product first."
+        return f"Which one? Say its number, from 1 to {len(shown)}."
+    if not shown:
+        return "There is no list to pick from yet. Tell me what you are looking for."
+    if reference.rank == LAST:
+        return shown[-1]
+    if not 1 <= reference.rank <= len(shown):
+        plural = "s" if len(shown) > 1 else ""
+        return f"I showed {len(shown)} result{plural}: pick a number from 1 to {len(shown)}."
+    return shown[reference.rank - 1]

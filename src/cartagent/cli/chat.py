@@ -31,21 +31,25 @@ if TYPE_CHECKING:
 
 def _card_line(card: ProductCard) -> str:
     ids = f"[product {card.id}" + (f", variant {card.variant_id}]" if card.variant_id else "]")
-    return f"  {card.rank}. {card.describe()}  {ids}"
+    line = f"  {card.rank}. {card.describe()}  {ids}"
+    return line + (f"\n     not a match: {'; '.join(card.breaks)}" if card.breaks else "")
 
 
 def _table(cards: tuple[ProductCard, ...]) -> list[str]:
-    rows = [
+    rows: list[tuple[str, ...]] = [
         (
             str(c.rank),
             c.title,
             ", ".join(c.options.values()),
             "-" if c.price is None else f"{c.price} {c.currency}",
             "in stock" if c.available else "out of stock",
+            "; ".join(c.breaks),
         )
         for c in cards
     ]
-    header = ("#", "product", "options", "price", "stock")
+    header: tuple[str, ...] = ("#", "product", "options", "price", "stock", "not a match")
+    if not any(c.breaks for c in cards):
+        header, rows = header[:-1], [row[:-1] for row in rows]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     rule = "  ".join("-" * w for w in widths)

@@ -93,7 +93,8 @@ def what_it_breaks(query: SearchQuery, hit: Hit, words: Words) -> list[str]:
     for table in (query.attributes, query.options):
         for name, values in table.items():
             if values and fails(SearchQuery(options={name: values})):
-                broken.append(f"{name} is not {' or '.join(values)}")
+                said = " or ".join(values)
+                broken.append(f"without {said}" if name == "features" else f"{name} is not {said}")
     for exclusion in query.exclude:
         if fails(SearchQuery(exclude=[exclusion])):
             broken.append(f"has {exclusion.value}")

@@ -8,7 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cartagent.assistant import Conversation
-from cartagent.assistant.specialists import CheckoutSpecialist
+from cartagent.assistant.cart import find_quantity_change
+from cartagent.assistant.specialists import CheckoutSpecialist, DiscoverySpecialist
 from cartagent.assistant.specialists.checkout import PAY_ORDER
 from cartagent.tools import Toolkit
 
@@ -58,6 +59,54 @@ async def test_lines_are_removed_by_number_by_name_and_all_at_once(shown: Conver
     assert [line.variant_id for line in shown.cart] == ["mug-white"]
     _, emptied = await say(checkout, shown, "empty my cart", None)
     assert emptied.text == "Your cart is now empty." and shown.cart == []
+
+
+async def test_it_is_the_product_being_talked_about_or_a_question(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    _, which = await say(checkout, shown, "add it to my cart", None)
+    assert which.text == "Which one? Say its number, from 1 to 3." and shown.cart == []
+    assert len(which.cards) == 3
+    await say(DiscoverySpecialist(), shown, "show me the second one", None)
+    _, added = await say(checkout, shown, "I'll take it", None)
+    assert "Added 1 x Coffee Mug (white)" in added.text
+    assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
+
+
+async def test_quantities_change_for_the_line_meant(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add the first one to my cart", None)
+    _, three = await say(checkout, shown, "make it 3", None)
+    assert three.text.startswith("Now 3 x T-Shirt. Your cart (3 items):")
+    await say(checkout, shown, "actually, make it two", None)
+    await say(checkout, shown, "add the second one to my cart", None)
+    # "It" is now the mug: the last product shown on its own.
+    await say(checkout, shown, "make it 4", None)
+    await say(checkout, shown, "change the t-shirt to 5", None)
+    assert [(line.variant_id, line.quantity) for line in shown.cart] == [
+        ("tee-red-l", 5),
+        ("mug-white", 4),
+    ]
+    await say(checkout, shown, "change line 2 to 1", None)
+    _, gone = await say(checkout, shown, "set the quantity of the shirt to 0", None)
+    assert gone.text.startswith("Removed T-Shirt.")
+    assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
+
+
+async def test_a_quantity_for_no_line_in_particular_asks_which(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add the first one to my cart", None)
+    await say(checkout, shown, "add the second one to my cart", None)
+    shown.messages.clear()  # nothing has been talked about
+    _, which = await say(checkout, shown, "make it 2", None)
+    assert which.text.startswith("Which line should be 2? Say, for example, 'change line 1 to 2'")
+    assert [line.quantity for line in shown.cart] == [1, 1]
+    assert find_quantity_change("change it to size 10", shown) is None
+    assert find_quantity_change("make it red", shown) is None
+    _, removed = await say(checkout, shown, "remove it", None)
+    assert removed.text.startswith("Which line should I remove?")
+    await say(DiscoverySpecialist(), shown, "the first one", None)
+    _, removed = await say(checkout, shown, "remove it", None)
+    assert removed.text.startswith("Removed T-Shirt.")
 
 
 async def test_an_empty_cart_or_no_payment_backend_creates_nothing(shown: Conversation) -> None:

@@ -1,6 +1,7 @@
 """Cart and checkout, as an explicit flow against PayPal.
 
-1. The cart: show it, add a shown product ("add the second one"), remove a line, empty it.
+1. The cart: show it, add a shown product ("add the second one", "add it"), change a line's
+   quantity ("make it 2"), remove a line, empty it.
 2. "checkout": the cart becomes a PayPal order (``create_order``: items with per-unit tax,
    shipping under the store's terms); the shopper gets the order's approve link and is asked
    to say "yes" here once they have approved the payment on PayPal's page.
@@ -25,13 +26,21 @@ from urllib.parse import quote_plus
 from ...commerce.terms import DEMO_STORE, Quote, StoreTerms
 from ...money import Money
 from ...tools import ToolResult
-from ..cart import add_card, describe_cart, describe_line, lines_named
+from ..cart import (
+    add_card,
+    change_quantity,
+    describe_cart,
+    describe_line,
+    find_quantity_change,
+    focused_line,
+    lines_named,
+)
 from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
 from ..policy_fallback import is_question, policy_answer
-from ..references import LAST, find_reference
+from ..references import LAST, Reference, find_reference, pointed_card
 from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
 from ..reply import Reply
 from ..specialist import TurnContext
@@ -52,6 +61,7 @@ _CART = re.compile(r"\b(cart|basket|bag|trolley)\b")
 _EMPTY = re.compile(r"\b(empty|clear)\b.*\bcart\b|\bremove (?:everything|all)\b")
 _REMOVE = re.compile(r"\b(remove|delete|take out|drop)\b")
 _NUMBER = re.compile(r"#?\b(\d{1,3})\b")
+_IT = re.compile(r"\b(?:it|this|that)\b")
 
 
 def _now() -> datetime:
@@ -113,9 +123,12 @@ class CheckoutSpecialist:
                 )
             if answer == "done":
                 return await self._status(turn, pending)
+        change = find_quantity_change(turn.text, conversation)
+        if change is not None:
+            return self._reply(change_quantity(conversation, change, self.terms))
         reference = find_reference(turn.text)
         if reference is not None and reference.action != "show" and not _REMOVE.search(text):
-            return self._add(conversation, reference.rank, reference.quantity)
+            return self._add(conversation, reference)
         if _EMPTY.search(text):
             conversation.cart.clear()
             return self._reply("Your cart is now empty.")
@@ -137,14 +150,13 @@ class CheckoutSpecialist:
 
     # ------------------------------------------------------------------------ cart
 
-    def _add(self, conversation: Conversation, rank: int, quantity: int) -> Reply:
-        shown = conversation.results
-        if not shown:
-            return self._reply("There is nothing to add yet: search for a product first.")
-        if rank != LAST and not 1 <= rank <= len(shown):
-            return self._reply(f"Pick a number from 1 to {len(shown)} of the results shown.")
-        card = shown[-1] if rank == LAST else shown[rank - 1]
-        return Reply(add_card(conversation, card, quantity, self.terms), self.domain, (card,))
+    def _add(self, conversation: Conversation, reference: Reference) -> Reply:
+        card = pointed_card(conversation, reference)
+        if isinstance(card, str):
+            return Reply(card, self.domain, tuple(conversation.results))
+        return Reply(
+            add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
+        )
 
     def _remove(self, conversation: Conversation, text: str) -> Reply:
         cart = conversation.cart
@@ -157,9 +169,10 @@ class CheckoutSpecialist:
             index = int(number.group(1)) - 1
         elif reference is not None:
             index = len(cart) - 1 if reference.rank == LAST else reference.rank - 1
-        else:
-            named = lines_named(text, cart)
-            index = named[0] if len(named) == 1 else None
+        elif len(named := lines_named(text, cart)) == 1:
+            index = named[0]
+        elif not named and _IT.search(text):
+            index = focused_line(conversation)
         if index is None or not 0 <= index < len(cart):
             listing = "\n".join(describe_line(n, line) for n, line in enumerate(cart, 1))
             return self._reply(f"Which line should I remove? Say its number:\n{listing}")

@@ -9,7 +9,8 @@
 * "cheaper" / "more expensive" are relative to what was shown: every new card costs less than
   the cheapest card shown (more than the dearest one).
 * "the second one", "show me #2", "add the first to my cart" resolve against the stored last
-  result list; adding puts the card's variant in the session's cart.
+  result list, "add it" to the product being talked about; adding puts the card's variant in
+  the session's cart.
 
 Answers are rendered from results, never generated prose.
 """
@@ -32,7 +33,7 @@ from ..cards import ProductCard, card_from_hit
 from ..cart import add_card
 from ..conversation import Conversation
 from ..domains import Domain
-from ..references import LAST, Reference, find_reference
+from ..references import Reference, find_reference, pointed_card
 from ..reply import Reply
 from ..specialist import TurnContext
 
@@ -153,20 +154,9 @@ class DiscoverySpecialist:
     # ------------------------------------------------------------------ references
 
     def _pick(self, conversation: Conversation, reference: Reference) -> Reply:
-        shown = conversation.results
-        if not shown:
-            return Reply(
-                "There is no list to pick from yet. Tell me what you are looking for.",
-                self.domain,
-            )
-        if reference.rank != LAST and not 1 <= reference.rank <= len(shown):
-            return Reply(
-                f"I showed {len(shown)} result{'s' if len(shown) > 1 else ''}: "
-                f"pick a number from 1 to {len(shown)}.",
-                self.domain,
-                tuple(shown),
-            )
-        card = shown[-1] if reference.rank == LAST else shown[reference.rank - 1]
+        card = pointed_card(conversation, reference)
+        if isinstance(card, str):
+            return Reply(card, self.domain, tuple(conversation.results))
         if reference.action == "show":
             return Reply(f"#{card.rank}: {card.describe()}.", self.domain, (card,))
         return Reply(
