@@ -27,6 +27,7 @@ from ..money import CURRENCY_DECIMALS
 from ..tools.invoice_args import CreateInvoiceArgs
 
 __all__ = [
+    "EMAIL",
     "MAX_REQUEST_CHARS",
     "InvoiceDraft",
     "MoneyMention",
@@ -117,7 +118,7 @@ _DISCOUNT = re.compile(
     r"|\bdiscount\s+(?:of\s+)?(?P<n2>\d+(?:\.\d+)?)\s*(?:%|percent)",
     re.IGNORECASE,
 )
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+", re.IGNORECASE)
+EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+", re.IGNORECASE)
 _QUANTITY = re.compile(
     rf"(?<![\w.,$€£¥])(?P<n>\d+(?:\.\d+)?)\s*(?:(?:x|\u00d7)(?=\s*[a-z])|(?P<unit>{_UNIT})\b(?:\s+of)?)",
     re.IGNORECASE,
@@ -339,7 +340,7 @@ def _read(work: _Text) -> dict[str, Any]:
     due = _due(work)
     tax, tax_name = _percent(work, _TAX, "tax_percent", "tax rate")
     discount, _ = _percent(work, _DISCOUNT, "discount_percent", "discount")
-    email = _one([m.group() for m in work.take(_EMAIL)], "recipient_email", "email address")
+    email = _one([m.group() for m in work.take(EMAIL)], "recipient_email", "email address")
     prices, extra = _amounts(work)
     quantities = work.take(_QUANTITY)
     currency = _currency(work, [*prices, *extra.values()])

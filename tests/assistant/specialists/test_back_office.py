@@ -65,7 +65,10 @@ def say(
     """One turn through the specialist, stored in ``conversation`` as the assistant would."""
     turn = TurnContext(text, conversation, model=model, toolkit=toolkit, merchant=merchant)
     reply = asyncio.run(BackOfficeSpecialist(today=lambda: TODAY).handle(turn))
-    conversation.messages += [StoredMessage("user", text), StoredMessage("assistant", reply.text)]
+    conversation.messages += [
+        StoredMessage("user", text),
+        StoredMessage("assistant", reply.text, payload=reply.payload()),
+    ]
     return reply, turn
 
 
@@ -124,9 +127,30 @@ def test_a_billed_email_with_hours_and_net_terms_is_invoiced_to_that_address(
 
     listed, _ = say(conversation, "show my unpaid invoices", toolkit)
     number = invoice["detail"]["invoice_number"]
-    assert listed.text.startswith("1 unpaid invoices:") and f"#{number}" in listed.text
+    assert listed.text.startswith("1 unpaid invoice:") and f"#{number}" in listed.text
     shown, _ = say(conversation, f"show invoice #{number}", toolkit)
     assert "Consulting: 3 x 120.00" in shown.text and "360.00 USD" in shown.text
+
+
+def test_send_it_to_an_address_readdresses_the_invoice_just_made(
+    toolkit: Toolkit, paypal_client: AsyncPayPalClient
+) -> None:
+    conversation = _conversation()
+    asked, _ = say(conversation, "send it to jane@example.com", toolkit)
+    assert asked.text.startswith("Which invoice? Name it by number or id")
+    made, _ = say(conversation, "invoice for painting a house, $450, due in 10 days", toolkit)
+    invoice_id = made.data["invoice_id"]
+
+    sent, _ = say(conversation, "please send it to jane@example.com", toolkit)
+
+    invoice = sandbox_get(paypal_client, f"/v2/invoicing/invoices/{invoice_id}")
+    assert invoice["primary_recipients"][0]["billing_info"]["email_address"] == ("jane@example.com")
+    assert invoice["status"] == "SENT" and invoice["amount"]["value"] == "450.00"
+    number = invoice["detail"]["invoice_number"]
+    assert sent.text == f"Invoice #{number} (450.00 USD) is sent to jane@example.com."
+    # A request with an amount is a new invoice, not the last one sent again.
+    new, _ = say(conversation, "send an invoice to jo@example.com for a logo, $900", toolkit)
+    assert new.data["invoice_id"] != invoice_id and "900.00 USD" in new.text
 
 
 def test_an_invoice_without_an_amount_asks_for_it_and_calls_nothing(toolkit: Toolkit) -> None:
@@ -209,7 +233,7 @@ def test_open_disputes_are_listed_and_one_is_shown(
     listed, _ = say(conversation, "show my open disputes", toolkit)
     shown, _ = say(conversation, f"what about dispute {dispute_id.lower()}?", toolkit)
 
-    assert listed.text.startswith("1 open disputes:") and dispute_id in listed.text
+    assert listed.text.startswith("1 open dispute:") and dispute_id in listed.text
     assert f"Dispute {dispute_id}:" in shown.text and "25.00 USD" in shown.text
     assert capture_id in shown.text and "Never arrived" in shown.text
 
@@ -230,7 +254,14 @@ def test_a_monthly_plan_is_created_on_a_new_product(
     assert reply.data["plan_id"] in reply.text and "15.00 USD every month" in reply.text
 
     listed, _ = say(conversation, "list my plans", toolkit)
+    assert listed.text.startswith("1 plan:")
     assert f"- Coffee club ({reply.data['plan_id']}): ACTIVE" in listed.text
+    beans, _ = say(conversation, "create a monthly plan for coffee beans at $20", toolkit)
+    assert beans.text.startswith("Created the plan 'Coffee beans' (")
+    assert "20.00 USD every month" in beans.text
+    priced, turn = say(conversation, "create a plan for $20 a month", toolkit)
+    assert priced.text.startswith("What should the plan be called?")
+    assert "tools" not in turn.timings
     unclear, turn = say(conversation, "create a plan 'Tea club' at $9", toolkit)
     assert unclear.text.startswith("How often should 'Tea club' bill")
     assert "tools" not in turn.timings

@@ -7,8 +7,11 @@ one intent, and each answer is rendered from tool results:
 * "invoice for painting a house, $450, 8% tax, 5% discount, due in 10 days": create the draft
   (:mod:`..invoice_request` reads it) and send it; the answer has the payer's link;
 * "unpaid invoices", "show invoice #0001", "send invoice INV2-...";
+* "send it to jane@example.com" (the invoice made last in this conversation, or one named by
+  id or number): the recipient is changed and the invoice sent, or reminded when already sent;
 * "open disputes", "show dispute PP-D-12345", "accept the claim on dispute PP-D-12345";
-* "create a monthly plan 'Coffee club' at $15" (a catalog product, then the plan), "my plans";
+* "create a monthly plan 'Coffee club' at $15", "a monthly plan for coffee beans at $20" (a
+  catalog product, then the plan), "my plans";
 * "subscribe jamie@example.com to plan P-...", "sign up jamie@example.com for the Coffee club
   plan", "show subscription I-..." (:mod:`..back_office_subscriptions`);
 * "sales this week", "transactions in the last 30 days": count and totals per currency.
@@ -41,7 +44,7 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import PendingConfirmation
 from ..domains import Domain
-from ..invoice_request import InvoiceDraft, money_mentions, read_invoice_request
+from ..invoice_request import EMAIL, InvoiceDraft, money_mentions, read_invoice_request
 from ..reply import Reply
 from ..runner import run_turn
 from ..specialist import TurnContext, load_prompt
@@ -74,7 +77,8 @@ NOT_CONFIGURED = (
 HELP = (
     "In the back office I can:\n"
     "- create and send an invoice ('invoice jamie@example.com for logo design, $900, net 30')\n"
-    "- list invoices ('unpaid invoices'), show one ('show invoice #0001')\n"
+    "- list invoices ('unpaid invoices'), show one ('show invoice #0001'), send one to someone "
+    "('send it to jamie@example.com')\n"
     "- list open disputes, show one, accept a claim ('accept the claim on dispute PP-D-12345')\n"
     "- create a subscription plan ('create a monthly plan \"Coffee club\" at $15'), list plans\n"
     "- subscribe a customer ('subscribe jamie@example.com to the Coffee club plan'), show a "
@@ -130,6 +134,12 @@ _CALLED = re.compile(
     r"(?=\s+(?:at|for|with|costing|priced|billed|every|per)\b|\s*[,.;:]|\s*$)",
     re.IGNORECASE,
 )
+# "a monthly plan for coffee beans at $20": what the plan is for names it.
+_PLAN_FOR = re.compile(
+    r"\b(?:plan|membership)\s+for\s+(?P<name>[^,.;:]{1,127}?)"
+    r"(?=\s+(?:at|for|with|costing|priced|billed|every|per)\b|\s*[,.;:]|\s*$)",
+    re.IGNORECASE,
+)
 _INTERVALS: tuple[tuple[re.Pattern[str], str, int], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), unit, count)
     for pattern, unit, count in (
@@ -144,6 +154,21 @@ _EVERY = re.compile(r"\bevery\s+(?P<n>\d{1,3})\s+(?P<unit>day|week|month|year)s?
 _LAST_DAYS = re.compile(
     r"\b(?:last|past|previous)\s+(?P<n>\d{1,4})\s+(?P<unit>days?|weeks?)\b", re.IGNORECASE
 )
+
+
+def _plan_for(text: str) -> re.Match[str] | None:
+    """The "plan for <what>" naming a plan, unless <what> is its price or period."""
+    found = _PLAN_FOR.search(text)
+    if found is None or not re.search(r"[^\W\d_]", found["name"]):
+        return None
+    if money_mentions(found["name"]) or _interval(found["name"]) is not None:
+        return None
+    return found
+
+
+def _count(number: int, plural: str) -> str:
+    """``"1 unpaid invoice"``, ``"3 unpaid invoices"``: ``plural`` ends in a plain -s."""
+    return f"{number} {plural if number != 1 else plural.removesuffix('s')}"
 
 
 def _amount(value: Any, currency: Any) -> str:
@@ -323,6 +348,63 @@ class BackOfficeSpecialist:
             self.domain,
         )
 
+    async def _send_to(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        if money_mentions(turn.text):  # "send an invoice to jo@example.com for design, $900"
+            return await self._create_invoice(turn, match)
+        email = match["email"]
+        invoice_id = await self._invoice_meant(turn)
+        if invoice_id is None:
+            return Reply(
+                f"Which invoice? Name it by number or id, e.g. 'send invoice #0001 to {email}'.",
+                self.domain,
+            )
+        found = await turn.call("get_invoice", {"invoice_id": invoice_id})
+        if found.is_error:
+            return Reply(f"I could not read invoice {invoice_id}: {_message(found)}.", self.domain)
+        status = str(found.content.get("status"))
+        number = found.content.get("number")
+        if status not in ("DRAFT", *_UNPAID_STATUSES):
+            return Reply(f"Invoice #{number} is {status}: there is nothing to send.", self.domain)
+        changed = await turn.call(
+            "update_invoice", {"invoice_id": invoice_id, "recipient_email": email}
+        )
+        if changed.is_error:
+            return Reply(
+                f"I could not address #{number} to {email}: {_message(changed)}.", self.domain
+            )
+        # A sent invoice is already payable: a reminder is what brings it to the new address.
+        if status == "DRAFT":
+            sent = await turn.call("send_invoice", {"invoice_id": invoice_id})
+        else:
+            sent = await turn.call("send_invoice_reminder", {"invoice_id": invoice_id})
+        if sent.is_error:
+            return Reply(
+                f"Invoice #{number} is now addressed to {email}, but I could not send it: "
+                f"{_message(sent)}.",
+                self.domain,
+            )
+        total = _amount(found.content.get("total"), found.content.get("currency"))
+        return Reply(
+            f"Invoice #{number} ({total}) is sent to {email}.",
+            self.domain,
+            data={"invoice_id": invoice_id},
+        )
+
+    async def _invoice_meant(self, turn: TurnContext) -> str | None:
+        """The invoice named in the turn by id or number, else the one this conversation made
+        or showed last."""
+        if (by_id := _INVOICE_ID.search(turn.text)) is not None:
+            return by_id.group().upper()
+        if (by_number := _INVOICE_NUMBER.search(turn.text)) is not None:
+            number = by_number["n"] or by_number["m"]
+            found = await turn.call("search_invoices", {"invoice_number": number, "page_size": 1})
+            invoices = [] if found.is_error else found.content.get("invoices") or []
+            return str(invoices[0]["id"]) if invoices else None
+        for message in reversed(turn.conversation.messages):
+            if message.role == "assistant" and message.payload.get("invoice_id"):
+                return str(message.payload["invoice_id"])
+        return None
+
     async def _show_numbered_invoice(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         number = match["n"] or match["m"]
         found = await turn.call("search_invoices", {"invoice_number": number, "page_size": 1})
@@ -340,7 +422,7 @@ class BackOfficeSpecialist:
         shown = await turn.call("get_invoice", {"invoice_id": invoice_id})
         if shown.is_error:
             return Reply(f"I could not read invoice {invoice_id}: {_message(shown)}.", self.domain)
-        return Reply(_invoice_detail(shown.content), self.domain)
+        return Reply(_invoice_detail(shown.content), self.domain, data={"invoice_id": invoice_id})
 
     async def _list_invoices(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         if _UNPAID.search(turn.text):
@@ -359,7 +441,7 @@ class BackOfficeSpecialist:
         if not invoices:
             return Reply(f"There are no {what}.", self.domain)
         total = found.content.get("total_items") or len(invoices)
-        lines = [f"{total} {what}{' (the latest 20)' if total > len(invoices) else ''}:"]
+        lines = [f"{_count(total, what)}{' (the latest 20)' if total > len(invoices) else ''}:"]
         lines.extend(_invoice_line(invoice) for invoice in invoices)
         return Reply("\n".join(lines), self.domain)
 
@@ -409,7 +491,7 @@ class BackOfficeSpecialist:
             wanted = "open disputes"
         if not disputes:
             return Reply(f"There are no {wanted}.", self.domain)
-        lines = [f"{len(disputes)} {wanted}:"]
+        lines = [f"{_count(len(disputes), wanted)}:"]
         for d in disputes:
             due = d.get("seller_response_due_date")
             lines.append(
@@ -424,6 +506,8 @@ class BackOfficeSpecialist:
     async def _create_plan(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         text = turn.text
         named = _QUOTED.search(text) or _CALLED.search(text)
+        described = _plan_for(text) if named is None else None
+        named = named or described
         if named is None:
             return Reply(
                 "What should the plan be called? Put the name in quotes, e.g. "
@@ -431,6 +515,8 @@ class BackOfficeSpecialist:
                 self.domain,
             )
         name = " ".join(named["name"].split())
+        if described is not None:  # "for coffee beans" names the plan "Coffee beans"
+            name = name[:1].upper() + name[1:]
         rest = text[: named.start()] + " " + text[named.end() :]
         interval = _interval(rest)
         if interval is None:
@@ -494,7 +580,7 @@ class BackOfficeSpecialist:
         plans = found.content.get("plans") or []
         if not plans:
             return Reply("There are no subscription plans yet.", self.domain)
-        lines = [f"{found.content.get('total_items') or len(plans)} plans:"]
+        lines = [f"{_count(found.content.get('total_items') or len(plans), 'plans')}:"]
         lines.extend(f"- {p.get('name')} ({p.get('id')}): {p.get('status')}" for p in plans)
         return Reply("\n".join(lines), self.domain)
 
@@ -687,6 +773,10 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
     ),
     (_DISPUTE_ID, BackOfficeSpecialist._show_dispute),
     (_compile(r"\b(?:disputes?|chargebacks?|claims)\b"), BackOfficeSpecialist._list_disputes),
+    (
+        _compile(rf"\b(?:send|email|mail|forward)\b.*?\bto\s+(?P<email>{EMAIL.pattern})"),
+        BackOfficeSpecialist._send_to,
+    ),
     (
         _compile(rf"\bsend\b.*?(?P<id>{_INVOICE_ID.pattern})"),
         BackOfficeSpecialist._send_invoice,
