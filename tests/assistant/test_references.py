@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from cartagent.assistant.references import FOCUS, LAST, Reference, find_reference
+from cartagent.assistant.references import (
+    CHEAPEST,
+    DEAREST,
+    FOCUS,
+    LAST,
+    Reference,
+    find_reference,
+)
 
 
 @pytest.mark.parametrize(
@@ -28,6 +35,10 @@ from cartagent.assistant.references import FOCUS, LAST, Reference, find_referenc
         ("I'll take it", Reference(FOCUS, "add")),
         ("add 2 of them", Reference(FOCUS, "add", 2)),
         ("add it, the second one", Reference(2, "add")),
+        ("the cheapest one", Reference(CHEAPEST)),
+        ("which is the least expensive?", Reference(CHEAPEST)),
+        ("add the cheapest to my cart", Reference(CHEAPEST, "add")),
+        ("show me the most expensive of them", Reference(DEAREST)),
     ],
 )
 def test_a_reference_is_read(text: str, expected: Reference) -> None:
@@ -48,6 +59,7 @@ def test_a_reference_is_read(text: str, expected: Reference) -> None:
         "when will I get it",
         "does that come in red",
         "add that it is a gift",
+        "the cheapest tent you have",
     ],
 )
 def test_other_messages_are_not_references(text: str) -> None:

@@ -16,6 +16,8 @@ from .cards import ProductCard
 from .conversation import Conversation
 
 __all__ = [
+    "CHEAPEST",
+    "DEAREST",
     "FOCUS",
     "LAST",
     "NUMBER",
@@ -30,6 +32,10 @@ LAST = -1
 """``Reference.rank`` of "the last one"."""
 FOCUS = -2
 """``Reference.rank`` of "it", "this one", "that": the product the conversation is about."""
+CHEAPEST = -3
+"""``Reference.rank`` of "the cheapest one" of the list shown."""
+DEAREST = -4
+"""``Reference.rank`` of "the most expensive one" of the list shown."""
 MAX_WORDS = 9
 """Longer messages are not read as references ("the first thing I need is a tent for four")."""
 
@@ -59,6 +65,13 @@ _PRONOUN_ADD_RE = re.compile(
     r"\b(?:add|put|stick|throw)\s+(?:it|this|that)\b(?!\s+(?:\w+\s+)?(?:is|was|has|are)\b)"
     r"|\bi(?:'ll| will) (?:take|have|get) (?:it|this|that)\b"
     r"|\b(?:add|put)\s+\w+\s+of\s+(?:it|this|that|them|these|those)\b"
+)
+# "the cheapest one", "add the most expensive to my cart"; not "the cheapest tent" (a search).
+_BY_PRICE_RE = re.compile(
+    r"\bthe\s+(?:(?P<low>cheapest|least\s+expensive|lowest[- ]priced|most\s+affordable)"
+    r"|(?P<high>most\s+expensive|priciest|dearest|highest[- ]priced))"
+    r"(?:\s+(?:one|of\s+(?:them|those|these)|option|item|result))?"
+    r"(?=\s*(?:$|[.!?,]|to\b|in\b|into\b|please\b|for\s+me\b))"
 )
 _QUANTITY_RE = re.compile(r"\b(?:add|put|buy|get|take)\s+" + NUMBER + r"\s+(?:of\b|x\b)")
 
@@ -94,6 +107,8 @@ def find_reference(text: str) -> Reference | None:
         rank = number_value(found.group(1))
     elif (found := _ORDINAL_RE.search(lowered) or _SHORT_ORDINAL_RE.match(lowered)) is not None:
         rank = _ORDINALS[next(g for g in found.groups() if g)]
+    if rank is None and (found := _BY_PRICE_RE.search(lowered)) is not None:
+        rank = CHEAPEST if found["low"] else DEAREST
     if rank is None and (found := _PRONOUN_ADD_RE.search(lowered)) is not None:
         quantity = _QUANTITY_RE.search(lowered)
         return Reference(FOCUS, "add", number_value(quantity.group(1)) if quantity else 1)
@@ -130,6 +145,14 @@ def pointed_card(conversation: Conversation, reference: Reference) -> ProductCar
         return "There is no list to pick from yet. Tell me what you are looking for."
     if reference.rank == LAST:
         return shown[-1]
+    if reference.rank in (CHEAPEST, DEAREST):
+        priced = [c for c in shown if c.price is not None]
+        if not priced:
+            return "None of the results shown has a price."
+        if len({c.currency for c in priced}) > 1:
+            return "The results shown are in different currencies: pick one by its number."
+        pick = min if reference.rank == CHEAPEST else max
+        return pick(priced, key=lambda c: c.price or 0)
     if not 1 <= reference.rank <= len(shown):
         plural = "s" if len(shown) > 1 else ""
         return f"I showed {len(shown)} result{plural}: pick a number from 1 to {len(shown)}."

@@ -72,6 +72,17 @@ async def test_it_is_the_product_being_talked_about_or_a_question(shown: Convers
     assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
 
 
+async def test_the_cheapest_and_the_dearest_are_picked_by_price(shown: Conversation) -> None:
+    discovery = DiscoverySpecialist()
+    _, cheapest = await say(discovery, shown, "the cheapest one", None)
+    assert cheapest.text == "#2: Coffee Mug (white) - 12.00 USD."
+    _, added = await say(CheckoutSpecialist(), shown, "add the most expensive to my cart", None)
+    assert "is out of stock" in added.text and shown.cart == []  # the sold-out T-shirt
+    _, taken = await say(CheckoutSpecialist(), shown, "I'll take the cheapest", None)
+    assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
+    assert taken.text.startswith("Added 1 x Coffee Mug")
+
+
 async def test_quantities_change_for_the_line_meant(shown: Conversation) -> None:
     checkout = CheckoutSpecialist()
     await say(checkout, shown, "add the first one to my cart", None)
