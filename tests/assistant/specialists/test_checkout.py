@@ -9,8 +9,10 @@ from fastapi.testclient import TestClient
 
 from cartagent.assistant import Conversation
 from cartagent.assistant.cart import find_quantity_change
+from cartagent.assistant.consent import Grant, granting
 from cartagent.assistant.specialists import CheckoutSpecialist, DiscoverySpecialist
 from cartagent.assistant.specialists.checkout import PAY_ORDER
+from cartagent.money import Money
 from cartagent.tools import Toolkit
 
 from .conftest import approve_on_paypal, say
@@ -181,6 +183,28 @@ async def test_no_takes_no_payment_and_keeps_the_cart(
     assert status.content["status"] == "APPROVED"
 
 
+async def test_checking_out_the_same_cart_again_resumes_the_waiting_order(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist()
+    order_id = await _checked_out(shown, shop_toolkit)
+    await say(checkout, shown, "no", shop_toolkit)
+    _, again = await say(checkout, shown, "checkout", shop_toolkit)
+    assert again.data["order"]["id"] == order_id and "Approve the payment on PayPal" in again.text
+    approve_on_paypal(http, order_id)  # approved on PayPal after all
+    await say(checkout, shown, "no", shop_toolkit)
+    _, approved = await say(checkout, shown, "checkout", shop_toolkit)
+    assert approved.data["order"]["id"] == order_id
+    assert "PayPal shows it approved. Say 'yes' to pay 56.38 USD now" in approved.text
+    _, paid = await say(checkout, shown, "yes", shop_toolkit)
+    assert paid.text.startswith(f"Paid. Receipt for order {order_id}") and shown.cart == []
+    assert [o.order_id for o in shown.orders] == [order_id]
+    # A changed cart is a new order.
+    await say(checkout, shown, "add the second one to my cart", shop_toolkit)
+    _, other = await say(checkout, shown, "checkout", shop_toolkit)
+    assert other.data["order"]["id"] != order_id and len(shown.orders) == 2
+
+
 async def test_a_capture_done_before_a_lost_turn_is_read_back_not_repeated(
     shown: Conversation, shop_toolkit: Toolkit, http: TestClient
 ) -> None:
@@ -188,9 +212,6 @@ async def test_a_capture_done_before_a_lost_turn_is_read_back_not_repeated(
     approve_on_paypal(http, order_id)
     # The capture went through but the turn that made it was never stored (a crash): the
     # conversation still waits for the yes, and PayPal already says COMPLETED.
-    from cartagent.assistant.consent import Grant, granting
-    from cartagent.money import Money
-
     with granting(Grant("capture_order", "order_id", order_id, Money.of("56.38", "USD"))):
         first = await shop_toolkit.call("capture_order", {"order_id": order_id})
     assert not first.is_error, first.content
@@ -212,3 +233,17 @@ async def test_paypal_sends_the_shopper_back_to_the_return_url(
     assert response.headers["location"].startswith(
         f"http://127.0.0.1:8000/shop?session=s&token={order_id}&PayerID="
     )
+
+
+async def test_checking_out_again_after_a_lost_capture_gives_the_receipt(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist()
+    order_id = await _checked_out(shown, shop_toolkit)
+    await say(checkout, shown, "no", shop_toolkit)
+    approve_on_paypal(http, order_id)
+    with granting(Grant("capture_order", "order_id", order_id, Money.of("56.38", "USD"))):
+        assert not (await shop_toolkit.call("capture_order", {"order_id": order_id})).is_error
+    _, again = await say(checkout, shown, "checkout", shop_toolkit)
+    assert again.text.startswith(f"Paid. Receipt for order {order_id}")
+    assert shown.cart == [] and len(shown.orders) == 1

@@ -195,6 +195,9 @@ class CheckoutSpecialist:
             quote = self.terms.quote(conversation.cart)
         except ValueError as error:
             return self._reply(f"I cannot check out this cart: {error}.")
+        resumed = await self._resume(turn, quote)
+        if resumed is not None:
+            return resumed
         items = [
             {
                 "name": line.title[:127],
@@ -235,13 +238,50 @@ class CheckoutSpecialist:
         conversation.pending = PendingConfirmation(
             PAY_ORDER, {"order_id": order.order_id}, domain=self.domain
         )
+        return self._ask_to_approve(order, quote)
+
+    def _ask_to_approve(self, order: PlacedOrder, quote: Quote) -> Reply:
         lines = "\n".join(describe_line(n, line) for n, line in enumerate(order.lines, 1))
+        if order.status == "APPROVED":
+            ask = f"PayPal shows it approved. Say 'yes' to pay {quote.total} now, or 'no' to stop."
+        else:
+            ask = (
+                f"Approve the payment on PayPal: {order.approve_url}\n"
+                f"Then say 'yes' here to pay {quote.total}, or 'no' to stop."
+            )
         return self._reply(
-            f"Order {order.order_id}:\n{lines}\n{'; '.join(quote.lines())}.\n"
-            f"Approve the payment on PayPal: {order.approve_url}\n"
-            f"Then say 'yes' here to pay {quote.total}, or 'no' to stop.",
+            f"Order {order.order_id}:\n{lines}\n{'; '.join(quote.lines())}.\n{ask}",
             {"order": _order_json(order, quote)},
         )
+
+    async def _resume(self, turn: TurnContext, quote: Quote) -> Reply | None:
+        """The unpaid order this conversation made for the same cart, if PayPal still has it
+        waiting: checking out again must not leave the shopper two orders to approve."""
+        conversation = turn.conversation
+        cart = tuple(conversation.cart)
+        waiting = [
+            o
+            for o in conversation.orders
+            if o.status in ("CREATED", "APPROVED")
+            and o.lines == cart
+            and Money(o.total, o.currency) == quote.total
+        ]
+        if not waiting:
+            return None
+        # The latest, unless an earlier one was already approved as last seen.
+        earlier = max(enumerate(waiting), key=lambda n: (n[1].status == "APPROVED", n[0]))[1]
+        order, problem = await self._read(turn, earlier)
+        if problem is not None:
+            return None
+        if order.status == "COMPLETED":  # paid, though this conversation never heard so
+            return self._paid(conversation, order)
+        conversation.update_order(order)
+        if order.status not in ("CREATED", "APPROVED"):
+            return None
+        conversation.pending = PendingConfirmation(
+            PAY_ORDER, {"order_id": order.order_id}, domain=self.domain
+        )
+        return self._ask_to_approve(order, quote)
 
     async def _read(self, turn: TurnContext, order: PlacedOrder) -> tuple[PlacedOrder, str | None]:
         """The order with PayPal's current status, or the reason it could not be read."""
@@ -310,6 +350,10 @@ class CheckoutSpecialist:
         if order.status != "COMPLETED":
             conversation.update_order(order)
             return self._not_approved(order)
+        return self._paid(conversation, order)
+
+    def _paid(self, conversation: Conversation, order: PlacedOrder) -> Reply:
+        """Record ``order`` as paid, take its lines out of the cart, answer the receipt."""
         order = replace(order, paid_at=order.paid_at or self._clock())
         conversation.update_order(order)
         conversation.pending = None
