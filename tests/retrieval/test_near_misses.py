@@ -74,6 +74,8 @@ def test_options_exclusions_rating_and_stock_are_named() -> None:
         "out of stock",
         "30 USD under your minimum of 60 USD",
     ]
+    in_euros = SearchQuery(price=PriceRange(max=Decimal("50"), currency="EUR"))
+    assert what_it_breaks(in_euros, hit, words) == ["priced in USD, not EUR"]
     mug = Hit(product=MUG, score=0.0, variant=MUG.variants[0])
     assert what_it_breaks(SearchQuery(category="t-shirt", brand="Acme"), mug, words) == [
         "not a t-shirt",

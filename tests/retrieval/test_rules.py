@@ -76,6 +76,11 @@ def test_the_jeans_example() -> None:
         ("连衣裙不低于200元", (Decimal(200), None, "CNY")),
         ("连衣裙 50元以上", (Decimal(50), None, "CNY")),
         ("3000円以下のイヤホン", (None, Decimal(3000), "JPY")),
+        ("a tshirt for less than fifty bucks", (None, Decimal(50), "USD")),
+        ("jeans between twenty and forty dollars", (Decimal(20), Decimal(40), "USD")),
+        ("lamp under twenty-five dollars", (None, Decimal(25), "USD")),
+        ("jacket under a hundred and ten euros", (None, Decimal(110), "EUR")),
+        ("laptop under one thousand two hundred dollars", (None, Decimal(1200), "USD")),
     ],
 )
 def test_prices(request_: str, expected: tuple[Decimal | None, Decimal | None, str]) -> None:
@@ -94,6 +99,9 @@ def test_prices(request_: str, expected: tuple[Decimal | None, Decimal | None, s
         "5g phone",
         "10oz cup",
         "size 1o shoes",
+        "tent for four people",
+        "two pack of socks",
+        "often dollars",
     ],
 )
 def test_numbers_that_are_not_prices(request_: str) -> None:
@@ -137,6 +145,15 @@ def test_reversed_range_is_put_in_order() -> None:
 )
 def test_sizes(request_: str, size: str) -> None:
     assert parse(request_).options.get("size") == [size]
+
+
+def test_a_list_of_sizes_is_every_size_of_one_kind() -> None:
+    assert parse("sneakers size 9 or 10").options == {"size": ["9", "10"]}
+    assert parse("sneakers size 9, 10 or 11").options == {"size": ["9", "10", "11"]}
+    assert parse("t-shirt in size m or l").options == {"size": ["M", "L"]}
+    mixed = parse("boots size 10 or red")
+    assert (mixed.options, mixed.text) == ({"size": ["10"], "color": ["red"]}, "")
+    assert parse("size m or 10").options == {"size": ["M"]}  # letters, then a number: not one list
 
 
 def test_bare_numbers_are_sizes_only_for_apparel() -> None:

@@ -120,7 +120,8 @@ def _price_breaks(query: SearchQuery, hit: Hit) -> list[str]:
     if bounds is None or price is None or currency is None:
         return []
     if currency.upper() != bounds.currency.upper():
-        return []
+        # Search compares prices in one currency only; it does not convert.
+        return [f"priced in {currency.upper()}, not {bounds.currency.upper()}"]
     if bounds.max is not None and price > bounds.max:
         over = _money(price - bounds.max, currency)
         return [f"{over} over your limit of {_money(bounds.max, currency)}"]

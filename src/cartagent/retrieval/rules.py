@@ -176,6 +176,9 @@ _SIZE_RE = re.compile(
     r"extra large|extra small)|(?P<a>\d{2}\s?x\s?\d{2})|(?P<bed>twin xl|twin|full|queen|"
     r"california king|cal king|king)[\s-]size)(?![\w])"
 )
+_MORE_SIZES_RE = re.compile(
+    r"(?:\s?,\s?(?:or\s)?|\s(?:or|/)\s|/)(?P<v>\d{1,2}(?:\.5)?|[2-5]?x{0,3}[sml]|xxs|xs)(?![\w])"
+)
 _SIZE_ABBR_RE = re.compile(
     r"(?<![\w'-])(?P<v>xxs|xs|xl|xxl|xxxl|[2-5]xl|x-large|xx-large|[2-5]x-large|extra large|"
     r"extra small|x-small)(?![\w-])"
@@ -202,6 +205,64 @@ _SEGMENT_BREAK_RE = re.compile(
 # "5O dollars", "1OO": a letter O typed for a zero inside a number.
 _O_FOR_ZERO_RE = re.compile(r"(?<![\w.,])\d[\do]*o[\do]*(?![\w])")
 _FILLER_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\ufeff]")
+
+# Amounts in words ("fifty bucks", "between twenty and forty dollars", "a hundred and ten
+# euros") become digits, only where a currency word follows: "a tent for four" stays words.
+_UNIT_WORDS = {
+    w: n
+    for n, w in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+         "eighteen", "nineteen"]
+    )
+}  # fmt: skip
+_TENS_WORDS = {
+    w: 10 * n
+    for n, w in enumerate(
+        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2
+    )
+}
+_UNDER_HUNDRED = (
+    rf"(?:(?:{'|'.join(_TENS_WORDS)})(?:[- ](?:{'|'.join(list(_UNIT_WORDS)[1:10])}))?"
+    rf"|{_alternation(_UNIT_WORDS)})"
+)
+_HUNDREDS = (
+    rf"(?:(?:a|{_UNDER_HUNDRED})\shundred(?:\s(?:and\s)?{_UNDER_HUNDRED})?|{_UNDER_HUNDRED})"
+)
+_WORDED = rf"(?:(?:a|{_HUNDREDS})\sthousand(?:\s(?:and\s)?{_HUNDREDS})?|{_HUNDREDS})"
+_MONEY_WORDS = rf"(?:{_alternation(w for w in CURRENCY_WORDS if w.isascii() and w[0].isalpha())})"
+_WORDED_AMOUNT_RE = re.compile(
+    rf"\b(?P<first>{_WORDED})(?:(?P<glue>\s(?:and|to|or)\s|\s?-\s?)(?P<second>{_WORDED}))?"
+    rf"(?=\s{_MONEY_WORDS}\b)"
+)
+
+
+def _worded_number(words: str) -> int:
+    total, current = 0, 0
+    for word in re.split(r"[\s-]+", words):
+        if word in _UNIT_WORDS:
+            current += _UNIT_WORDS[word]
+        elif word in _TENS_WORDS:
+            current += _TENS_WORDS[word]
+        elif word == "a":
+            current = 1
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word == "thousand":
+            total += max(current, 1) * 1000
+            current = 0
+    return total + current
+
+
+def _digits_for_worded_amounts(text: str) -> str:
+    def digits(m: re.Match[str]) -> str:
+        first = str(_worded_number(m["first"]))
+        if m["second"] is None:
+            return first
+        return f"{first}{m['glue']}{_worded_number(m['second'])}"
+
+    return _WORDED_AMOUNT_RE.sub(digits, text)
+
 
 _CUES_BY_WORD = {
     w for cue in (*PRICE_MAX_CUES, *PRICE_MIN_CUES, *NEGATION_CUES) for w in cue.split()
@@ -324,7 +385,7 @@ def _normalise(request: str) -> str:
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2013", "-")
     text = _FILLER_RE.sub(" ", text).lower()
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
-    return " ".join(text.split())
+    return _digits_for_worded_amounts(" ".join(text.split()))
 
 
 def _edits1(word: str) -> Iterator[str]:
@@ -558,20 +619,33 @@ def _pass_negation(work: _Work, draft: _Draft) -> None:
         pos = end
 
 
+def _size_value(raw: str) -> str:
+    raw = raw.strip()
+    value = SIZE_OF.get(raw)
+    if value is None:
+        value = raw.upper() if raw[:1].isalpha() or raw[-1:] in "sml" else raw
+        value = re.sub(r"\s?([x/])\s?", lambda g: g.group(1), value)
+        if re.fullmatch(r"\d{1,2}(?:\.5)?w", value):
+            value = value[:-1] + " wide"
+    return value
+
+
 def _pass_sizes(work: _Work, draft: _Draft) -> None:
     for m in work.take(_SIZE_RE):
         raw = m.group("v") or m.group("w") or m.group("a") or m.group("bed") or ""
         if m.group("bed"):
             draft.add("option", "size", raw)
             continue
-        raw = raw.strip()
-        value = SIZE_OF.get(raw)
-        if value is None:
-            value = raw.upper() if raw[:1].isalpha() or raw[-1:] in "sml" else raw
-            value = re.sub(r"\s?([x/])\s?", lambda g: g.group(1), value)
-            if re.fullmatch(r"\d{1,2}(?:\.5)?w", value):
-                value = value[:-1] + " wide"
-        draft.add("option", "size", value)
+        draft.add("option", "size", _size_value(raw))
+        if m.group("v"):  # "size 9 or 10", "size s, m or l": the list goes on in kind
+            numeric = raw[:1].isdigit()
+            pos = m.end()
+            while (more := _MORE_SIZES_RE.match(work.s, pos)) is not None:
+                if more.group("v")[:1].isdigit() != numeric:
+                    break
+                draft.add("option", "size", _size_value(more.group("v")))
+                work.claim(more.start(), more.end())
+                pos = more.end()
     for m in work.take(_SIZE_ABBR_RE):
         draft.add("option", "size", SIZE_OF.get(m.group("v"), m.group("v").upper()))
 
