@@ -313,10 +313,16 @@ def test_brands() -> None:
         ("best rated headphones", "rating"),
         ("top-rated blender", "rating"),
         ("headphones", "relevance"),
+        ("red sneakers under 100 sorted by price", "price_asc"),
+        ("laptops sorted by price high to low", "price_desc"),
+        ("headphones sorted by rating", "rating"),
+        ("top rated cheapest mugs", "rating"),
     ],
 )
 def test_sort(request_: str, sort: str) -> None:
-    assert parse(request_).sort == sort
+    understood = parse(request_)
+    assert understood.sort == sort
+    assert "sorted" not in understood.text and "high" not in understood.text
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,9 @@ _AVAILABLE_RE = _word_re(AVAILABILITY_CUES)
 _CHEAPER_RE = _word_re(
     ("cheaper", "less expensive", "more affordable", "budget", "cheap", "affordable", "inexpensive")
 )
-_SORT_RE = {sort: _word_re(forms) for sort, forms in SORT_CUES.items()}
+_SORT_OF = {form: sort for sort, forms in SORT_CUES.items() for form in forms}
+# One pattern, longest form first: "sort by price high to low" is not "sort by price".
+_SORT_RE = _word_re(_SORT_OF)
 
 _NUM = r"\d{1,9}(?:,\d{3})*(?:\.\d{1,2})?k?"
 _SYMBOL = r"[$€£¥]"
@@ -552,9 +554,9 @@ def _pass_price(work: _Work, draft: _Draft) -> None:
 
 
 def _pass_sort(work: _Work, draft: _Draft) -> None:
-    for sort, pattern in _SORT_RE.items():
-        for _ in work.take(pattern):
-            draft.sort = sort
+    found = {_SORT_OF[m.group()] for m in work.take(_SORT_RE)}
+    if found:  # several: the later kind in SORT_CUES wins ("top rated cheapest" is by rating)
+        draft.sort = max(found, key=list(SORT_CUES).index)
     if draft.sort == "relevance":
         for _ in work.take(_CHEAPER_RE):
             draft.sort = "price_asc"

@@ -448,12 +448,18 @@ CJK_PRICE_MIN_PREFIXES: Final[tuple[str, ...]] = ("高于", "超过", "多于", 
 
 SORT_CUES: Final[dict[str, tuple[str, ...]]] = {
     "price_asc": ("cheapest", "lowest price", "least expensive", "lowest priced",
-                  "cheapest first", "price low to high", "sort by price", "más barato",
-                  "moins cher", "billigste"),
+                  "cheapest first", "price low to high", "sort by price", "sorted by price",
+                  "order by price", "ordered by price", "by lowest price", "price ascending",
+                  "sort by price low to high", "sorted by price low to high",
+                  "by price low to high",
+                  "más barato", "moins cher", "billigste"),
     "price_desc": ("most expensive", "priciest", "highest price", "highest priced",
-                   "price high to low", "most premium"),
+                   "price high to low", "most premium", "by highest price", "price descending",
+                   "most expensive first", "sort by price high to low",
+                   "sorted by price high to low", "by price high to low"),
     "rating": ("best rated", "top rated", "top-rated", "highest rated", "best reviewed",
-               "best-rated", "highly rated", "well reviewed", "best reviews"),
+               "best-rated", "highly rated", "well reviewed", "best reviews", "sort by rating",
+               "sorted by rating", "by rating", "by reviews"),
 }  # fmt: skip
 
 AVAILABILITY_CUES: Final[tuple[str, ...]] = (
