@@ -34,7 +34,17 @@ def _router(**options: float) -> EmbeddingRouter:
 
 
 @pytest.mark.parametrize(
-    "text", ["the second one", "show me #2", "add the first to my cart", "the last one", "3"]
+    "text",
+    [
+        "the second one",
+        "show me #2",
+        "add the first to my cart",
+        "the last one",
+        "3",
+        "the cheapest one",
+        "compare the first two",
+        "how do they differ?",
+    ],
 )
 def test_a_pick_from_the_shown_results_is_discovery(text: str) -> None:
     route = rule_route(text, RouteContext(Domain.ORDERS, has_results=True))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..llm import Message, Model
 from ..retrieval.rules import parse
 from .domains import DOMAIN_DESCRIPTIONS, Domain
-from .references import find_reference
+from .references import find_comparison, find_reference
 
 if TYPE_CHECKING:
     import numpy as np
@@ -107,11 +107,12 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     """The domain when a rule is clearly right, else ``None``.
 
     With results on screen, a short message picking one ("the second one", "add the first to
-    my cart") is discovery, which owns the list. After a search, a short message that only
-    refines it ("cheaper", "in red", "under $40", "not polyester") is discovery too.
+    my cart") or comparing them ("compare the first two") is discovery, which owns the list.
+    After a search, a short message that only refines it ("cheaper", "in red", "under $40",
+    "not polyester") is discovery too.
     """
     words = text.split()
-    if context.has_results and find_reference(text):
+    if context.has_results and (find_reference(text) or find_comparison(text) is not None):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.previous is not Domain.DISCOVERY or len(words) > _MAX_REFINEMENT_WORDS:
         return None

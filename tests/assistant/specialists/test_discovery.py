@@ -151,6 +151,32 @@ async def test_references_resolve_against_the_last_list(shop_searcher: Searcher)
     assert conversation.cart == []
 
 
+async def test_shown_cards_are_compared_side_by_side(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt")
+    _, two = await _say(conversation, shop_searcher, "compare the first two")
+    assert two.text.splitlines() == [
+        "Comparing #1 and #2:",
+        "- price: 50.88 USD vs 53.43 USD (#1 is 2.55 USD cheaper)",
+        "- size: M vs S",
+        "Same: color blue, material cotton.",
+    ]
+    assert [c.rank for c in two.cards] == [1, 2]
+    _, other = await _say(conversation, shop_searcher, "what's the difference between #2 and #3?")
+    assert "- material: cotton vs polyester" in other.text
+    assert "- stock: in stock vs out of stock" in other.text
+    _, every = await _say(conversation, shop_searcher, "compare them")
+    assert every.text.startswith("Comparing #1 and #2 and #3:") and len(every.cards) == 3
+    _, wrong = await _say(conversation, shop_searcher, "compare 1 and 7")
+    assert wrong.text.startswith("I showed 3 results: compare numbers from 1 to 3")
+    assert conversation.results == list(every.cards)  # the list shown is kept
+
+
+async def test_a_comparison_with_nothing_shown_asks_for_a_search(shop_searcher: Searcher) -> None:
+    _, reply = await _say(_conversation(), shop_searcher, "compare the first two")
+    assert reply.text.startswith("Search for products first")
+
+
 async def test_adding_a_reference_fills_the_cart_and_refuses_out_of_stock(
     shop_searcher: Searcher,
 ) -> None:

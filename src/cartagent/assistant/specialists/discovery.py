@@ -10,7 +10,7 @@
   the cheapest card shown (more than the dearest one).
 * "the second one", "show me #2", "add the first to my cart" resolve against the stored last
   result list, "add it" to the product being talked about; adding puts the card's variant in
-  the session's cart.
+  the session's cart. "Compare the first two" sets shown cards side by side.
 
 Answers are rendered from results, never generated prose.
 """
@@ -33,7 +33,13 @@ from ..cards import ProductCard, card_from_hit
 from ..cart import add_card
 from ..conversation import Conversation
 from ..domains import Domain
-from ..references import Reference, find_reference, pointed_card
+from ..references import (
+    Reference,
+    compare_cards,
+    find_comparison,
+    find_reference,
+    pointed_card,
+)
 from ..reply import Reply
 from ..specialist import TurnContext
 
@@ -146,6 +152,9 @@ class DiscoverySpecialist:
         self._words: Words | None = None
 
     async def handle(self, turn: TurnContext) -> Reply:
+        compared = find_comparison(turn.text)
+        if compared is not None:
+            return self._compare(turn.conversation, compared)
         reference = find_reference(turn.text)
         if reference is not None:
             return self._pick(turn.conversation, reference)
@@ -162,6 +171,19 @@ class DiscoverySpecialist:
         return Reply(
             add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
         )
+
+    def _compare(self, conversation: Conversation, ranks: tuple[int, ...]) -> Reply:
+        shown = conversation.results
+        if len(shown) < 2:
+            return Reply("Search for products first; then I can compare two of them.", self.domain)
+        if any(not 1 <= rank <= len(shown) for rank in ranks):
+            return Reply(
+                f"I showed {len(shown)} results: compare numbers from 1 to {len(shown)}.",
+                self.domain,
+                tuple(shown),
+            )
+        cards = [shown[rank - 1] for rank in ranks] if ranks else list(shown)
+        return Reply(compare_cards(cards), self.domain, tuple(cards))
 
     # ---------------------------------------------------------------------- search
 
