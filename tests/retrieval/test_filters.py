@@ -184,3 +184,37 @@ def test_a_non_word_is_not_the_word_it_denies() -> None:
     assert variant_for(SUNGLASSES, SearchQuery(text="polarized")) == "polarized"
     assert WORDS("Non-stick pan") == WORDS("nonstick pan")
     assert prep("non-polarized, 100ml") == "nonpolarized, 100 ml"
+
+
+BOOTS = Product(
+    id="boots",
+    title="Hiking Boots",
+    description="Rugged waterproof hiking boots.",
+    category=("Shoes", "Boots"),
+    variants=(
+        Variant(id="dry-9", options={"size": "9", "waterproof": "no"}, price=Decimal("99")),
+        Variant(id="wet-9", options={"size": "9", "waterproof": "yes"}, price=Decimal("120")),
+        Variant(id="wet-10", options={"size": "10", "waterproof": "Yes"}, price=Decimal("125")),
+    ),
+)
+
+
+def _boots(query: SearchQuery) -> list[str]:
+    """The variants of the boots that each satisfy ``query`` alone."""
+    plan = Plan.of(query, WORDS)
+    return [
+        v.id
+        for v in BOOTS.variants
+        if check(plan, BOOTS.model_copy(update={"variants": (v,)}), 1.0, WORDS) is not None
+    ]
+
+
+def test_a_word_naming_a_yes_no_option_asks_for_its_yes() -> None:
+    # The description says "waterproof" of every variant; the option says which are.
+    assert _boots(SearchQuery(text="waterproof boots", options={"size": ["9"]})) == ["wet-9"]
+    assert _boots(SearchQuery(attributes={"features": ["waterproof"]})) == ["wet-9", "wet-10"]
+    hit = check(Plan.of(SearchQuery(text="waterproof"), WORDS), BOOTS, 1.0, WORDS)
+    assert hit is not None and hit.variant is not None and hit.variant.id == "wet-9"
+    assert "waterproof=yes" in hit.matched
+    # Without such an option the word is searched for as before.
+    assert _boots(SearchQuery(text="rugged boots")) == ["dry-9", "wet-9", "wet-10"]

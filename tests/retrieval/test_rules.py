@@ -154,6 +154,8 @@ def test_a_list_of_sizes_is_every_size_of_one_kind() -> None:
     mixed = parse("boots size 10 or red")
     assert (mixed.options, mixed.text) == ({"size": ["10"], "color": ["red"]}, "")
     assert parse("size m or 10").options == {"size": ["M"]}  # letters, then a number: not one list
+    assert parse("what sizes does it come in?").options == {}  # not "size s"
+    assert parse("size:10 boots").options == parse("size10 boots").options == {"size": ["10"]}
 
 
 def test_bare_numbers_are_sizes_only_for_apparel() -> None:

@@ -18,6 +18,8 @@ Matching rules (case-insensitive, on stemmed words, so "hooded" excludes "hood")
   description, category, attributes or the variant's options instead; words that some of
   its variants' options hold must be the variant's own (``"100 ml"`` picks the 100ml bottle,
   not a 30ml one whose description lists every size).
+* A word of ``text`` that names a yes/no option of the product ("waterproof boots", where the
+  variants say ``waterproof: yes`` or ``no``) asks for a variant that says yes.
 * ``category`` matches words of the category path, or of the title.
 * ``exclude``: with a ``field``, variants/products whose value under that name matches are
   dropped (falling back to the title when the product has no such name); without one, products
@@ -60,6 +62,8 @@ __all__ = [
 ]
 
 _MAX_QUERY_TOKENS = 64
+_YES = frozenset({"yes", "true", "y"})
+_YES_NO = _YES | {"no", "false", "n"}
 
 NO_RATING = -1.0
 
@@ -297,6 +301,8 @@ class _ProductView:
     attributes: dict[str, tuple[str, ...]]
     option_keys: frozenset[str]
     option_words: frozenset[str]  # of every variant's options
+    # Options whose every value is yes or no ("waterproof"), by canonical name: their words.
+    flags: dict[str, frozenset[str]]
 
 
 # -------------------------------------------------------------------- exact matching
@@ -317,9 +323,12 @@ def _view(product: Product, words: Words) -> _ProductView:
         _canonical_key(k) for variant in product.variants for k in variant.options
     )
     option_words: set[str] = set()
-    for offered in product.option_values().values():
+    flags: dict[str, frozenset[str]] = {}
+    for name, offered in product.option_values().items():
         for value in offered:
             option_words |= words(value)
+        if offered and all(_normalised(v) in _YES_NO for v in offered):
+            flags[_canonical_key(name)] = words(name)
     return _ProductView(
         product=product,
         title=words(product.title),
@@ -329,6 +338,7 @@ def _view(product: Product, words: Words) -> _ProductView:
         attributes=attributes,
         option_keys=option_keys,
         option_words=frozenset(option_words),
+        flags=flags,
     )
 
 
@@ -393,11 +403,20 @@ def _excluded(
 
 
 def _check_variant(
-    plan: Plan, view: _ProductView, variant: Variant | None, words: Words
+    plan: Plan,
+    view: _ProductView,
+    variant: Variant | None,
+    words: Words,
+    flags: Sequence[str] = (),
 ) -> list[str] | None:
-    """The constraints ``variant`` (``None``: the product alone) satisfies, or ``None``."""
+    """The constraints ``variant`` (``None``: the product alone) satisfies, or ``None``;
+    ``flags`` are yes/no options that must say yes."""
     matched: list[str] = []
     values = _variant_values(view, variant)
+    for flag in flags:
+        if not _says_yes(values, flag):
+            return None
+        matched.append(f"{flag}=yes")
     option_words: set[str] = set()
     if variant is not None:
         for value in variant.options.values():
@@ -412,6 +431,12 @@ def _check_variant(
                     break
             else:
                 want = words(wanted)
+                yes_no = _flag_named(view, want)
+                if yes_no is not None:  # "features: waterproof" where variants say waterproof: no
+                    if _says_yes(values, yes_no):
+                        hit = wanted
+                        break
+                    continue
                 # Where the product's variants differ in it ("size: 30ml" or "100ml"), the
                 # words must be this variant's; a description listing every option is no match.
                 own = want <= view.option_words
@@ -441,6 +466,19 @@ def _check_variant(
         label = f"{key}={exclusion.value}" if key else exclusion.value
         matched.append(f"not {label}")
     return matched
+
+
+def _flag_named(view: _ProductView, want: frozenset[str]) -> str | None:
+    """The yes/no option whose name is the words ``want``, if the product has one."""
+    if want:
+        for name, named in view.flags.items():
+            if named == want:
+                return name
+    return None
+
+
+def _says_yes(values: Mapping[str, list[str]], flag: str) -> bool:
+    return any(_normalised(v) in _YES for v in values.get(flag, ()))
 
 
 def _price_label(low: Decimal | None, high: Decimal | None, currency: str) -> str:
@@ -478,10 +516,13 @@ def check(plan: Plan, product: Product, score: float, words: Words) -> Hit | Non
         if key is None and unwanted <= view.title:
             return None
 
+    # A word of the request naming a yes/no option ("waterproof boots") asks for its yes.
+    said = frozenset(plan.text_tokens)
+    flags = [name for name, named in view.flags.items() if named and named <= said]
     candidates: Sequence[Variant | None] = product.variants or (None,)
     best: tuple[tuple[Any, ...], Variant | None, list[str]] | None = None
     for variant in candidates:
-        variant_matched = _check_variant(plan, view, variant, words)
+        variant_matched = _check_variant(plan, view, variant, words, flags)
         if variant_matched is None:
             continue
         rank = _variant_rank(plan, variant, words)

@@ -172,7 +172,7 @@ _NAMED_SIZES = "|".join(
 )
 _SIZE_RE = re.compile(
     r"(?<![\w])(?:(?:in\s)?(?:a\s)?(?:us\s|eu\s|uk\s)?(?:sizes?|taille|talla|größe|groesse|taglia"
-    r"|tamanho|sz)\s?(?:is\s|of\s|:\s?|=\s?)?"
+    r"|tamanho|sz)(?:\s?[:=]\s?|\s(?:is\s|of\s)?|(?=\d))"
     r"(?P<v>\d{1,2}(?:\.5)?(?:\s?[x/]\s?\d{1,2})?w?(?:\s(?:wide|w))?|[2-5]?x{0,3}[sml]|"
     rf"{_NAMED_SIZES}|xxs|xs)|in\s(?:a\s)?(?P<w>small|medium|large|x-large|xx-large|"
     r"extra large|extra small)|(?P<a>\d{2}\s?x\s?\d{2})|(?P<bed>twin xl|twin|full|queen|"
