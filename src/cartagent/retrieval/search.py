@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..catalog import Product
 from .filters import Hit, order_value, ordered
 from .fusion import reciprocal_rank_fusion
 from .near_misses import NearMiss, find_near_misses
@@ -58,6 +59,10 @@ class Retriever(Protocol):
     def search(
         self, query: SearchQuery, k: int = 10, *, timings: dict[str, float] | None = None
     ) -> list[Hit]: ...
+
+    def get(self, product_id: str) -> Product | None:
+        """The indexed product with id ``product_id``, or ``None``."""
+        ...
 
 
 class SearchResult(BaseModel):
@@ -123,6 +128,10 @@ class Searcher:
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.shutdown(wait=True)
+
+    def product(self, product_id: str) -> Product | None:
+        """The catalog's product with id ``product_id``, or ``None``."""
+        return self.index.get(product_id)
 
     def search(self, request: str, k: int = 10, *, context: Sequence[str] = ()) -> SearchResult:
         """Understand ``request`` (with earlier turns in ``context``) and retrieve ``k`` hits."""

@@ -31,10 +31,9 @@ async def _say(
 ) -> tuple[TurnContext, Reply]:
     turn = TurnContext(text, conversation, searcher=searcher)
     reply = await (specialist or DiscoverySpecialist()).handle(turn)
-    for message in (StoredMessage("user", text), StoredMessage("assistant", reply.text)):
-        conversation.messages.append(message)
-    if reply.data:  # what the assistant stores with the reply
-        conversation.messages[-1] = StoredMessage("assistant", reply.text, payload=reply.data)
+    conversation.messages.append(StoredMessage("user", text))
+    # What the assistant stores with the reply: its data and cards.
+    conversation.messages.append(StoredMessage("assistant", reply.text, payload=reply.payload()))
     return turn, reply
 
 
@@ -170,6 +169,22 @@ async def test_shown_cards_are_compared_side_by_side(shop_searcher: Searcher) ->
     _, wrong = await _say(conversation, shop_searcher, "compare 1 and 7")
     assert wrong.text.startswith("I showed 3 results: compare numbers from 1 to 3")
     assert conversation.results == list(every.cards)  # the list shown is kept
+
+
+async def test_a_question_about_options_is_answered_for_the_product_meant(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt")
+    _, sizes = await _say(conversation, shop_searcher, "what sizes does it come in?")
+    # One product shown: it is meant, and the list stays (no variant was picked).
+    assert sizes.text == "T-Shirt: size M, S, L, XL."
+    assert len(sizes.cards) == 3
+    await _say(conversation, shop_searcher, "the third one")
+    _, materials = await _say(conversation, shop_searcher, "which materials are there?")
+    assert materials.text == "T-Shirt: material cotton, polyester."
+    assert [c.variant_id for c in materials.cards] == ["tee-blue-poly"]  # still the one meant
+    assert conversation.results and conversation.cart == []
 
 
 async def test_a_comparison_with_nothing_shown_asks_for_a_search(shop_searcher: Searcher) -> None:

@@ -10,7 +10,8 @@
   the cheapest card shown (more than the dearest one).
 * "the second one", "show me #2", "add the first to my cart" resolve against the stored last
   result list, "add it" to the product being talked about; adding puts the card's variant in
-  the session's cart. "Compare the first two" sets shown cards side by side.
+  the session's cart. "Compare the first two" sets shown cards side by side; "what sizes does
+  it come in?" lists what the product offers.
 
 Answers are rendered from results, never generated prose.
 """
@@ -33,11 +34,13 @@ from ..cards import ProductCard, card_from_hit
 from ..cart import add_card
 from ..conversation import Conversation
 from ..domains import Domain
+from ..product_questions import describe_options, find_option_question
 from ..references import (
     Reference,
     compare_cards,
     find_comparison,
     find_reference,
+    focus,
     pointed_card,
 )
 from ..reply import Reply
@@ -152,6 +155,9 @@ class DiscoverySpecialist:
         self._words: Words | None = None
 
     async def handle(self, turn: TurnContext) -> Reply:
+        asked = find_option_question(turn.text)
+        if asked is not None and turn.conversation.results:
+            return await self._options(turn, asked)
         compared = find_comparison(turn.text)
         if compared is not None:
             return self._compare(turn.conversation, compared)
@@ -171,6 +177,31 @@ class DiscoverySpecialist:
         return Reply(
             add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
         )
+
+    async def _options(self, turn: TurnContext, asked: str) -> Reply:
+        """What the product meant ("it", "the second one", or the one product shown) offers."""
+        conversation = turn.conversation
+        shown = conversation.results
+        reference = find_reference(turn.text)
+        card: ProductCard | str | None
+        if reference is not None:
+            card = pointed_card(conversation, reference)
+        else:
+            card = focus(conversation)
+        # The list still stands (no card singled out) when it shows one product.
+        cards = (card,) if isinstance(card, ProductCard) else tuple(shown)
+        if card is None and len({c.id for c in shown}) == 1:
+            card = shown[0]
+        if card is None:
+            example = f"what {asked or 'option'}s does the second one have?"
+            card = f"Which one? Ask, for example, '{example}'"
+        if isinstance(card, str):
+            return Reply(card, self.domain, tuple(shown))
+        searcher = turn.searcher
+        product = None if searcher is None else await asyncio.to_thread(searcher.product, card.id)
+        if product is None:
+            return Reply(f"I cannot find {card.title} in the catalog any more.", self.domain)
+        return Reply(describe_options(product, asked), self.domain, cards)
 
     def _compare(self, conversation: Conversation, ranks: tuple[int, ...]) -> Reply:
         shown = conversation.results
