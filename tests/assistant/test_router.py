@@ -68,6 +68,17 @@ def test_refinement_words_alone_do_not_route_without_a_search_before(text: str) 
     assert rule_route(text, RouteContext(Domain.ORDERS)) is None
 
 
+@pytest.mark.parametrize("text", ["a hoodie", "t-shirts and hoodies", "a red hoodie under $40"])
+def test_a_message_that_only_names_products_is_discovery(text: str) -> None:
+    route = rule_route(text, RouteContext())
+    assert route is not None and route.domain is Domain.DISCOVERY
+    # "Which item?" may have been asked: the answer "the hoodie" is for that specialist.
+    for asking in (Domain.RETURNS_REFUNDS, Domain.CART_CHECKOUT):
+        assert rule_route(text, RouteContext(asking)) is None
+    assert rule_route("return the hoodie", RouteContext()) is None
+    assert rule_route("my hoodie", RouteContext()) is None
+
+
 def test_words_that_are_not_a_refinement_are_left_to_the_classifier() -> None:
     assert rule_route("where is my order", AFTER_SEARCH) is None
     assert rule_route("take the second one out of my cart", AFTER_SEARCH) is None
@@ -77,7 +88,7 @@ def test_the_nearest_examples_decide_the_domain() -> None:
     router = _router()
     assert router.classify("where is my order from monday").domain is Domain.ORDERS
     assert router.classify("I want to return my broken kettle").domain is Domain.RETURNS_REFUNDS
-    route = router.classify("show me running shoes")
+    route = router.classify("show me running shoes for trails")
     assert route.domain is Domain.DISCOVERY and route.source == "embedding"
 
 

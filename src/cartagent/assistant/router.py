@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..llm import Message, Model
 from ..retrieval.rules import parse
+from ..retrieval.vocabulary import CATEGORY_OF
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .references import find_comparison, find_reference
 
@@ -46,6 +47,7 @@ __all__ = [
 RouteSource = Literal["rules", "embedding", "context", "model", "fallback"]
 
 _MAX_REFINEMENT_WORDS = 6
+_OWNED = re.compile(r"\b(?:my|mine|our|ours)\b")
 _RELATIVE_CUES = re.compile(
     r"\b(cheaper|less expensive|more affordable|pricier|more expensive|bigger|smaller|"
     r"lighter|larger|more like (?:this|these|that)|show me more|more options|other colou?rs|"
@@ -109,10 +111,15 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     With results on screen, a short message picking one ("the second one", "add the first to
     my cart") or comparing them ("compare the first two") is discovery, which owns the list.
     After a search, a short message that only refines it ("cheaper", "in red", "under $40",
-    "not polyester") is discovery too.
+    "not polyester") is discovery too, and so is a message that only names products ("a red
+    hoodie") unless the last turn was about returns or the cart.
     """
     words = text.split()
     if context.has_results and (find_reference(text) or find_comparison(text) is not None):
+        return Route(Domain.DISCOVERY, 1.0, "rules")
+    # Not where the last turn may have asked "which item?" ("the hoodie" answers it).
+    asking = (Domain.RETURNS_REFUNDS, Domain.CART_CHECKOUT)
+    if context.previous not in asking and _names_products(text):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.previous is not Domain.DISCOVERY or len(words) > _MAX_REFINEMENT_WORDS:
         return None
@@ -123,6 +130,16 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     if refines and not query.text:
         return Route(Domain.DISCOVERY, 1.0, "rules")
     return None
+
+
+def _names_products(text: str) -> bool:
+    """Whether ``text`` asks for products and says nothing else: the rule parser finds a
+    category and every other word is a constraint or another category ("a red hoodie",
+    "t-shirts and hoodies"). The examples' nouns would pull "a hoodie" to "refund the hoodie"."""
+    if len(text.split()) > _MAX_REFINEMENT_WORDS or _OWNED.search(text.casefold()):
+        return False  # "my shoes" are the shopper's own: a return, an order, the cart
+    query = parse(text)
+    return query.category is not None and all(w in CATEGORY_OF for w in query.text.split())
 
 
 class EmbeddingRouter:
