@@ -10,7 +10,6 @@ from cartagent.assistant.references import (
     FOCUS,
     LAST,
     Reference,
-    find_comparison,
     find_reference,
 )
 
@@ -65,23 +64,3 @@ def test_a_reference_is_read(text: str, expected: Reference) -> None:
 )
 def test_other_messages_are_not_references(text: str) -> None:
     assert find_reference(text) is None
-
-
-@pytest.mark.parametrize(
-    ("text", "ranks"),
-    [
-        ("compare the first two", (1, 2)),
-        ("compare the top 3", (1, 2, 3)),
-        ("compare #1 and #3", (1, 3)),
-        ("what is the difference between the first and the third", (1, 3)),
-        ("compare 2 vs 4", (2, 4)),
-        ("compare them", ()),
-        ("how do they differ?", ()),
-        ("compare all laptops", None),
-        ("difference between a kettle and a coffee maker", None),
-        ("compare the first one", None),
-        ("the second one", None),
-    ],
-)
-def test_a_comparison_is_read(text: str, ranks: tuple[int, ...] | None) -> None:
-    assert find_comparison(text) == ranks

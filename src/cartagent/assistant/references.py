@@ -21,9 +21,9 @@ __all__ = [
     "FOCUS",
     "LAST",
     "NUMBER",
+    "ORDINAL",
+    "ORDINALS",
     "Reference",
-    "compare_cards",
-    "find_comparison",
     "find_reference",
     "focus",
     "number_value",
@@ -41,7 +41,7 @@ DEAREST = -4
 MAX_WORDS = 9
 """Longer messages are not read as references ("the first thing I need is a tent for four")."""
 
-_ORDINALS = {
+ORDINALS = {
     "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
     "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
     "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": LAST,
@@ -53,11 +53,11 @@ _NUMBERS = {
 # A count of one or two digits, or a number word up to ten; one capturing group.
 NUMBER = r"(\d{1,2}(?![\d\w])|(?:" + "|".join(_NUMBERS) + r")\b)"
 
-_ORDINAL = r"(" + "|".join(_ORDINALS) + r")\b"
+ORDINAL = r"(" + "|".join(ORDINALS) + r")\b"
 _ORDINAL_RE = re.compile(
-    r"\bthe\s+" + _ORDINAL + r"|\b" + _ORDINAL + r"\s+(?:one|result|item|option|product)\b"
+    r"\bthe\s+" + ORDINAL + r"|\b" + ORDINAL + r"\s+(?:one|result|item|option|product)\b"
 )
-_SHORT_ORDINAL_RE = re.compile(r"^" + _ORDINAL + r"(?:\s+\w+)?[.!?]?$")  # "second please"
+_SHORT_ORDINAL_RE = re.compile(r"^" + ORDINAL + r"(?:\s+\w+)?[.!?]?$")  # "second please"
 _HASH_RE = re.compile(r"(?:#|\b(?:number|no\.?|nr\.?|option|result|item)\s*#?\s*)" + NUMBER)
 _BARE_RE = re.compile(r"^\s*#?\s*(\d{1,2})\s*[.!?]?\s*$")
 _ADD_RE = re.compile(r"\b(add|put|stick|throw|buy)\b|\b(cart|basket|trolley)\b|\bi'?ll take\b")
@@ -108,7 +108,7 @@ def find_reference(text: str) -> Reference | None:
     elif (found := _HASH_RE.search(lowered)) is not None:
         rank = number_value(found.group(1))
     elif (found := _ORDINAL_RE.search(lowered) or _SHORT_ORDINAL_RE.match(lowered)) is not None:
-        rank = _ORDINALS[next(g for g in found.groups() if g)]
+        rank = ORDINALS[next(g for g in found.groups() if g)]
     if rank is None and (found := _BY_PRICE_RE.search(lowered)) is not None:
         rank = CHEAPEST if found["low"] else DEAREST
     if rank is None and (found := _PRONOUN_ADD_RE.search(lowered)) is not None:
@@ -159,66 +159,3 @@ def pointed_card(conversation: Conversation, reference: Reference) -> ProductCar
         plural = "s" if len(shown) > 1 else ""
         return f"I showed {len(shown)} result{plural}: pick a number from 1 to {len(shown)}."
     return shown[reference.rank - 1]
-
-
-_COMPARE_RE = re.compile(r"\b(?:compare|comparison|differences?|differ|vs\.?|versus)\b")
-_FIRST_N_RE = re.compile(r"\b(?:the\s+)?(?:first|top)\s+" + NUMBER)
-# "Compare them", "how do they differ": a comparison of everything shown says nothing else.
-_ALL_WORDS = frozenset(
-    {"compare", "comparison", "difference", "differences", "differ", "vs", "versus", "them",
-     "these", "those", "all", "both", "they", "the", "of", "please", "can", "you", "could",
-     "what", "are", "is", "how", "do", "does", "between", "and"}
-)  # fmt: skip
-_PICK_RE = re.compile(r"#\s?" + NUMBER + r"|\b" + _ORDINAL + r"|(?<![\w.$€£])(\d{1,2})(?![\w.])")
-
-
-def find_comparison(text: str) -> tuple[int, ...] | None:
-    """The ranks ``text`` asks to compare ("compare the first two", "difference between #1 and
-    #3", "compare them": ``()`` for every result shown), or ``None`` when it asks no comparison."""
-    lowered = " ".join(text.casefold().split())
-    if len(lowered.split()) > MAX_WORDS + 3 or not _COMPARE_RE.search(lowered):
-        return None
-    if (first := _FIRST_N_RE.search(lowered)) is not None:
-        count = number_value(first.group(1))
-        return tuple(range(1, count + 1)) if count >= 2 else None
-    ranks: list[int] = []
-    for found in _PICK_RE.finditer(lowered):
-        hashed, ordinal, bare = found.groups()
-        rank = number_value(hashed) if hashed else _ORDINALS[ordinal] if ordinal else int(bare)
-        if rank != 0 and rank not in ranks:
-            ranks.append(rank)
-    if len(ranks) >= 2:
-        return tuple(ranks)
-    everything = not set(re.findall(r"[a-z]+", lowered)) - _ALL_WORDS
-    return () if not ranks and everything else None
-
-
-def compare_cards(cards: list[ProductCard]) -> str:
-    """The compared cards side by side: price, then every option where they differ."""
-    names = " and ".join(f"#{c.rank}" for c in cards)
-    rows = [f"Comparing {names}:"]
-    if len({c.title for c in cards}) > 1:
-        rows.append("- product: " + " vs ".join(c.title for c in cards))
-    if all(c.price is not None for c in cards) and len({c.currency for c in cards}) == 1:
-        rows.append("- price: " + " vs ".join(f"{c.price} {c.currency}" for c in cards))
-        ordered = sorted(cards, key=lambda c: c.price or 0)
-        low, high = ordered[0], ordered[-1]
-        if len(cards) == 2 and low.price != high.price:
-            saved = (high.price or 0) - (low.price or 0)
-            rows[-1] += f" (#{low.rank} is {saved} {low.currency} cheaper)"
-    keys = list(dict.fromkeys(k for c in cards for k in c.options))
-    same: list[str] = []
-    for key in keys:
-        values = [c.options.get(key, "-") for c in cards]
-        if len(set(values)) == 1:
-            same.append(f"{key} {values[0]}")
-        else:
-            rows.append(f"- {key}: " + " vs ".join(values))
-    stock = ["in stock" if c.available else "out of stock" for c in cards]
-    if len(set(stock)) > 1:
-        rows.append("- stock: " + " vs ".join(stock))
-    elif not cards[0].available:
-        same.append("all out of stock")
-    if same:
-        rows.append("Same: " + ", ".join(same) + ".")
-    return "\n".join(rows)

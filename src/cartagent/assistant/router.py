@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..llm import Message, Model
 from ..retrieval.rules import parse
 from ..retrieval.vocabulary import CATEGORY_OF
+from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
-from .references import find_comparison, find_reference
+from .references import find_reference
 
 if TYPE_CHECKING:
     import numpy as np

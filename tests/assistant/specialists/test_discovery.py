@@ -164,6 +164,8 @@ async def test_shown_cards_are_compared_side_by_side(shop_searcher: Searcher) ->
     _, other = await _say(conversation, shop_searcher, "what's the difference between #2 and #3?")
     assert "- material: cotton vs polyester" in other.text
     assert "- stock: in stock vs out of stock" in other.text
+    _, ends = await _say(conversation, shop_searcher, "compare the first and the last")
+    assert ends.text.startswith("Comparing #1 and #3:")
     _, every = await _say(conversation, shop_searcher, "compare them")
     assert every.text.startswith("Comparing #1 and #2 and #3:") and len(every.cards) == 3
     _, wrong = await _say(conversation, shop_searcher, "compare 1 and 7")

@@ -32,17 +32,11 @@ from ...retrieval.filters import Plan, Words, analyzer, check
 from ...retrieval.query import PriceRange, SearchQuery
 from ..cards import ProductCard, card_from_hit
 from ..cart import add_card
+from ..comparison import compare_cards, find_comparison
 from ..conversation import Conversation
 from ..domains import Domain
 from ..product_questions import describe_options, find_option_question
-from ..references import (
-    Reference,
-    compare_cards,
-    find_comparison,
-    find_reference,
-    focus,
-    pointed_card,
-)
+from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
 from ..specialist import TurnContext
 
@@ -207,12 +201,13 @@ class DiscoverySpecialist:
         shown = conversation.results
         if len(shown) < 2:
             return Reply("Search for products first; then I can compare two of them.", self.domain)
-        if any(not 1 <= rank <= len(shown) for rank in ranks):
+        if any(not 1 <= rank <= len(shown) for rank in ranks if rank != LAST):
             return Reply(
                 f"I showed {len(shown)} results: compare numbers from 1 to {len(shown)}.",
                 self.domain,
                 tuple(shown),
             )
+        ranks = tuple(len(shown) if rank == LAST else rank for rank in ranks)
         cards = [shown[rank - 1] for rank in ranks] if ranks else list(shown)
         return Reply(compare_cards(cards), self.domain, tuple(cards))
 
