@@ -169,6 +169,25 @@ def test_too_few_matches_are_followed_by_near_misses_up_to_k() -> None:
     assert searcher.search_query(query, 1).near_misses == []
 
 
+def test_beside_matches_a_near_miss_is_from_their_department() -> None:
+    # A wireless charging mat shares "wireless" but sits in another department.
+    mat = Product(
+        id="mat",
+        title="Charging Mat",
+        category=("Home", "Chargers"),
+        variants=(Variant(id="mat-1", price=Decimal("20"), options={"connectivity": "wireless"}),),
+    )
+    searcher = Searcher(LexicalIndex.build([EARBUDS, HEADPHONES, mat]), understand=parse)
+    query = SearchQuery(text="wireless", category="earbuds")
+    result = searcher.search_query(query, 10)
+    assert [h.product.id for h in result.hits] == ["earbuds"]
+    assert [n.hit.product.id for n in result.near_misses] == ["headphones"]
+    # With no match at all there is no department to keep to.
+    alone = Searcher(LexicalIndex.build([HEADPHONES, mat]), understand=parse)
+    nearest = alone.search_query(query, 10).near_misses
+    assert {n.hit.product.id for n in nearest} == {"headphones", "mat"}
+
+
 def _two_earbuds_over_budget() -> tuple[Searcher, SearchQuery]:
     """A store of two earbuds and the headphones, and a request none of them matches."""
     dearer_buds = EARBUDS.model_copy(

@@ -136,21 +136,27 @@ def find_near_misses(
     k: int,
     retrieve: Callable[[SearchQuery, int], list[Hit]],
     *,
-    shown: Collection[str] = (),
+    shown: Collection[Hit] = (),
 ) -> list[NearMiss]:
-    """Up to ``k`` near misses for ``query``: products not in ``shown`` (ids of the products
-    that matched it), from each relaxation in turn until ``k`` are found; ``[]`` when the
-    query has nothing to relax. A product must still meet something of its relaxed query (a
-    word of the request, the category...): a dense neighbour that shares nothing with the
-    request is no nearer to it than any other product."""
+    """Up to ``k`` near misses for ``query``: products not among ``shown`` (the hits that
+    matched it), from each relaxation in turn until ``k`` are found; ``[]`` when the query has
+    nothing to relax. A product must still meet something of its relaxed query (a word of the
+    request, the category...): a dense neighbour that shares nothing with the request is no
+    nearer to it than any other product. When some products matched, a near miss must also
+    be in the department (the top category) of one of them: in-ear headphones beside earbuds,
+    sneakers beside running shoes, not a "warm white" bulb beside a warm jacket."""
     if k <= 0 or not has_constraints(query):
         return []
     words = Words(analyzer())
-    seen = set(shown)
+    seen = {hit.product.id for hit in shown}
+    departments = {hit.product.category[0] for hit in shown if hit.product.category}
     found: list[NearMiss] = []
     for relaxed in relaxations(query):
         for hit in retrieve(relaxed, k + len(seen)):
             if hit.product.id in seen or not hit.matched:
+                continue
+            department = hit.product.category[0] if hit.product.category else None
+            if departments and department not in departments:
                 continue
             seen.add(hit.product.id)
             found.append(NearMiss(hit=hit, breaks=what_it_breaks(query, hit, words)))

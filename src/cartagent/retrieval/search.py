@@ -164,7 +164,7 @@ class Searcher:
                         query,
                         wanted,
                         lambda q, n: self._retrieve(q, n, {}),
-                        shown=[h.product.id for h in hits],
+                        shown=hits,
                     )
         spent["total"] = spent["understand"] + retrieval["retrieve"]
         return SearchResult(query=query, hits=hits, timings=spent, near_misses=found)

@@ -187,6 +187,12 @@ async def test_a_question_about_options_is_answered_for_the_product_meant(
     assert materials.text == "T-Shirt: material cotton, polyester."
     assert [c.variant_id for c in materials.cards] == ["tee-blue-poly"]  # still the one meant
     assert conversation.results and conversation.cart == []
+    # A near miss of another product beside the matches does not make "it" ambiguous.
+    await _say(conversation, shop_searcher, "blue t-shirt")
+    hoodie = ProductCard("hoodie", "Hoodie", "h", Decimal("40"), "USD", True, 4, breaks=("x",))
+    conversation.results = [*conversation.results, hoodie]
+    _, again = await _say(conversation, shop_searcher, "what colors does it come in?")
+    assert again.text == "T-Shirt: color blue, red, black."
 
 
 async def test_a_comparison_with_nothing_shown_asks_for_a_search(shop_searcher: Searcher) -> None:

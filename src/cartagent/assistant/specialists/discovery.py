@@ -182,10 +182,12 @@ class DiscoverySpecialist:
             card = pointed_card(conversation, reference)
         else:
             card = focus(conversation)
-        # The list still stands (no card singled out) when it shows one product.
+        # The list still stands (no card singled out) when it shows one product (near misses
+        # aside).
         cards = (card,) if isinstance(card, ProductCard) else tuple(shown)
-        if card is None and len({c.id for c in shown}) == 1:
-            card = shown[0]
+        matches = [c for c in shown if not c.breaks] or shown
+        if card is None and len({c.id for c in matches}) == 1:
+            card = matches[0]
         if card is None:
             example = f"what {asked or 'option'}s does the second one have?"
             card = f"Which one? Ask, for example, '{example}'"
