@@ -33,7 +33,8 @@ _NOT_NAMES = {
 
 # "make it 2", "change the mug to 3", "set the quantity to two", "update line 2 to 4 please"
 _QUANTITY_CHANGE = re.compile(
-    r"^(?:(?:actually|please|ok|okay|oh|no|wait|sorry|and|then),?\s+)*(?:make|change|set|update)\s+(?P<what>(?:[\w'#-]+\s+){0,6}?)(?:to\s+)?"
+    r"^(?:(?:actually|please|ok|okay|oh|no|wait|sorry|and|then),?\s+)*"
+    r"(?:make|change|set|update)\s+(?P<what>(?:[\w'#-]+\s+){0,6}?)(?:to\s+)?"
     + NUMBER
     + r"(?:\s+(?:of\s+(?:it|them|those|these)|units?|pieces?|instead|please))*[.!]?$"
 )
