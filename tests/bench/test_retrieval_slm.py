@@ -46,7 +46,9 @@ def test_a_model_is_measured_for_quality_latency_and_cost() -> None:
     assert 0 < result.ndcg <= 1 and 0 < result.mrr <= 1
     assert 0 < result.step_p50_ms <= result.step_p95_ms
     assert result.turn_p50_ms is not None and result.turn_p95_ms is not None
-    assert result.turn_p50_ms >= result.step_p50_ms * 0.5
+    # Measured, not compared with the step: a turn asks for fewer near misses than the step's
+    # k=10 answer, and on a busy machine either can be the slower (CI saw 13 ms vs 43 ms).
+    assert 0 < result.turn_p50_ms <= result.turn_p95_ms
     assert result.cpu_s_per_1000 > 0
     assert result.output_tokens_per_request == 0.0  # the rules write no tokens
     assert result.webshop_f1 is None
