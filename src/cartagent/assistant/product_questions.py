@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from ..catalog import Product
+from ..retrieval.filters import canonical_key
 
 __all__ = ["ALL_OPTIONS", "describe_options", "find_option_question"]
 
@@ -25,12 +26,11 @@ _QUESTION_RE = re.compile(
     r"|\bwhat\s+(?:are\s+)?(?:the\s+|its\s+|their\s+)?(?P<all>options|choices|variants)\b"
     r"|\b(?:in|with)\s+(?:what|which)\s+(?P<what2>[a-z]+)\b"
 )
-_ALIASES = {"colour": "color", "colours": "color", "colors": "color"}
 _OPTION_WORDS = frozenset({"options", "choices", "variants", "option", "choice", "variant"})
 
 
 def _singular(word: str) -> str:
-    word = _ALIASES.get(word, word)
+    word = canonical_key(word)
     for ending, replacement in (("ies", "y"), ("sses", "ss"), ("es", "e"), ("s", "")):
         if word.endswith(ending) and len(word) > len(ending) + 2:
             return word[: -len(ending)] + replacement

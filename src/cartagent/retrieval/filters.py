@@ -54,6 +54,7 @@ __all__ = [
     "Plan",
     "Words",
     "analyzer",
+    "canonical_key",
     "check",
     "order_value",
     "ordered",
@@ -159,7 +160,8 @@ def prep(text: str) -> str:
 
 
 @lru_cache(maxsize=4096)  # a catalog has few option names, asked for on every variant check
-def _canonical_key(key: str) -> str:
+def canonical_key(key: str) -> str:
+    """An option or attribute name as filters compare it: "Colour" and "colors" are "color"."""
     name = " ".join(key.split()).lower()
     return _KEY_ALIASES.get(name, name)
 
@@ -273,11 +275,11 @@ class Plan:
         merged: dict[str, list[str]] = {}
         for source in (query.attributes, query.options):
             for key, values in source.items():
-                bucket = merged.setdefault(_canonical_key(key), [])
+                bucket = merged.setdefault(canonical_key(key), [])
                 bucket.extend(v for v in values if v.strip() and v not in bucket)
         constraints = [_Constraint(k, tuple(v)) for k, v in merged.items() if v]
         exclusions = [
-            (e, _canonical_key(e.field) if e.field else None, words(e.value)) for e in query.exclude
+            (e, canonical_key(e.field) if e.field else None, words(e.value)) for e in query.exclude
         ]
         return cls(
             query=query,
@@ -311,7 +313,7 @@ class _ProductView:
 def _view(product: Product, words: Words) -> _ProductView:
     attributes: dict[str, tuple[str, ...]] = {}
     for key, values in product.attributes.items():
-        name = _canonical_key(key)
+        name = canonical_key(key)
         attributes[name] = attributes.get(name, ()) + tuple(values)
     everywhere = set(words(product.title)) | words(product.description)
     category = words(" ".join(product.category))
@@ -320,7 +322,7 @@ def _view(product: Product, words: Words) -> _ProductView:
         for value in values:
             everywhere |= words(value)
     option_keys = frozenset(
-        _canonical_key(k) for variant in product.variants for k in variant.options
+        canonical_key(k) for variant in product.variants for k in variant.options
     )
     option_words: set[str] = set()
     flags: dict[str, frozenset[str]] = {}
@@ -328,7 +330,7 @@ def _view(product: Product, words: Words) -> _ProductView:
         for value in offered:
             option_words |= words(value)
         if offered and all(_normalised(v) in _YES_NO for v in offered):
-            flags[_canonical_key(name)] = words(name)
+            flags[canonical_key(name)] = words(name)
     return _ProductView(
         product=product,
         title=words(product.title),
@@ -361,7 +363,7 @@ def _variant_values(view: _ProductView, variant: Variant | None) -> dict[str, li
     if variant is not None:
         own: dict[str, list[str]] = {}
         for key, value in variant.options.items():
-            own.setdefault(_canonical_key(key), []).append(value)
+            own.setdefault(canonical_key(key), []).append(value)
         values.update(own)
     return values
 
