@@ -38,7 +38,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import tantivy
@@ -266,6 +266,11 @@ class Plan:
     category_words: frozenset[str]
     brand_words: frozenset[str]
     exclusions: list[tuple[Exclusion, str | None, frozenset[str]]] = field(default_factory=list)
+
+    @cached_property
+    def said(self) -> frozenset[str]:
+        """The text's tokens as a set (made once per plan, not per candidate checked)."""
+        return frozenset(self.text_tokens)
 
     @classmethod
     def of(cls, query: SearchQuery, words: Words) -> Plan:
@@ -519,8 +524,7 @@ def check(plan: Plan, product: Product, score: float, words: Words) -> Hit | Non
             return None
 
     # A word of the request naming a yes/no option ("waterproof boots") asks for its yes.
-    said = frozenset(plan.text_tokens)
-    flags = [name for name, named in view.flags.items() if named and named <= said]
+    flags = [name for name, named in view.flags.items() if named and named <= plan.said]
     candidates: Sequence[Variant | None] = product.variants or (None,)
     best: tuple[tuple[Any, ...], Variant | None, list[str]] | None = None
     for variant in candidates:
