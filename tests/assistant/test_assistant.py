@@ -19,7 +19,7 @@ from cartagent.assistant import (
     TurnContext,
     UnknownSession,
 )
-from cartagent.assistant.router import Example
+from cartagent.assistant.router import Example, Route, RouteContext
 from cartagent.assistant.specialists import SPECIALISTS
 from cartagent.errors import ModelError
 from cartagent.retrieval.search import Searcher
@@ -130,6 +130,37 @@ async def test_out_of_scope_and_order_questions_answer_honestly_without_side_eff
     assert order.domain is Domain.ORDERS and "I don't see any order" in order.text
     state = memory_store.load(sid)
     assert state.results == shown and state.cart == [] and state.pending is None
+
+
+async def test_the_merchants_order_and_refund_questions_go_to_the_back_office(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    merchant = assistant.open_session()
+    shopper = assistant.open_session()
+    # The back office answers without a payment backend that it is not configured.
+    store_order = await assistant.turn(merchant, "where is my order", merchant=True)
+    assert store_order.domain is Domain.BACK_OFFICE and "not configured" in store_order.text
+    own_order = await assistant.turn(shopper, "where is my order")
+    assert own_order.domain is Domain.ORDERS
+    # Products and the cart are the same for both.
+    found = await assistant.turn(merchant, "show me t-shirts", merchant=True)
+    assert found.domain is Domain.DISCOVERY
+    refunds = Assistant(_Always(Domain.RETURNS_REFUNDS), memory_store, searcher=shop_searcher)
+    refund = await refunds.turn(merchant, "refund the last order", merchant=True)
+    assert refund.domain is Domain.BACK_OFFICE
+    returned = await refunds.turn(shopper, "refund the last order")
+    assert returned.domain is Domain.RETURNS_REFUNDS
+
+
+class _Always:
+    """A router with one answer."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.domain = domain
+
+    async def route(self, text: str, context: RouteContext | None = None) -> Route:
+        return Route(self.domain, 1.0, "rules")
 
 
 class _Exploding:

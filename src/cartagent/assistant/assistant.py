@@ -40,6 +40,8 @@ log = logging.getLogger("cartagent.assistant")
 _CART_EDIT = re.compile(r"^\s*(?:please\s+)?(?:remove|delete|take out|drop)\b", re.IGNORECASE)
 """With something in the cart, "remove the mug" (and "make it 2") edits the cart whatever the
 router says."""
+_THE_STORES = (Domain.ORDERS, Domain.RETURNS_REFUNDS)
+"""For the merchant, orders and refunds are the store's: the back office serves them."""
 
 
 def _ms(start: float) -> float:
@@ -82,7 +84,7 @@ class Assistant:
         self.turn_timeout = turn_timeout
         self.specialists = check_specialists(specialists)
 
-    async def _route(self, text: str, conversation: Conversation) -> Domain:
+    async def _route(self, text: str, conversation: Conversation, *, merchant: bool) -> Domain:
         waiting = conversation.pending
         if waiting is not None and waiting.domain is not None and answers_confirmation(text):
             return waiting.domain
@@ -91,7 +93,8 @@ class Assistant:
         ):
             return Domain.CART_CHECKOUT
         context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
-        return (await self.router.route(text, context)).domain
+        domain = (await self.router.route(text, context)).domain
+        return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
 
     def _unavailable(self, error: Exception) -> str:
         if isinstance(error, TimeoutError):
@@ -115,7 +118,8 @@ class Assistant:
         ``merchant`` says the speaker is the store's merchant (back office work is theirs
         only). A turn that answers a pending confirmation ("yes", "no") goes to the
         specialist that asked, without routing, and so does "remove ..." to the cart when it
-        holds something.
+        holds something. The merchant's questions about orders and refunds go to the back
+        office: they are about the store's orders, not the conversation's.
 
         Input that cannot be served (empty, too long, unreadable) gets a clear answer and
         stores nothing. Otherwise the user's message, the reply and every change the
@@ -141,7 +145,7 @@ class Assistant:
         routed = time.perf_counter()
         try:
             async with asyncio.timeout(self.turn_timeout):
-                domain = await self._route(text, conversation)
+                domain = await self._route(text, conversation, merchant=merchant)
                 route_ms = _ms(routed)
                 reply = await self.specialists[domain].handle(context)
         except (TimeoutError, ModelError) as error:

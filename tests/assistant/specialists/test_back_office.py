@@ -83,9 +83,11 @@ def open_dispute(payments: Toolkit, http: TestClient, client: AsyncPayPalClient)
 def test_the_specialist_offers_the_merchant_families_and_a_prompt() -> None:
     families = {t.family for t in ALL_TOOLS if t.name in BACK_OFFICE_TOOLS}
     assert families == {
-        "invoices", "products", "plans", "subscriptions", "disputes", "transactions", "tracking",
+        "invoices", "products", "plans", "subscriptions", "disputes", "refunds", "transactions",
+        "tracking", "orders",
     }  # fmt: skip
-    assert "create_order" not in BACK_OFFICE_TOOLS and "create_refund" not in BACK_OFFICE_TOOLS
+    assert "create_order" not in BACK_OFFICE_TOOLS and "capture_order" not in BACK_OFFICE_TOOLS
+    assert "get_order" in BACK_OFFICE_TOOLS and "create_refund" in BACK_OFFICE_TOOLS
     assert "back-office specialist" in load_prompt("back_office.md")
     # Every tool of the subset that the approval gate stops can be confirmed with a yes.
     gated = {t.name for t in ALL_TOOLS if t.name in BACK_OFFICE_TOOLS and t.needs_approval}
@@ -282,6 +284,8 @@ def test_sales_this_week_are_counted_and_summed_per_currency(
         "2 transactions from 2026-11-16 to 2026-11-21:",
         "- USD: 42.50 received, 0.00 refunded or paid out, net 42.50",
     ]
+    refunded, _ = say(_conversation(), "how much did we refund this week?", toolkit)
+    assert refunded.text.startswith("2 transactions from 2026-11-16 to 2026-11-21:")
     too_long, turn = say(_conversation(), "sales in the last 90 days", toolkit)
     assert "at most 31 days" in too_long.text and "tools" not in turn.timings
 
@@ -289,6 +293,186 @@ def test_sales_this_week_are_counted_and_summed_per_currency(
 def test_anything_else_gets_the_list_of_what_the_back_office_does(toolkit: Toolkit) -> None:
     reply, turn = say(_conversation(), "hello there", toolkit)
     assert reply.text.startswith("In the back office I can:") and "tools" not in turn.timings
+
+
+# ---------------------------------------------------------------------------- orders and refunds
+
+
+def _order_of(client: AsyncPayPalClient, capture_id: str) -> str:
+    capture = sandbox_get(client, f"/v2/payments/captures/{capture_id}")
+    return str(capture["supplementary_data"]["related_ids"]["order_id"])
+
+
+def _paid_a_minute_later(
+    payments: Toolkit, http: TestClient, client: AsyncPayPalClient, value: str
+) -> str:
+    sandbox_post(client, "/v1/sandbox/clock/advance", {"seconds": 60})
+    return paid_capture(payments, http, value)
+
+
+def _capture_status(client: AsyncPayPalClient, capture_id: str) -> str:
+    return str(sandbox_get(client, f"/v2/payments/captures/{capture_id}")["status"])
+
+
+def test_refunding_the_last_order_asks_with_the_amount_and_refunds_only_after_yes(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    older = paid_capture(payments, http, "12.00")
+    newest = _paid_a_minute_later(payments, http, paypal_client, "30.00")
+    conversation = _conversation()
+
+    asked, _ = say(conversation, "please refund the last order", toolkit)
+
+    assert asked.text.startswith(
+        f"Shall I refund all that is left of the 30.00 USD of payment {newest} to the buyer?"
+    )
+    assert _capture_status(paypal_client, newest) == "COMPLETED"
+    done, _ = say(conversation, "yes", toolkit)
+    assert done.text.startswith(f"Refunded 30.00 USD of payment {newest} to the buyer (refund ")
+    assert _capture_status(paypal_client, newest) == "REFUNDED"
+    assert _capture_status(paypal_client, older) == "COMPLETED"
+    order_id = _order_of(paypal_client, newest)
+    for again in (f"refund payment {newest}", "refund the latest order"):
+        reply, _ = say(conversation, again, toolkit)
+        assert reply.text == f"Payment {newest} (order {order_id}) is already refunded in full."
+
+
+def test_part_of_an_order_is_refunded_with_a_note_then_the_rest(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    capture_id = paid_capture(payments, http, "30.00")
+    order_id = _order_of(paypal_client, capture_id)
+    conversation = _conversation()
+
+    asked, _ = say(
+        conversation, f"refund $10 of order {order_id.lower()} because it arrived late", toolkit
+    )
+
+    assert asked.text.startswith(
+        f"Shall I refund 10.00 USD of payment {capture_id} to the buyer, with the note "
+        '"it arrived late"?'
+    )
+    say(conversation, "yes", toolkit)
+    refunds = sandbox_get(paypal_client, f"/v2/checkout/orders/{order_id}")["purchase_units"][0][
+        "payments"
+    ]["refunds"]
+    assert [(r["amount"]["value"], r.get("note_to_payer")) for r in refunds] == [
+        ("10.00", "it arrived late")
+    ]
+    assert _capture_status(paypal_client, capture_id) == "PARTIALLY_REFUNDED"
+
+    rest, _ = say(conversation, f"now refund the rest of order {order_id}", toolkit)
+    assert "all that is left of the 30.00 USD" in rest.text
+    done, _ = say(conversation, "yes", toolkit)
+    assert done.text.startswith(f"Refunded 20.00 USD of payment {capture_id}")
+    assert _capture_status(paypal_client, capture_id) == "REFUNDED"
+    full, _ = say(conversation, f"refund order {order_id}", toolkit)
+    assert full.text == f"Payment {capture_id} (order {order_id}) is already refunded in full."
+
+
+def test_half_or_a_percentage_of_a_payment_is_refunded(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient
+) -> None:
+    capture_id = paid_capture(payments, http, "25.01")
+    half, _ = say(_conversation(), f"refund half of payment {capture_id}", toolkit)
+    share, _ = say(_conversation(), f"refund 10% of payment {capture_id}", toolkit)
+    assert half.text.startswith(f"Shall I refund 12.51 USD of payment {capture_id}")
+    assert share.text.startswith(f"Shall I refund 2.50 USD of payment {capture_id}")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "expected"),
+    [
+        ("refund the order", "Which payment should I refund?"),
+        ("refund payment {capture} and payment AB3456789012345CD", "one payment at a time"),
+        ("refund $50 of payment {capture}", "50.00 USD is more than the 30.00 USD of payment"),
+        ("refund 5 EUR of payment {capture}", "is in USD: say the amount in USD"),
+        ("refund 150% of payment {capture}", "between 0% and 100%"),
+        ("refund $0 of payment {capture}", "more than zero"),
+        ("refund order AB3456789012345CD", "I found no order AB3456789012345CD"),
+    ],
+)
+def test_a_refund_that_cannot_be_read_is_asked_about_and_nothing_is_refunded(
+    toolkit: Toolkit,
+    payments: Toolkit,
+    http: TestClient,
+    paypal_client: AsyncPayPalClient,
+    request_text: str,
+    expected: str,
+) -> None:
+    capture_id = paid_capture(payments, http, "30.00")
+    conversation = _conversation()
+
+    reply, _ = say(conversation, request_text.format(capture=capture_id), toolkit)
+
+    assert expected.format(capture=capture_id) in reply.text
+    assert conversation.pending is None
+    assert _capture_status(paypal_client, capture_id) == "COMPLETED"
+
+
+def test_an_unpaid_order_has_nothing_to_refund(toolkit: Toolkit, payments: Toolkit) -> None:
+    made = asyncio.run(
+        payments.call("create_order", {"items": [{"name": "Mug", "unit_price": "9.00"}]})
+    )
+    order_id = made.content["id"]
+    reply, _ = say(_conversation(), f"refund order {order_id}", toolkit)
+    assert reply.text == f"Order {order_id} is not paid (CREATED), so there is nothing to refund."
+    shown, _ = say(_conversation(), f"show order {order_id}", toolkit)
+    assert shown.text == f"Order {order_id}: CREATED, 9.00 USD; not paid yet."
+
+
+def test_an_order_is_shown_with_its_payment_and_shipment_and_recent_orders_are_listed(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    first = paid_capture(payments, http, "12.00")
+    second = _paid_a_minute_later(payments, http, paypal_client, "30.00")
+    order_id = _order_of(paypal_client, first)
+
+    shown, _ = say(_conversation(), f"what's the status of order {order_id}?", toolkit)
+    by_payment, _ = say(_conversation(), f"show payment {second}", toolkit)
+    listed, _ = say(_conversation(), "show me the recent orders", toolkit)
+
+    assert shown.text.splitlines() == [
+        f"Order {order_id}: COMPLETED, 12.00 USD; payment {first} COMPLETED.",
+        "Shipping: not shipped yet; it usually leaves within one business day.",
+    ]
+    second_order = _order_of(paypal_client, second)
+    assert by_payment.text.startswith(
+        f"Payment {second} (order {second_order}): 30.00 USD, COMPLETED."
+    )
+    lines = listed.text.splitlines()
+    assert lines[0] == "The 2 newest checkout payments:"
+    assert [line.split("payment ")[1] for line in lines[1:3]] == [
+        f"{second}: 30.00 USD (order {second_order})",
+        f"{first}: 12.00 USD (order {order_id})",
+    ]
+
+
+def test_a_model_refunding_without_a_yes_is_refused_and_the_merchant_asked(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    capture_id = paid_capture(payments, http, "30.00")
+    conversation = _conversation()
+    refund = _calls(("create_refund", {"capture_id": capture_id, "amount": "7.5"}))
+    model = ScriptedModel([refund, lambda sent: Message("assistant", _result(sent, "c0")["kind"])])
+
+    reply, _ = say(conversation, f"give back 7.50 on {capture_id}", toolkit, model=model)
+
+    assert reply.text.startswith(
+        f"ApprovalDenied\n\nShall I refund 7.50 USD of payment {capture_id} to the buyer?"
+    )
+    assert _capture_status(paypal_client, capture_id) == "COMPLETED"
+    done, _ = say(conversation, "yes", toolkit, model=model)
+    assert done.text.startswith(f"Refunded 7.50 USD of payment {capture_id}")
+    assert _capture_status(paypal_client, capture_id) == "PARTIALLY_REFUNDED"
+    # More than the payment: refused before any question.
+    too_much = _calls(("create_refund", {"capture_id": capture_id, "amount": "99"}))
+    model = ScriptedModel([too_much, lambda sent: Message("assistant", "Asked.")])
+    refused, _ = say(_conversation(), "refund it", toolkit, model=model)
+    assert refused.text == (
+        "Asked.\n\n99 is not an amount I can refund of the 30.00 USD of payment "
+        f"{capture_id} (order {_order_of(paypal_client, capture_id)}). Nothing was refunded."
+    )
 
 
 # ---------------------------------------------------------------------------- capable model

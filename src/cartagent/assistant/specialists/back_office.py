@@ -14,12 +14,14 @@ one intent, and each answer is rendered from tool results:
   catalog product, then the plan), "my plans";
 * "subscribe jamie@example.com to plan P-...", "sign up jamie@example.com for the Coffee club
   plan", "show subscription I-..." (:mod:`..back_office_subscriptions`);
-* "sales this week", "transactions in the last 30 days": count and totals per currency.
+* "sales this week", "transactions in the last 30 days": count and totals per currency;
+* "refund order 5O190127TN364715T", "refund $10 of the last order because it arrived late",
+  "show order 5O190127TN364715T", "recent orders" (:mod:`..back_office_payments`).
 
-In both modes a money-moving or destructive call (accepting a claim, deleting or cancelling
-an invoice, cancelling a subscription) runs only after the merchant answers "yes" to a
-question naming what it does: the toolkit refuses it otherwise, and the refused call becomes
-that question (``conversation.pending``).
+In both modes a money-moving or destructive call (accepting a claim, refunding a payment,
+deleting or cancelling an invoice, cancelling a subscription) runs only after the merchant
+answers "yes" to a question naming what it does: the toolkit refuses it otherwise, and the
+refused call becomes that question (``conversation.pending``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,17 @@ from ...llm import Message
 from ...money import CURRENCY_DECIMALS, Money
 from ...tools import ALL_TOOLS
 from ...tools.plans import CreatePlanArgs
+from ..back_office_payments import (
+    RECENT,
+    REFUND,
+    SHOW_ORDER,
+    describe_payments,
+    find_payment,
+    read_refund,
+    recent_payments,
+    refund_limit,
+    show_order,
+)
 from ..back_office_subscriptions import SUBSCRIBE, show_subscription, subscribe
 from ..back_office_subscriptions import failure as _message
 from ..confirmation import read_answer
@@ -61,11 +74,15 @@ _FAMILIES = (
     "plans",
     "subscriptions",
     "disputes",
+    "refunds",
     "transactions",
     "tracking",
 )
-BACK_OFFICE_TOOLS: tuple[str, ...] = tuple(t.name for t in ALL_TOOLS if t.family in _FAMILIES)
-"""The registry's invoice, product, plan, subscription, dispute, transaction and tracking tools."""
+BACK_OFFICE_TOOLS: tuple[str, ...] = tuple(
+    t.name for t in ALL_TOOLS if t.family in _FAMILIES or t.name == "get_order"
+)
+"""The registry's invoice, product, plan, subscription, dispute, refund, transaction and
+tracking tools, and reading an order."""
 
 MERCHANT_ONLY = (
     "Back-office work (invoices, plans, disputes, sales) is for this store's merchant. "
@@ -83,7 +100,9 @@ HELP = (
     "- create a subscription plan ('create a monthly plan \"Coffee club\" at $15'), list plans\n"
     "- subscribe a customer ('subscribe jamie@example.com to the Coffee club plan'), show a "
     "subscription ('show subscription I-BW452GLLEP1G')\n"
-    "- sum up sales ('sales this week', 'transactions in the last 30 days')"
+    "- sum up sales ('sales this week', 'transactions in the last 30 days')\n"
+    "- list the newest payments ('recent orders'), show an order ('show order <id>'), refund one "
+    "('refund $10 of the last order because it arrived late')"
 )
 ACCEPT_NOTE = "The merchant accepted the claim."
 CONFIRM_KIND = "confirm_tool"
@@ -98,6 +117,7 @@ _CONFIRM: dict[str, tuple[str, str]] = {
         "accept the claim on dispute {value}: {amount} goes back to the buyer and the dispute "
         "closes",
     ),
+    "create_refund": ("capture_id", "refund {amount} of payment {value} to the buyer"),
     "delete_invoice": ("invoice_id", "delete invoice {value} for good"),
     "cancel_sent_invoice": (
         "invoice_id",
@@ -232,12 +252,31 @@ class BackOfficeSpecialist:
 
     # ------------------------------------------------------------------ confirmations
 
-    async def _ask_to_confirm(self, turn: TurnContext, tool: str, arguments: dict[str, Any]) -> str:
-        """Keep ``tool(arguments)`` waiting for a yes and return the question; or say why not."""
+    async def _ask_to_confirm(
+        self,
+        turn: TurnContext,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        limit: Money | None = None,
+        described: str | None = None,
+    ) -> str:
+        """Keep ``tool(arguments)`` waiting for a yes and return the question; or say why not.
+
+        ``limit`` bounds the money the call may move once confirmed (``described`` says it in
+        words); a refund without one is bounded by its payment, looked up here."""
         key = _CONFIRM[tool][0]
         value = str(arguments.get(key, ""))
         data: dict[str, Any] = {"tool": tool, "arguments": arguments}
-        amount = None
+        amount = described
+        if tool == "create_refund" and limit is None:
+            bound = await refund_limit(turn, arguments)
+            if isinstance(bound, str):
+                return f"{bound} Nothing was refunded."
+            limit = bound
+        if limit is not None:
+            data["amount"], data["currency"] = str(limit.amount), limit.currency
+            amount = amount or str(limit)
         if tool == "accept_dispute_claim":
             shown = await turn.call("get_dispute", {"dispute_id": value})
             if shown.is_error:
@@ -592,6 +631,35 @@ class BackOfficeSpecialist:
     async def _subscriptions(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         return await show_subscription(turn)
 
+    # ------------------------------------------------------------------ orders and refunds
+
+    async def _refund(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        payment = await find_payment(turn)
+        if isinstance(payment, str):
+            return Reply(payment, self.domain)
+        if payment.status == "REFUNDED":
+            return Reply(f"{payment.label_start} is already refunded in full.", self.domain)
+        request = read_refund(turn.text, payment)
+        if isinstance(request, str):
+            return Reply(request, self.domain)
+        question = await self._ask_to_confirm(
+            turn,
+            "create_refund",
+            request.arguments(),
+            limit=request.limit,
+            described=request.described,
+        )
+        return Reply(question, self.domain, data={"capture_id": payment.capture_id})
+
+    async def _show_order(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        return await show_order(turn, match.group().split()[-1].lstrip("#").upper())
+
+    async def _recent(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        rows = await recent_payments(turn)
+        if isinstance(rows, str):
+            return Reply(rows, self.domain)
+        return Reply(describe_payments(rows), self.domain)
+
     # ------------------------------------------------------------------ transactions
 
     async def _sales(self, turn: TurnContext, match: re.Match[str]) -> Reply:
@@ -635,6 +703,11 @@ def _done(tool: str, value: Any, content: dict[str, Any]) -> str:
         return (
             f"Accepted the claim on dispute {value}: {_amount(refunded, content.get('currency'))} "
             f"refunded to the buyer; the dispute is {content.get('status')}."
+        )
+    if tool == "create_refund":
+        return (
+            f"Refunded {_amount(content.get('amount'), content.get('currency'))} of payment "
+            f"{value} to the buyer (refund {content.get('id')}, {content.get('status')})."
         )
     verb = {
         "delete_invoice": "Deleted invoice",
@@ -773,6 +846,9 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
     ),
     (_DISPUTE_ID, BackOfficeSpecialist._show_dispute),
     (_compile(r"\b(?:disputes?|chargebacks?|claims)\b"), BackOfficeSpecialist._list_disputes),
+    (REFUND, BackOfficeSpecialist._refund),
+    (SHOW_ORDER, BackOfficeSpecialist._show_order),
+    (RECENT, BackOfficeSpecialist._recent),
     (
         _compile(rf"\b(?:send|email|mail|forward)\b.*?\bto\s+(?P<email>{EMAIL.pattern})"),
         BackOfficeSpecialist._send_to,
@@ -805,7 +881,10 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
     ),
     (_compile(r"\bplans?\b"), BackOfficeSpecialist._list_plans),
     (
-        _compile(r"\b(?:sales|sold|sell|transactions?|revenue|earnings|income|takings|turnover)\b"),
+        _compile(
+            r"\b(?:sales|sold|sell|transactions?|revenue|earnings|income|takings|turnover|"
+            r"refund(?:s|ed)?)\b"
+        ),
         BackOfficeSpecialist._sales,
     ),
 )

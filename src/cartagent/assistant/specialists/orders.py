@@ -17,6 +17,7 @@ from ..conversation import PlacedOrder
 from ..domains import Domain
 from ..policy_fallback import policy_answer
 from ..reply import Reply
+from ..shipment import describe_shipping
 from ..specialist import TurnContext
 
 if TYPE_CHECKING:
@@ -124,19 +125,5 @@ class OrdersSpecialist:
         if order.status == "CREATED" and order.approve_url:
             text += f"\nApprove it here: {order.approve_url}"
         if order.status == "COMPLETED":
-            text += "\n" + _shipping(trackers)
+            text += "\n" + describe_shipping(trackers)
         return text
-
-
-def _shipping(trackers: list[dict[str, Any]] | None) -> str:
-    if trackers is None:
-        return "Shipping: I could not read the shipment status right now."
-    if not trackers:
-        return "Shipping: not shipped yet; it usually leaves within one business day."
-    rows = []
-    for tracker in trackers:
-        carrier = tracker.get("carrier_name_other") or tracker.get("carrier") or "the carrier"
-        number = tracker.get("tracking_number") or "no tracking number"
-        status = str(tracker.get("status") or "unknown").replace("_", " ").lower()
-        rows.append(f"Shipping: {status} with {carrier}, tracking number {number}.")
-    return "\n".join(rows)
