@@ -13,9 +13,16 @@ from cartagent.tools import Tool, Toolkit
 from .conftest import call
 
 
-def paid_capture(toolkit: Toolkit, http: TestClient, value: str = "30.00") -> str:
-    """Create an order with the tools, approve it as the buyer, capture it; the capture id."""
-    order = call(toolkit, "create_order", {"items": [{"name": "Mug", "unit_price": value}]})
+def paid_capture(
+    toolkit: Toolkit,
+    http: TestClient,
+    value: str = "30.00",
+    items: list[dict[str, Any]] | None = None,
+) -> str:
+    """Create an order with the tools (of ``items``, else one mug at ``value``), approve it as
+    the buyer, capture it; the capture id."""
+    bought = items or [{"name": "Mug", "unit_price": value}]
+    order = call(toolkit, "create_order", {"items": bought})
     assert not order.is_error, order.content
     page = http.post(f"/checkoutnow?token={order.content['id']}", data={}, follow_redirects=False)
     assert page.status_code < 400, page.text

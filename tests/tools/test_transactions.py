@@ -36,6 +36,17 @@ def test_a_capture_is_listed_in_the_last_31_days_by_default(
     )
 
 
+def test_items_are_listed_only_when_asked_for(toolkit: Toolkit, http: TestClient) -> None:
+    paid_capture(toolkit, http, "42.00")
+    plain = call(toolkit, "list_transactions", {}).content["transactions"]
+    detailed = call(toolkit, "list_transactions", {"include_items": True}).content["transactions"]
+    assert "items" not in plain[0]
+    assert detailed[0]["items"] == [
+        {"name": "Mug", "quantity": "1", "amount": "42.00", "currency": "USD"}
+    ]
+    assert {k: v for k, v in detailed[0].items() if k != "items"} == plain[0]
+
+
 def test_a_window_over_31_days_is_refused_naming_end_date_before_any_request() -> None:
     sent: list[httpx.Request] = []
 

@@ -36,6 +36,10 @@ class ListTransactionsArgs(Args):
         description="PayPal event code, e.g. T0006 (checkout payment), T1107 (refund).",
         pattern=r"^T\d{4}$",
     )
+    include_items: bool = Field(
+        default=False,
+        description="Also list each transaction's items (name, SKU, quantity, amount).",
+    )
     page: int = Field(default=1, ge=1, le=10_000, description="Page number, from 1.")
     page_size: int = Field(default=100, ge=1, le=500, description="Transactions per page.")
 
@@ -74,7 +78,22 @@ def _row(detail: dict[str, Any]) -> dict[str, Any]:
     for key in ("paypal_reference_id", "invoice_id", "custom_field"):
         if key in info:
             row[key] = info[key]
+    items = [_item(i) for i in (detail.get("cart_info") or {}).get("item_details") or []]
+    if items:
+        row["items"] = items
     return {k: v for k, v in row.items() if v is not None}
+
+
+def _item(detail: dict[str, Any]) -> dict[str, Any]:
+    amount = detail.get("item_amount") or {}
+    item = {
+        "name": detail.get("item_name"),
+        "sku": detail.get("item_code"),
+        "quantity": detail.get("item_quantity"),
+        "amount": amount.get("value"),
+        "currency": amount.get("currency_code"),
+    }
+    return {k: v for k, v in item.items() if v is not None}
 
 
 @tool(family="transactions", action="list", read_only=True, idempotent=True)
@@ -84,7 +103,7 @@ async def list_transactions(ctx: ToolContext, args: ListTransactionsArgs) -> dic
     params: dict[str, Any] = {
         "start_date": f"{start.isoformat()}T00:00:00Z",
         "end_date": f"{end.isoformat()}T23:59:59Z",
-        "fields": "transaction_info",
+        "fields": "transaction_info,cart_info" if args.include_items else "transaction_info",
         "page": args.page,
         "page_size": args.page_size,
     }

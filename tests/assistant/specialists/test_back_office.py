@@ -290,6 +290,38 @@ def test_sales_this_week_are_counted_and_summed_per_currency(
     assert "at most 31 days" in too_long.text and "tools" not in turn.timings
 
 
+def test_best_sellers_rank_products_by_units_then_money_over_the_window(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient
+) -> None:
+    def item(name: str, price: str, quantity: int = 1) -> dict[str, Any]:
+        return {"name": name, "unit_price": price, "quantity": quantity}
+
+    paid_capture(payments, http, items=[item("Mug", "8.00", 2), item("Tea", "5.50", 2)])
+    paid_capture(payments, http, items=[item(" tea", "5.50"), item("Kettle", "40.00")])
+    paid_capture(payments, http, items=[item("Spoon", "2.00", 3)])
+
+    reply, _ = say(_conversation(), "what are our top selling products this week?", toolkit)
+
+    assert reply.text.splitlines() == [
+        "Best sellers from 2026-11-16 to 2026-11-21 (3 checkout payments, before refunds):",
+        "1. Tea: 3 sold, 16.50 USD",
+        "2. Spoon: 3 sold, 6.00 USD",
+        "3. Mug: 2 sold, 16.00 USD",
+        "4. Kettle: 1 sold, 40.00 USD",
+    ]
+    assert reply.data["best_sellers"][0] == {"name": "Tea", "units": 3}
+    two, _ = say(_conversation(), "top 2 best-selling items this week", toolkit)
+    assert two.text.splitlines()[1:] == [
+        "1. Tea: 3 sold, 16.50 USD",
+        "2. Spoon: 3 sold, 6.00 USD",
+        "(2 more products sold.)",
+    ]
+    none, _ = say(_conversation(), "best sellers yesterday", toolkit)
+    assert none.text == "No products sold from 2026-11-20 to 2026-11-20."
+    too_long, turn = say(_conversation(), "what sold best this year", toolkit)
+    assert "at most 31 days" in too_long.text and "tools" not in turn.timings
+
+
 def test_anything_else_gets_the_list_of_what_the_back_office_does(toolkit: Toolkit) -> None:
     reply, turn = say(_conversation(), "hello there", toolkit)
     assert reply.text.startswith("In the back office I can:") and "tools" not in turn.timings

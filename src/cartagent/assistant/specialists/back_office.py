@@ -15,6 +15,8 @@ one intent, and each answer is rendered from tool results:
 * "subscribe jamie@example.com to plan P-...", "sign up jamie@example.com for the Coffee club
   plan", "show subscription I-..." (:mod:`..back_office_subscriptions`);
 * "sales this week", "transactions in the last 30 days": count and totals per currency;
+  "top selling products this month": units and money per product
+  (:mod:`..back_office_sales`);
 * "refund order 5O190127TN364715T", "refund $10 of the last order because it arrived late",
   "show order 5O190127TN364715T", "recent orders" (:mod:`..back_office_payments`).
 
@@ -51,6 +53,7 @@ from ..back_office_payments import (
     refund_limit,
     show_order,
 )
+from ..back_office_sales import SHOWN, TOP_SELLERS, top_sellers
 from ..back_office_subscriptions import SUBSCRIBE, show_subscription, subscribe
 from ..back_office_subscriptions import failure as _message
 from ..confirmation import read_answer
@@ -100,7 +103,8 @@ HELP = (
     "- create a subscription plan ('create a monthly plan \"Coffee club\" at $15'), list plans\n"
     "- subscribe a customer ('subscribe jamie@example.com to the Coffee club plan'), show a "
     "subscription ('show subscription I-BW452GLLEP1G')\n"
-    "- sum up sales ('sales this week', 'transactions in the last 30 days')\n"
+    "- sum up sales ('sales this week', 'transactions in the last 30 days'), rank products "
+    "('best sellers this month')\n"
     "- list the newest payments ('recent orders'), show an order ('show order <id>'), refund one "
     "('refund $10 of the last order because it arrived late')"
 )
@@ -662,6 +666,12 @@ class BackOfficeSpecialist:
 
     # ------------------------------------------------------------------ transactions
 
+    async def _top_sellers(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        window = _window(turn.text, self.today())
+        if isinstance(window, str):
+            return Reply(window, self.domain)
+        return await top_sellers(turn, *window, shown=int(match["n"] or SHOWN))
+
     async def _sales(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         window = _window(turn.text, self.today())
         if isinstance(window, str):
@@ -880,6 +890,7 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
         BackOfficeSpecialist._subscriptions,
     ),
     (_compile(r"\bplans?\b"), BackOfficeSpecialist._list_plans),
+    (TOP_SELLERS, BackOfficeSpecialist._top_sellers),
     (
         _compile(
             r"\b(?:sales|sold|sell|transactions?|revenue|earnings|income|takings|turnover|"
