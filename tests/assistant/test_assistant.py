@@ -77,6 +77,24 @@ async def test_it_and_make_it_n_follow_the_conversation_across_turns(
     assert [(line.variant_id, line.quantity) for line in state.cart] == [("tee-blue-s", 3)]
 
 
+async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")
+    await assistant.turn(sid, "add the first to my cart")
+    changed = await assistant.turn(sid, "change it to size S")
+    assert changed.domain is Domain.CART_CHECKOUT
+    assert changed.text.startswith("Changed to 1 x T-Shirt (blue, S, cotton) - 53.43 USD.")
+    recoloured = await assistant.turn(sid, "actually, in red instead")
+    assert "(red, L, cotton) - 46.66 USD (it comes only with size L)" in recoloured.text
+    assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-red-l"]
+    # A new search is not a change of the line.
+    searched = await assistant.turn(sid, "show me coffee mugs")
+    assert searched.domain is Domain.DISCOVERY
+
+
 async def test_every_reply_has_the_latency_breakdown(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

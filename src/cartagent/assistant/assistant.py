@@ -27,6 +27,7 @@ from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
 from .specialist import Specialist, TurnContext, check_specialists
+from .variant_change import find_variant_change
 
 if TYPE_CHECKING:
     from ..llm import Model
@@ -38,8 +39,8 @@ __all__ = ["Assistant"]
 log = logging.getLogger("cartagent.assistant")
 
 _CART_EDIT = re.compile(r"^\s*(?:please\s+)?(?:remove|delete|take out|drop)\b", re.IGNORECASE)
-"""With something in the cart, "remove the mug" (and "make it 2") edits the cart whatever the
-router says."""
+"""With something in the cart, "remove the mug" (and "make it 2", "change it to size 10")
+edits the cart whatever the router says."""
 _THE_STORES = (Domain.ORDERS, Domain.RETURNS_REFUNDS)
 """For the merchant, orders and refunds are the store's: the back office serves them."""
 
@@ -83,13 +84,16 @@ class Assistant:
         self.toolkit = toolkit
         self.turn_timeout = turn_timeout
         self.specialists = check_specialists(specialists)
+        self._product_of = None if searcher is None else searcher.product
 
     async def _route(self, text: str, conversation: Conversation, *, merchant: bool) -> Domain:
         waiting = conversation.pending
         if waiting is not None and waiting.domain is not None and answers_confirmation(text):
             return waiting.domain
         if conversation.cart and (
-            _CART_EDIT.search(text) or find_quantity_change(text, conversation) is not None
+            _CART_EDIT.search(text)
+            or find_quantity_change(text, conversation) is not None
+            or find_variant_change(text, conversation, self._product_of) is not None
         ):
             return Domain.CART_CHECKOUT
         context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..commerce.terms import StoreTerms
+from ..retrieval.filters import canonical_key
 from .cards import ProductCard
 from .conversation import CartLine, Conversation
 from .references import NUMBER, focus, number_value
@@ -67,6 +68,9 @@ def find_quantity_change(text: str, conversation: Conversation) -> QuantityChang
     quantity = number_value(found.group(2))
     what = found.group("what")
     cart = conversation.cart
+    said = _WORD.findall(what)
+    if said and said[-1] != "to" and _names_option(said[-1], cart):
+        return None  # "change the boots to size 13" is another variant
     if (numbered := _LINE_NUMBER.search(what)) is not None:
         index = int(numbered.group(1)) - 1
         return QuantityChange(quantity, index if 0 <= index < len(cart) else None)
@@ -78,14 +82,25 @@ def find_quantity_change(text: str, conversation: Conversation) -> QuantityChang
     return QuantityChange(quantity, focused_line(conversation))
 
 
+def _names_option(word: str, cart: Sequence[CartLine]) -> bool:
+    key = canonical_key(word)
+    return key == "size" or any(
+        canonical_key(name) == key for line in cart for name in line.options
+    )
+
+
 def focused_line(conversation: Conversation) -> int | None:
-    """The cart line "it" means: the product being talked about, if in the cart, else the
-    only line; ``None`` when that does not settle it."""
+    """The cart line "it" means: the product being talked about, if in the cart (that variant,
+    else the one line of that product: its size may have been changed since), else the only
+    line; ``None`` when that does not settle it."""
     cart = conversation.cart
     card = focus(conversation)
     variants = [line.variant_id for line in cart]
     if card is not None and card.variant_id in variants:
         return variants.index(card.variant_id)
+    same = [] if card is None else [i for i, line in enumerate(cart) if line.product_id == card.id]
+    if len(same) == 1:
+        return same[0]
     return 0 if len(cart) == 1 else None
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "order_value",
     "ordered",
     "prep",
+    "same_option_value",
     "spellings",
 ]
 
@@ -210,6 +211,16 @@ def _same_size(wanted: str, offered: str) -> bool:
         return Decimal(a) == Decimal(b)
     except (InvalidOperation, ValueError):
         return False
+
+
+def same_option_value(name: str, wanted: str, offered: str) -> bool:
+    """Whether ``offered``, a variant's value of the option ``name``, is the value ``wanted``:
+    sizes by :func:`_same_size` ("large" is "L", "10" is "10.0"), "grey" is "gray", other
+    values case and spacing aside."""
+    if "size" in canonical_key(name):
+        return _same_size(wanted, offered)
+    a, b = _normalised(wanted), _normalised(offered)
+    return a == b or _SPELLINGS.get(a, a) == _SPELLINGS.get(b, b)
 
 
 def _fmt_price(value: Decimal) -> str:

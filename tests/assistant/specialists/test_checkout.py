@@ -115,6 +115,8 @@ async def test_a_quantity_for_no_line_in_particular_asks_which(shown: Conversati
     assert [line.quantity for line in shown.cart] == [1, 1]
     assert find_quantity_change("change it to size 10", shown) is None
     assert find_quantity_change("make it red", shown) is None
+    assert find_quantity_change("change the shirt to size 13", shown) is None
+    assert find_quantity_change("change the shirt to 13", shown) is not None
     _, removed = await say(checkout, shown, "remove it", None)
     assert removed.text.startswith("Which line should I remove?")
     await say(DiscoverySpecialist(), shown, "the first one", None)

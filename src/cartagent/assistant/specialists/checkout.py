@@ -44,6 +44,7 @@ from ..references import LAST, Reference, find_reference, pointed_card
 from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
 from ..reply import Reply
 from ..specialist import TurnContext
+from ..variant_change import change_variant, find_variant_change
 
 if TYPE_CHECKING:
     from .store_questions import StoreQuestionsSpecialist
@@ -126,6 +127,12 @@ class CheckoutSpecialist:
         change = find_quantity_change(turn.text, conversation)
         if change is not None:
             return self._reply(change_quantity(conversation, change, self.terms))
+        product_of = None if turn.searcher is None else turn.searcher.product
+        swap = find_variant_change(turn.text, conversation, product_of)
+        if swap is not None:
+            line = None if swap.line is None else conversation.cart[swap.line]
+            product = None if line is None or product_of is None else product_of(line.product_id)
+            return self._reply(change_variant(conversation, swap, product, self.terms))
         reference = find_reference(turn.text)
         if reference is not None and reference.action != "show" and not _REMOVE.search(text):
             return self._add(conversation, reference)
