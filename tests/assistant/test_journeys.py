@@ -75,13 +75,22 @@ async def test_discover_refine_cart_pay_track_and_return(
 
     status = await say("where is my order?", Domain.ORDERS)
     assert f"Order {order.order_id} (56.38 USD): paid" in status
+    assert "Shipping: not shipped yet" in status
+    # The merchant ships it from the back office; the shopper then sees the tracking.
+    merchant = assistant.open_session(owner="merchant")
+    shipped = await assistant.turn(
+        merchant, "shipped the last order with UPS 1Z999AA10123456784", merchant=True
+    )
+    assert shipped.domain is Domain.BACK_OFFICE and "has tracking: UPS" in shipped.text
+    tracked = await say("where is my order?", Domain.ORDERS)
+    assert "Shipping: shipped with UPS, tracking number 1Z999AA10123456784." in tracked
     asked = await say("I want to return the t-shirt", Domain.RETURNS_REFUNDS)
     assert "I would refund 50.39 USD" in asked
     assert "is completed" in await say("yes", Domain.RETURNS_REFUNDS)
     stored = conversations.load(sid)
     assert stored.cart == [] and stored.pending is None
     assert stored.orders[0].refunded == Decimal("50.39")
-    assert [m.role for m in stored.messages].count("user") == 8
+    assert [m.role for m in stored.messages].count("user") == 9
 
 
 async def test_remove_edits_a_filled_cart_whatever_the_router_says(

@@ -16,6 +16,7 @@ is found by transaction search, which reaches back 31 days; an order id reaches 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -81,7 +82,7 @@ _NOTE = re.compile(
     r"\b(?:because|reason:?|note:?|saying)\s+(?P<note>[^.!?\n]{3,255})", re.IGNORECASE
 )
 _ASK_WHICH = (
-    "Which payment should I refund? Give its order id or payment id (17 letters and digits), "
+    "Which payment should I {verb}? Give its order id or payment id (17 letters and digits), "
     "or say 'the last order'; 'recent orders' lists them."
 )
 
@@ -141,12 +142,12 @@ async def recent_payments(turn: TurnContext, limit: int = MAX_LISTED) -> list[di
     return rows[:limit]
 
 
-def _order_payment(order_id: str, shown: dict[str, Any]) -> Payment | str:
+def _order_payment(order_id: str, shown: dict[str, Any], verb: str = "refund") -> Payment | str:
     capture = shown.get("capture_id")
     gross = _money(shown.get("amount"), shown.get("currency"))
     if not capture or gross is None:
         status = shown.get("status")
-        return f"Order {order_id} is not paid ({status}), so there is nothing to refund."
+        return f"Order {order_id} is not paid ({status}), so there is nothing to {verb}."
     return Payment(str(capture), gross, str(shown.get("capture_status") or "COMPLETED"), order_id)
 
 
@@ -167,10 +168,10 @@ async def _payment_of_row(turn: TurnContext, row: dict[str, Any]) -> Payment | N
     return seen if isinstance(seen, Payment) and seen.capture_id == payment.capture_id else payment
 
 
-async def _by_id(turn: TurnContext, found_id: str) -> Payment | str:
+async def _by_id(turn: TurnContext, found_id: str, verb: str = "refund") -> Payment | str:
     order = await turn.call("get_order", {"order_id": found_id})
     if not order.is_error:
-        return _order_payment(found_id, order.content)
+        return _order_payment(found_id, order.content, verb)
     if order.content.get("status") != 404:
         return f"I could not read order {found_id}: {failure(order)}."
     searched = await turn.call("list_transactions", {"transaction_id": found_id})
@@ -180,7 +181,7 @@ async def _by_id(turn: TurnContext, found_id: str) -> Payment | str:
         if row.get("id") == found_id:
             payment = await _payment_of_row(turn, row)
             if payment is None:
-                return f"{found_id} is not a checkout payment, so I cannot refund it here."
+                return f"{found_id} is not a checkout payment, so I cannot {verb} it here."
             return payment
     return (
         f"I found no order {found_id}, nor a payment with that id in the last 31 days. "
@@ -188,21 +189,24 @@ async def _by_id(turn: TurnContext, found_id: str) -> Payment | str:
     )
 
 
-async def find_payment(turn: TurnContext) -> Payment | str:
-    """The checkout payment ``turn`` names, or what to ask the merchant instead."""
-    ids = list(dict.fromkeys(_ID.findall(turn.text.upper())))
+async def find_payment(
+    turn: TurnContext, *, verb: str = "refund", besides: Collection[str | None] = ()
+) -> Payment | str:
+    """The checkout payment ``turn`` names (to ``verb``), or what to ask the merchant instead;
+    ids in ``besides`` (a tracking number) are not payments."""
+    ids = [i for i in dict.fromkeys(_ID.findall(turn.text.upper())) if i not in besides]
     if len(ids) > 1:
-        return f"I refund one payment at a time: which one, {' or '.join(ids[:3])}?"
+        return f"I {verb} one payment at a time: which one, {' or '.join(ids[:3])}?"
     if ids:
-        return await _by_id(turn, ids[0])
+        return await _by_id(turn, ids[0], verb)
     if _LAST.search(turn.text) is None:
-        return _ASK_WHICH
+        return _ASK_WHICH.format(verb=verb)
     newest = await recent_payments(turn, limit=1)
     if isinstance(newest, str):
         return newest
     payment = await _payment_of_row(turn, newest[0]) if newest else None
     if payment is None:
-        return "There is no checkout payment in the last 31 days to refund."
+        return f"There is no checkout payment in the last 31 days to {verb}."
     return payment
 
 

@@ -480,6 +480,47 @@ def test_an_order_is_shown_with_its_payment_and_shipment_and_recent_orders_are_l
     ]
 
 
+def test_shipping_an_order_adds_its_tracking_and_a_delivery_updates_it(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    capture_id = paid_capture(payments, http, "30.00")
+    order_id = _order_of(paypal_client, capture_id)
+    label = f"Payment {capture_id} (order {order_id})"
+    conversation = _conversation()
+
+    asked, _ = say(conversation, "ship the last order", toolkit)
+    shipped, _ = say(conversation, "shipped the last order with UPS 1Z999AA10123456784", toolkit)
+    question, _ = say(conversation, f"has order {order_id} shipped?", toolkit)
+    delivered, _ = say(conversation, f"order {order_id} was delivered", toolkit)
+
+    assert asked.text.startswith(
+        f"Which carrier and tracking number? Say, for example, 'ship {label[0].lower()}"
+    )
+    assert shipped.text == (
+        f"{label} has tracking: UPS 1Z999AA10123456784, shipped. The buyer sees it when they ask "
+        "where their order is."
+    )
+    assert question.text.splitlines()[1] == (
+        "Shipping: shipped with UPS, tracking number 1Z999AA10123456784."
+    )
+    assert delivered.text.startswith(f"{label} is now: UPS 1Z999AA10123456784, delivered.")
+    trackers = sandbox_get(paypal_client, f"/v1/shipping/trackers?transaction_id={capture_id}")
+    assert [(t["carrier"], t["status"]) for t in trackers["trackers"]] == [("UPS", "DELIVERED")]
+
+
+def test_a_shipment_of_an_unpaid_or_unknown_order_says_why_and_adds_nothing(
+    toolkit: Toolkit, payments: Toolkit
+) -> None:
+    made = asyncio.run(
+        payments.call("create_order", {"items": [{"name": "Mug", "unit_price": "9.00"}]})
+    )
+    order_id = made.content["id"]
+    unpaid, _ = say(_conversation(), f"ship order {order_id} via DHL 1234567890", toolkit)
+    unknown, _ = say(_conversation(), "ship order AB3456789012345CD via DHL 1234567890", toolkit)
+    assert unpaid.text == f"Order {order_id} is not paid (CREATED), so there is nothing to ship."
+    assert unknown.text.startswith("I found no order AB3456789012345CD")
+
+
 def test_a_model_refunding_without_a_yes_is_refused_and_the_merchant_asked(
     toolkit: Toolkit, payments: Toolkit, http: TestClient, paypal_client: AsyncPayPalClient
 ) -> None:

@@ -18,7 +18,9 @@ one intent, and each answer is rendered from tool results:
   "top selling products this month": units and money per product
   (:mod:`..back_office_sales`);
 * "refund order 5O190127TN364715T", "refund $10 of the last order because it arrived late",
-  "show order 5O190127TN364715T", "recent orders" (:mod:`..back_office_payments`).
+  "show order 5O190127TN364715T", "recent orders" (:mod:`..back_office_payments`); "ship the
+  last order with UPS 1Z999AA10123456784", "order 5O190127TN364715T was delivered"
+  (:mod:`..back_office_shipping`).
 
 In both modes a money-moving or destructive call (accepting a claim, refunding a payment,
 deleting or cancelling an invoice, cancelling a subscription) runs only after the merchant
@@ -54,6 +56,7 @@ from ..back_office_payments import (
     show_order,
 )
 from ..back_office_sales import SHOWN, TOP_SELLERS, top_sellers
+from ..back_office_shipping import SHIPMENT, ship
 from ..back_office_subscriptions import SUBSCRIBE, show_subscription, subscribe
 from ..back_office_subscriptions import failure as _message
 from ..confirmation import read_answer
@@ -61,6 +64,7 @@ from ..consent import Grant, granting
 from ..conversation import PendingConfirmation
 from ..domains import Domain
 from ..invoice_request import EMAIL, InvoiceDraft, money_mentions, read_invoice_request
+from ..policy_fallback import is_question
 from ..reply import Reply
 from ..runner import run_turn
 from ..specialist import TurnContext, load_prompt
@@ -106,7 +110,8 @@ HELP = (
     "- sum up sales ('sales this week', 'transactions in the last 30 days'), rank products "
     "('best sellers this month')\n"
     "- list the newest payments ('recent orders'), show an order ('show order <id>'), refund one "
-    "('refund $10 of the last order because it arrived late')"
+    "('refund $10 of the last order because it arrived late'), add its tracking ('ship the "
+    "last order with UPS 1Z999AA10123456784', 'order <id> was delivered')"
 )
 ACCEPT_NOTE = "The merchant accepted the claim."
 CONFIRM_KIND = "confirm_tool"
@@ -655,6 +660,14 @@ class BackOfficeSpecialist:
         )
         return Reply(question, self.domain, data={"capture_id": payment.capture_id})
 
+    async def _ship(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        if is_question(turn.text):  # "has order X shipped?" asks; it does not say so
+            shown = SHOW_ORDER.search(turn.text)
+            if shown is not None:
+                return await self._show_order(turn, shown)
+            return await self._recent(turn, match)
+        return await ship(turn)
+
     async def _show_order(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         return await show_order(turn, match.group().split()[-1].lstrip("#").upper())
 
@@ -857,6 +870,7 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
     (_DISPUTE_ID, BackOfficeSpecialist._show_dispute),
     (_compile(r"\b(?:disputes?|chargebacks?|claims)\b"), BackOfficeSpecialist._list_disputes),
     (REFUND, BackOfficeSpecialist._refund),
+    (SHIPMENT, BackOfficeSpecialist._ship),
     (SHOW_ORDER, BackOfficeSpecialist._show_order),
     (RECENT, BackOfficeSpecialist._recent),
     (
