@@ -154,7 +154,9 @@ def pointed_card(conversation: Conversation, reference: Reference) -> ProductCar
         if len({c.currency for c in priced}) > 1:
             return "The results shown are in different currencies: pick one by its number."
         pick = min if reference.rank == CHEAPEST else max
-        return pick(priced, key=lambda c: c.price or 0)
+        # One that can be bought, unless none of them can: "the cheapest one" is to buy.
+        in_stock = [c for c in priced if c.available] or priced
+        return pick(in_stock, key=lambda c: c.price or 0)
     if not 1 <= reference.rank <= len(shown):
         plural = "s" if len(shown) > 1 else ""
         return f"I showed {len(shown)} result{plural}: pick a number from 1 to {len(shown)}."

@@ -27,6 +27,7 @@ from ..retrieval.vocabulary import CATEGORY_OF
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .references import find_reference
+from .store_catalog import CATALOG_QUESTION
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,13 +110,16 @@ def load_examples(text: str | None = None) -> list[Example]:
 def rule_route(text: str, context: RouteContext) -> Route | None:
     """The domain when a rule is clearly right, else ``None``.
 
-    With results on screen, a short message picking one ("the second one", "add the first to
-    my cart") or comparing them ("compare the first two") is discovery, which owns the list.
+    "What do you sell?" is discovery. With results on screen, a short message picking one
+    ("the second one", "add the first to my cart") or comparing them ("compare the first
+    two") is discovery, which owns the list.
     After a search, a short message that only refines it ("cheaper", "in red", "under $40",
     "not polyester") is discovery too, and so is a message that only names products ("a red
     hoodie") unless the last turn was about returns or the cart.
     """
     words = text.split()
+    if CATALOG_QUESTION.search(text):
+        return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.has_results and (find_reference(text) or find_comparison(text) is not None):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     # Not where the last turn may have asked "which item?" ("the hoodie" answers it).

@@ -193,7 +193,9 @@ def build_assistant(
         router = ModelRouter(capable, fallback=embedded)
     store = ConversationStore.open(options.db_url or default_db())
     toolkit = None if client is None else assistant_toolkit(client, merchant=merchant)
-    specialists = default_specialists(embedded.embedder, return_url=return_url, shopper=shopper)
+    specialists = default_specialists(
+        embedded.embedder, return_url=return_url, shopper=shopper, catalog=products
+    )
     return Assistant(
         router, store, searcher=searcher, model=capable, toolkit=toolkit, specialists=specialists
     )

@@ -15,7 +15,7 @@ from cartagent.assistant.specialists.checkout import PAY_ORDER
 from cartagent.money import Money
 from cartagent.tools import Toolkit
 
-from .conftest import approve_on_paypal, say
+from .conftest import GONE, approve_on_paypal, say
 
 pytestmark = pytest.mark.anyio
 
@@ -35,6 +35,8 @@ async def test_the_cart_shows_lines_tax_shipping_and_total(shown: Conversation) 
     # 24.00 of items: 8% tax per unit (0.96 x 2), shipping 5.99 below the 50.00 threshold.
     assert "1. 2 x Coffee Mug (white) - 12.00 USD" in cart.text
     assert "Items 24.00 USD; Tax 1.92 USD; Shipping 5.99 USD; Total 31.91 USD." in cart.text
+    _, total = await say(checkout, shown, "what is my total?", None)
+    assert total.text == cart.text
 
 
 async def test_free_shipping_from_fifty_and_a_sold_out_card_is_not_added(
@@ -78,11 +80,19 @@ async def test_the_cheapest_and_the_dearest_are_picked_by_price(shown: Conversat
     discovery = DiscoverySpecialist()
     _, cheapest = await say(discovery, shown, "the cheapest one", None)
     assert cheapest.text == "#2: Coffee Mug (white) - 12.00 USD."
+    # The dearest shown is the sold-out T-shirt: the dearest that can be bought is added.
     _, added = await say(CheckoutSpecialist(), shown, "add the most expensive to my cart", None)
-    assert "is out of stock" in added.text and shown.cart == []  # the sold-out T-shirt
+    assert added.text.startswith("Added 1 x T-Shirt (red) - 46.66 USD")
     _, taken = await say(CheckoutSpecialist(), shown, "I'll take the cheapest", None)
-    assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
+    assert [(line.variant_id, line.quantity) for line in shown.cart] == [
+        ("tee-red-l", 1),
+        ("mug-white", 1),
+    ]
     assert taken.text.startswith("Added 1 x Coffee Mug")
+    # When nothing shown can be bought, the pick is still made (and said to be sold out).
+    shown.results = [GONE]
+    _, gone = await say(CheckoutSpecialist(), shown, "add the cheapest one", None)
+    assert "is out of stock" in gone.text
 
 
 async def test_quantities_change_for_the_line_meant(shown: Conversation) -> None:

@@ -58,7 +58,7 @@ _CHECKOUT = re.compile(
     r"\b(check ?out|pay|place (?:the |my |an )?order|buy (?:it|them|this|these|now)|"
     r"purchase|complete (?:the |my )?(?:order|purchase))\b"
 )
-_CART = re.compile(r"\b(cart|basket|bag|trolley)\b")
+_CART = re.compile(r"\b(cart|basket|bag|trolley)\b|\b(?:my|the|our)\s+(?:total|subtotal)\b")
 _EMPTY = re.compile(r"\b(empty|clear)\b.*\bcart\b|\bremove (?:everything|all)\b")
 _REMOVE = re.compile(r"\b(remove|delete|take out|drop)\b")
 _NUMBER = re.compile(r"#?\b(\d{1,3})\b")

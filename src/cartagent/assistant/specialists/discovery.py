@@ -39,6 +39,7 @@ from ..product_questions import describe_options, find_option_question
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
 from ..specialist import TurnContext
+from ..store_catalog import CATALOG_QUESTION, CatalogOverview
 
 if TYPE_CHECKING:
     from ...retrieval.filters import Hit
@@ -137,7 +138,9 @@ class DiscoverySpecialist:
         per_product: int = 3,
         max_near: int = 3,
         terms: StoreTerms = DEMO_STORE,
+        overview: CatalogOverview | None = None,
     ) -> None:
+        """``overview`` answers "what do you sell?" (made from the catalog searched)."""
         if max_cards < 1 or per_product < 1:
             raise ValueError("max_cards and per_product must be at least 1")
         if max_near < 0:
@@ -146,9 +149,12 @@ class DiscoverySpecialist:
         self.max_cards = max_cards
         self.per_product = per_product
         self.max_near = max_near
+        self.overview = overview or CatalogOverview()
         self._words: Words | None = None
 
     async def handle(self, turn: TurnContext) -> Reply:
+        if CATALOG_QUESTION.search(turn.text):
+            return Reply(self.overview.describe(), self.domain)
         asked = find_option_question(turn.text)
         if asked is not None and turn.conversation.results:
             return await self._options(turn, asked)

@@ -1,0 +1,71 @@
+"""What the store sells, in a few lines: "what do you sell?", "what kinds of products do you
+have?".
+
+:class:`CatalogOverview` is made once from the catalog the assistant searches: each department
+(a product's first category) with its kinds of product (its last category, else its title),
+the most stocked first. :data:`CATALOG_QUESTION` recognises the question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..catalog import Product
+
+__all__ = ["CATALOG_QUESTION", "CatalogOverview"]
+
+CATALOG_QUESTION = re.compile(
+    r"\bwhat\s+(?:do|does|can)\s+(?:you|the\s+store|this\s+store|your\s+store|y'?all)\s+"
+    r"(?:sell|have|carry|stock|offer)(?:\s+(?:here|now|today|at\s+all|in\s+(?:the|your|this)"
+    r"\s+(?:store|shop)))?\s*[?.!]*\s*$"
+    r"|\bwhat\s+(?:kinds?|sorts?|types?)\s+of\s+(?:products?|things|stuff|items|goods)\b"
+    r"|\bwhat\s+(?:products|categories|departments)\s+(?:do|are|does|can)\b"
+    r"|\bwhat(?:'s|\s+is)\s+in\s+(?:the|your|this)\s+(?:store|shop|catalog(?:ue)?)\b"
+    r"|\b(?:show|list)\s+(?:me\s+)?(?:all\s+)?(?:your\s+|the\s+)?(?:categories|departments)\b",
+    re.IGNORECASE,
+)
+"""A question about what the store sells as a whole."""
+MAX_DEPARTMENTS = 12
+MAX_KINDS = 6
+_OTHER = "Other"
+
+
+@dataclass(frozen=True)
+class CatalogOverview:
+    """Departments with the number of products of each kind in them."""
+
+    departments: dict[str, Counter[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, products: Iterable[Product]) -> CatalogOverview:
+        departments: dict[str, Counter[str]] = {}
+        for product in products:
+            path = [part for part in product.category if part.strip()]
+            department = path[0] if path else _OTHER
+            kind = path[-1] if len(path) > 1 else product.title
+            departments.setdefault(department, Counter())[kind] += 1
+        return cls(departments)
+
+    def __bool__(self) -> bool:
+        return bool(self.departments)
+
+    def describe(self) -> str:
+        """The departments, largest first, each with its most stocked kinds."""
+        if not self.departments:
+            return "I can search the store for you: tell me what you are looking for."
+        total = sum(sum(kinds.values()) for kinds in self.departments.values())
+        ranked = sorted(
+            self.departments.items(), key=lambda item: (-sum(item[1].values()), item[0])
+        )
+        rows = [f"The store has {total} product{'s' if total != 1 else ''}:"]
+        for department, kinds in ranked[:MAX_DEPARTMENTS]:
+            named = [kind for kind, _ in sorted(kinds.items(), key=lambda k: (-k[1], k[0]))]
+            more = f" and {len(named) - MAX_KINDS} more" if len(named) > MAX_KINDS else ""
+            rows.append(f"- {department}: {', '.join(named[:MAX_KINDS])}{more}")
+        if len(ranked) > MAX_DEPARTMENTS:
+            rows.append(f"- and {len(ranked) - MAX_DEPARTMENTS} more departments")
+        rows.append("Tell me what you are looking for ('a blue t-shirt under $60').")
+        return "\n".join(rows)
