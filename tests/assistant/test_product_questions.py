@@ -29,6 +29,8 @@ from cartagent.catalog import Product, Variant
         ("what size should I get", None),
         ("what is the price", None),
         ("which one is cheaper", None),
+        ("which one is the best rated?", None),
+        ("which ones are the cheapest?", None),
         ("red t-shirt", None),
     ],
 )

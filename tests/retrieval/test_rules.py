@@ -594,6 +594,19 @@ def test_what_about_keeps_constraints_but_changes_category() -> None:
     assert price(query) == (None, Decimal(80), "USD")
 
 
+def test_a_size_and_a_gender_do_not_follow_to_a_kind_of_product_without_them() -> None:
+    context = ["running shoes for women size 8", "do you have it in blue?"]
+    bottle = parse("and a water bottle", context=context)
+    assert (bottle.category, bottle.options, bottle.attributes) == (
+        "water bottle",
+        {"color": ["blue"]},
+        {},
+    )
+    sandals = parse("what about sandals?", context=context)
+    assert sandals.options == {"size": ["8"], "color": ["blue"]}
+    assert sandals.attributes == {"gender": ["women"]}
+
+
 def test_new_topic_starts_afresh() -> None:
     context = ["women's boots size 8 under $90"]
     assert parse("do you have laptops?", context=context) == SearchQuery(category="laptop")

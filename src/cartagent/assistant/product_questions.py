@@ -27,6 +27,7 @@ _QUESTION_RE = re.compile(
     r"|\b(?:in|with)\s+(?:what|which)\s+(?P<what2>[a-z]+)\b"
 )
 _OPTION_WORDS = frozenset({"options", "choices", "variants", "option", "choice", "variant"})
+_NOT_OPTIONS = frozenset({"one", "of", "product", "item", "thing", "model"})
 
 
 def _singular(word: str) -> str:
@@ -51,7 +52,9 @@ def find_option_question(text: str) -> str | None:
     what = found["what"] or found["what2"] or ""
     if what in _OPTION_WORDS:
         return ALL_OPTIONS
-    return _singular(what.split()[-1])
+    asked = _singular(what.split()[-1])
+    # "which one is the best rated?" asks for a product, not an option.
+    return None if asked in _NOT_OPTIONS else asked
 
 
 def _offered(product: Product) -> dict[str, tuple[list[str], list[str]]]:

@@ -779,6 +779,11 @@ def _merge(base: _Draft, new: _Draft, request: str) -> _Draft:
     )
     if new.category and new.category != base.category:
         merged.text = []
+        if new.category not in SIZED_CATEGORIES:
+            # "and a water bottle" after "running shoes for women size 8": a size and a
+            # gender are the clothes' and shoes', not a water bottle's.
+            merged.options.pop("size", None)
+            merged.attributes.pop("gender", None)
     for token in new.text:
         if token not in merged.text:
             merged.text.append(token)
