@@ -29,6 +29,7 @@ from .reply import Reply
 from .shipment import describe_shipping
 
 if TYPE_CHECKING:
+    from ..tools import ToolResult
     from .specialist import TurnContext
 
 __all__ = [
@@ -38,11 +39,13 @@ __all__ = [
     "SHOW_ORDER",
     "Payment",
     "RefundRequest",
+    "Transactions",
     "describe_payments",
     "find_payment",
     "read_refund",
     "recent_payments",
     "refund_limit",
+    "search_transactions",
     "show_order",
 ]
 
@@ -119,26 +122,40 @@ def _money(value: Any, currency: Any) -> Money | None:
         return None
 
 
-async def recent_payments(turn: TurnContext, limit: int = MAX_LISTED) -> list[dict[str, Any]] | str:
-    """The newest ``limit`` checkout payments of the last 31 days, newest first; or why not."""
+@dataclass(frozen=True)
+class Transactions:
+    """The rows of a transaction search; ``complete`` is false when more pages than
+    :data:`MAX_PAGES` matched and only those were read."""
+
+    rows: list[dict[str, Any]]
+    complete: bool
+
+
+async def search_transactions(
+    turn: TurnContext, arguments: dict[str, Any]
+) -> Transactions | ToolResult:
+    """Every page (up to :data:`MAX_PAGES` of 500) of ``list_transactions(arguments)``, or
+    the failed call."""
     rows: list[dict[str, Any]] = []
     page, pages = 1, 1
     while page <= min(pages, MAX_PAGES):
-        found = await turn.call(
-            "list_transactions",
-            {
-                "transaction_type": CHECKOUT_PAYMENT,
-                "transaction_status": "S",
-                "page": page,
-                "page_size": 500,
-            },
-        )
+        found = await turn.call("list_transactions", {**arguments, "page": page, "page_size": 500})
         if found.is_error:
-            return f"I could not read the payments: {failure(found)}."
+            return found
         rows.extend(found.content.get("transactions") or [])
         pages = int(found.content.get("total_pages") or 1)
         page += 1
-    rows.sort(key=lambda row: str(row.get("date") or ""), reverse=True)
+    return Transactions(rows, pages <= MAX_PAGES)
+
+
+async def recent_payments(turn: TurnContext, limit: int = MAX_LISTED) -> list[dict[str, Any]] | str:
+    """The newest ``limit`` checkout payments of the last 31 days, newest first; or why not."""
+    found = await search_transactions(
+        turn, {"transaction_type": CHECKOUT_PAYMENT, "transaction_status": "S"}
+    )
+    if not isinstance(found, Transactions):
+        return f"I could not read the payments: {failure(found)}."
+    rows = sorted(found.rows, key=lambda row: str(row.get("date") or ""), reverse=True)
     return rows[:limit]
 
 

@@ -14,7 +14,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from .back_office_payments import CHECKOUT_PAYMENT, MAX_PAGES
+from .back_office_payments import CHECKOUT_PAYMENT, Transactions, search_transactions
 from .back_office_subscriptions import failure
 from .domains import Domain
 from .reply import Reply
@@ -87,26 +87,19 @@ async def top_sellers(turn: TurnContext, start: date, end: date, shown: int = SH
     """The ``shown`` best-selling products from ``start`` to ``end`` (both included, at most
     31 days)."""
     shown = min(max(shown, 1), MAX_SHOWN)
-    rows: list[dict[str, Any]] = []
-    page, pages = 1, 1
-    while page <= min(pages, MAX_PAGES):
-        found = await turn.call(
-            "list_transactions",
-            {
-                "start_date": start.isoformat(),
-                "end_date": end.isoformat(),
-                "transaction_type": CHECKOUT_PAYMENT,
-                "transaction_status": "S",
-                "include_items": True,
-                "page": page,
-                "page_size": 500,
-            },
-        )
-        if found.is_error:
-            return Reply(f"I could not read the sales: {failure(found)}.", Domain.BACK_OFFICE)
-        rows.extend(found.content.get("transactions") or [])
-        pages = int(found.content.get("total_pages") or 1)
-        page += 1
+    found = await search_transactions(
+        turn,
+        {
+            "start_date": start.isoformat(),
+            "end_date": end.isoformat(),
+            "transaction_type": CHECKOUT_PAYMENT,
+            "transaction_status": "S",
+            "include_items": True,
+        },
+    )
+    if not isinstance(found, Transactions):
+        return Reply(f"I could not read the sales: {failure(found)}.", Domain.BACK_OFFICE)
+    rows = found.rows
     span = f"{start.isoformat()} to {end.isoformat()}"
     ranked = best_sellers(rows)
     if not ranked:
@@ -116,7 +109,7 @@ async def top_sellers(turn: TurnContext, start: date, end: date, shown: int = SH
     lines += [f"{n}. {item.describe()}" for n, item in enumerate(ranked[:shown], 1)]
     if len(ranked) > shown:
         lines.append(f"({len(ranked) - shown} more products sold.)")
-    if pages > MAX_PAGES:
+    if not found.complete:
         lines.append(f"(only the first {len(rows)} payments are counted)")
     top = [{"name": i.name, "units": i.units} for i in ranked[:shown]]
     return Reply("\n".join(lines), Domain.BACK_OFFICE, data={"best_sellers": top})

@@ -48,11 +48,13 @@ from ..back_office_payments import (
     RECENT,
     REFUND,
     SHOW_ORDER,
+    Transactions,
     describe_payments,
     find_payment,
     read_refund,
     recent_payments,
     refund_limit,
+    search_transactions,
     show_order,
 )
 from ..back_office_sales import SHOWN, TOP_SELLERS, top_sellers
@@ -116,7 +118,6 @@ HELP = (
 ACCEPT_NOTE = "The merchant accepted the claim."
 CONFIRM_KIND = "confirm_tool"
 MAX_HISTORY_CHARS = 2000
-MAX_TRANSACTION_PAGES = 5
 WINDOW_DAYS = 31  # PayPal's transaction search spans at most 31 days
 
 # The calls that need a "yes": the argument naming what they act on, and what they do.
@@ -690,23 +691,12 @@ class BackOfficeSpecialist:
         if isinstance(window, str):
             return Reply(window, self.domain)
         start, end = window
-        rows: list[dict[str, Any]] = []
-        page, pages = 1, 1
-        while page <= min(pages, MAX_TRANSACTION_PAGES):
-            found = await turn.call(
-                "list_transactions",
-                {
-                    "start_date": start.isoformat(),
-                    "end_date": end.isoformat(),
-                    "page": page,
-                    "page_size": 500,
-                },
-            )
-            if found.is_error:
-                return Reply(f"I could not read the transactions: {_message(found)}.", self.domain)
-            rows.extend(found.content.get("transactions") or [])
-            pages = int(found.content.get("total_pages") or 1)
-            page += 1
+        found = await search_transactions(
+            turn, {"start_date": start.isoformat(), "end_date": end.isoformat()}
+        )
+        if not isinstance(found, Transactions):
+            return Reply(f"I could not read the transactions: {_message(found)}.", self.domain)
+        rows = found.rows
         span = f"{start.isoformat()} to {end.isoformat()}"
         if not rows:
             return Reply(f"No transactions from {span}.", self.domain)
@@ -715,7 +705,7 @@ class BackOfficeSpecialist:
             places = Decimal(1).scaleb(-CURRENCY_DECIMALS.get(currency, 2))
             got, out, net = (v.quantize(places) for v in (received, paid, received - paid))
             lines.append(f"- {currency}: {got} received, {out} refunded or paid out, net {net}")
-        if pages > MAX_TRANSACTION_PAGES:
+        if not found.complete:
             lines.append(f"(only the first {len(rows)} transactions are counted)")
         return Reply("\n".join(lines), self.domain)
 
