@@ -26,6 +26,7 @@ from ..retrieval.rules import parse
 from ..retrieval.vocabulary import CATEGORY_OF
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
+from .more_results import wants_more
 from .references import find_reference
 from .store_catalog import CATALOG_QUESTION
 
@@ -112,7 +113,7 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
 
     "What do you sell?" is discovery. With results on screen, a short message picking one
     ("the second one", "add the first to my cart") or comparing them ("compare the first
-    two") is discovery, which owns the list.
+    two") or asking for more of them ("any others?") is discovery, which owns the list.
     After a search, a short message that only refines it ("cheaper", "in red", "under $40",
     "not polyester") is discovery too, and so is a message that only names products ("a red
     hoodie") unless the last turn was about returns or the cart.
@@ -120,7 +121,9 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     words = text.split()
     if CATALOG_QUESTION.search(text):
         return Route(Domain.DISCOVERY, 1.0, "rules")
-    if context.has_results and (find_reference(text) or find_comparison(text) is not None):
+    if context.has_results and (
+        find_reference(text) or find_comparison(text) is not None or wants_more(text)
+    ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     # Not where the last turn may have asked "which item?" ("the hoodie" answers it).
     asking = (Domain.RETURNS_REFUNDS, Domain.CART_CHECKOUT)

@@ -256,3 +256,52 @@ async def test_earlier_searches_reach_the_understander_as_context(shop_searcher:
 async def test_without_a_searcher_it_says_search_is_not_set_up() -> None:
     _, reply = await _say(_conversation(), None, "blue t-shirt")
     assert "not set up" in reply.text
+
+
+async def test_stock_price_and_features_of_the_product_meant(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt under 60")
+
+    _, which = await _say(conversation, shop_searcher, "is it in stock?")
+    _, gone = await _say(conversation, shop_searcher, "is the third one in stock?")
+    _, price = await _say(conversation, shop_searcher, "how much is it?")
+    _, made = await _say(conversation, shop_searcher, "is it polyester?")
+    # The list shows one product: a question about the product needs no number.
+    _, cotton = await _say(conversation, shop_searcher, "is the first one cotton?")
+
+    assert which.text == "Which one? Ask, for example, 'is the second one in stock?'"
+    assert len(which.cards) == 3
+    assert gone.text == (
+        "No: T-Shirt (blue, S, polyester) is sold out. In stock: blue, M, cotton (50.88 USD); "
+        "blue, S, cotton (53.43 USD); red, L, cotton (46.66 USD) and 1 more."
+    )
+    assert price.text.startswith("T-Shirt (blue, S, polyester) costs 54.84 USD (T-Shirt costs")
+    assert price.text.endswith("it is sold out. Tax and shipping are added at checkout.")
+    assert made.text == "Yes: T-Shirt (blue, S, polyester) has material polyester."
+    assert cotton.text == "Yes: T-Shirt (blue, M, cotton) has material cotton."
+    assert [c.variant_id for c in cotton.cards] == ["tee-blue-m"]
+
+
+async def test_more_shows_the_next_matches_then_says_there_are_no_more(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    _, first = await _say(conversation, shop_searcher, "t-shirt")
+    _, more = await _say(conversation, shop_searcher, "show me more")
+    _, none = await _say(conversation, shop_searcher, "any others?")
+
+    assert len(first.cards) == 3 and {c.id for c in first.cards} == {"tee"}
+    # The other two versions of the one T-shirt, numbered from 1 for "the first one".
+    assert more.text == "2 more matches for t-shirt:"
+    assert [c.rank for c in more.cards] == [1, 2]
+    every = {c.variant_id for c in (*first.cards, *more.cards)}
+    assert every == {v.id for v in SHOP[0].variants}
+    assert none.text.startswith("That is every match for t-shirt.")
+    assert conversation.results == list(more.cards)
+    _, picked = await _say(conversation, shop_searcher, "the first one")
+    assert picked.cards[0].variant_id == more.cards[0].variant_id
+
+
+async def test_more_without_a_search_asks_what_for(shop_searcher: Searcher) -> None:
+    _, reply = await _say(_conversation(), shop_searcher, "show me more")
+    assert reply.text == "More of what? Tell me what you are looking for."

@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
 from ...money import CURRENCY_DECIMALS
@@ -35,6 +35,8 @@ from ..cart import add_card
 from ..comparison import compare_cards, find_comparison
 from ..conversation import Conversation
 from ..domains import Domain
+from ..more_results import wants_more
+from ..product_facts import FactQuestion, answer_fact, find_fact_question
 from ..product_questions import describe_options, find_option_question
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
@@ -42,6 +44,7 @@ from ..specialist import TurnContext
 from ..store_catalog import CATALOG_QUESTION, CatalogOverview
 
 if TYPE_CHECKING:
+    from ...catalog import Product
     from ...retrieval.filters import Hit
 
 __all__ = ["DiscoverySpecialist"]
@@ -158,6 +161,11 @@ class DiscoverySpecialist:
         asked = find_option_question(turn.text)
         if asked is not None and turn.conversation.results:
             return await self._options(turn, asked)
+        fact = find_fact_question(turn.text)
+        if fact is not None and turn.conversation.results:
+            return await self._fact(turn, fact)
+        if wants_more(turn.text):
+            return await self._more(turn)
         compared = find_comparison(turn.text)
         if compared is not None:
             return self._compare(turn.conversation, compared)
@@ -178,8 +186,14 @@ class DiscoverySpecialist:
             add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
         )
 
-    async def _options(self, turn: TurnContext, asked: str) -> Reply:
-        """What the product meant ("it", "the second one", or the one product shown) offers."""
+    async def _meant(
+        self, turn: TurnContext, example: str, *, of_product: bool
+    ) -> tuple[Product, ProductCard, tuple[ProductCard, ...]] | Reply:
+        """The product a question is about ("it", "the second one", else the one shown), its
+        card and the cards to show with the answer; or the reply asking which one.
+
+        ``of_product``: the question is about the product, not one variant of it, so the list
+        showing one product's variants (near misses aside) settles it."""
         conversation = turn.conversation
         shown = conversation.results
         reference = find_reference(turn.text)
@@ -188,14 +202,13 @@ class DiscoverySpecialist:
             card = pointed_card(conversation, reference)
         else:
             card = focus(conversation)
-        # The list still stands (no card singled out) when it shows one product (near misses
-        # aside).
+        # The list still stands (no card singled out) when it shows one product.
         cards = (card,) if isinstance(card, ProductCard) else tuple(shown)
         matches = [c for c in shown if not c.breaks] or shown
-        if card is None and len({c.id for c in matches}) == 1:
+        one = len({c.id for c in matches}) == 1 if of_product else len(matches) == 1
+        if card is None and one:
             card = matches[0]
         if card is None:
-            example = f"what {asked or 'option'}s does the second one have?"
             card = f"Which one? Ask, for example, '{example}'"
         if isinstance(card, str):
             return Reply(card, self.domain, tuple(shown))
@@ -203,7 +216,29 @@ class DiscoverySpecialist:
         product = None if searcher is None else await asyncio.to_thread(searcher.product, card.id)
         if product is None:
             return Reply(f"I cannot find {card.title} in the catalog any more.", self.domain)
+        return product, card, cards
+
+    async def _options(self, turn: TurnContext, asked: str) -> Reply:
+        """What the product meant ("it", "the second one", or the one product shown) offers."""
+        example = f"what {asked or 'option'}s does the second one have?"
+        meant = await self._meant(turn, example, of_product=True)
+        if isinstance(meant, Reply):
+            return meant
+        product, _, cards = meant
         return Reply(describe_options(product, asked), self.domain, cards)
+
+    async def _fact(self, turn: TurnContext, question: FactQuestion) -> Reply:
+        """Stock, price or a feature of the product meant, from the catalog."""
+        examples = {
+            "stock": "is the second one in stock?",
+            "price": "how much is the second one?",
+            "has": f"is the second one {question.feature}?",
+        }
+        meant = await self._meant(turn, examples[question.kind], of_product=question.kind == "has")
+        if isinstance(meant, Reply):
+            return meant
+        product, card, cards = meant
+        return Reply(answer_fact(question, product, card), self.domain, cards)
 
     def _compare(self, conversation: Conversation, ranks: tuple[int, ...]) -> Reply:
         shown = conversation.results
@@ -220,6 +255,51 @@ class DiscoverySpecialist:
         return Reply(compare_cards(cards), self.domain, tuple(cards))
 
     # ---------------------------------------------------------------------- search
+
+    async def _more(self, turn: TurnContext) -> Reply:
+        """The next matches of the latest search (other products first, then more versions of
+        those shown), or that there are no more."""
+        conversation, searcher = turn.conversation, turn.searcher
+        last: dict[str, Any] | None = None
+        shown = {card.variant_id for card in conversation.results}
+        # Every card shown since the search, over all its pages.
+        for message in reversed(conversation.messages):
+            if message.role != "assistant":
+                continue
+            shown.update(str(card.get("variant_id")) for card in message.payload.get("cards") or [])
+            found = message.payload.get("search")
+            if isinstance(found, dict) and not message.payload.get("more"):
+                last = found
+                break
+        if last is None or searcher is None or not conversation.results:
+            return Reply("More of what? Tell me what you are looking for.", self.domain)
+        query = SearchQuery.model_validate(last.get("query") or {})
+        start = time.perf_counter()
+        fetched = self.max_cards * 3
+        result = await asyncio.to_thread(partial(searcher.search_query, query, fetched, near=0))
+        every = fetched * self.per_product
+        cards = self._cards(result.hits, query, limit=every)
+        if all(c.variant_id in shown for c in cards):  # then other versions of those shown
+            cards = self._cards(result.hits, query, per_product=every, limit=every)
+        cards = [c for c in cards if c.variant_id not in shown]
+        turn.timings["retrieve"] = _ms(start)
+        wanted = describe(query)
+        if not cards:
+            return Reply(
+                f"That is every match for {wanted}. Ask for something else, or change a "
+                "constraint ('under 200', 'in any colour').",
+                self.domain,
+                tuple(conversation.results),
+            )
+        page = [replace(card, rank=rank) for rank, card in enumerate(cards[: self.max_cards], 1)]
+        conversation.results = page
+        plural = "es" if len(page) != 1 else ""
+        return Reply(
+            f"{len(page)} more match{plural} for {wanted}:",
+            self.domain,
+            tuple(page),
+            data={"search": last, "more": True},
+        )
 
     async def _search(self, turn: TurnContext) -> Reply:
         searcher = turn.searcher
@@ -267,8 +347,17 @@ class DiscoverySpecialist:
             data={"search": search},
         )
 
-    def _cards(self, hits: list[Hit], query: SearchQuery) -> list[ProductCard]:
-        """Up to ``per_product`` cards per hit, one per matching variant, best first."""
+    def _cards(
+        self,
+        hits: list[Hit],
+        query: SearchQuery,
+        *,
+        per_product: int | None = None,
+        limit: int | None = None,
+    ) -> list[ProductCard]:
+        """Up to ``per_product`` cards per hit (default: the specialist's), one per matching
+        variant, best first; at most ``limit`` (default ``max_cards``)."""
+        per_product = per_product or self.per_product
         if self._words is None:
             self._words = Words(analyzer())
         plan = Plan.of(query, self._words)
@@ -284,7 +373,7 @@ class DiscoverySpecialist:
             if not variants:
                 chosen.append(card_from_hit(hit, 0))
                 continue
-            for variant in variants[: self.per_product]:
+            for variant in variants[:per_product]:
                 chosen.append(card_from_hit(hit.model_copy(update={"variant": variant}), 0))
         if query.sort in ("price_asc", "price_desc"):
             chosen.sort(
@@ -293,4 +382,5 @@ class DiscoverySpecialist:
                     (-1 if descending else 1) * (c.price if c.price is not None else 0),
                 )
             )
-        return [replace(card, rank=rank) for rank, card in enumerate(chosen[: self.max_cards], 1)]
+        kept = chosen[: limit or self.max_cards]
+        return [replace(card, rank=rank) for rank, card in enumerate(kept, 1)]

@@ -1,0 +1,156 @@
+"""Questions about one product shown: "is it in stock?", "how much is it?", "is it
+waterproof?", "does the second one have noise cancelling?".
+
+:func:`find_fact_question` reads what is asked; :func:`answer_fact` answers it from the catalog's
+product and the variant shown, and says so when the catalog does not tell.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from ..catalog import Product, Variant
+from ..retrieval.filters import canonical_key
+from .cards import ProductCard
+
+__all__ = ["FactQuestion", "answer_fact", "find_fact_question"]
+
+MAX_WORDS = 10
+MAX_LISTED = 3
+
+_THE_ONE = (
+    r"(?:it|they|this|that|this\s+one|that\s+one|the\s+\w+(?:\s+one)?|#\d{1,2}|number\s+\d{1,2})"
+)
+_STOCK = re.compile(
+    rf"\b(?:is|are)\s+{_THE_ONE}\s+(?:still\s+)?(?:in\s+stock|available|sold\s+out|out\s+of\s+stock)"
+    rf"|\b(?:do|does)\s+(?:you|the\s+store)\s+(?:still\s+)?have\s+{_THE_ONE}\s+in\s+stock"
+    r"|^(?:still\s+)?(?:in\s+stock|available)\s*\?+\s*$|\bcan\s+i\s+(?:still\s+)?buy\s+(?:it|them)\b"
+)
+_PRICE = re.compile(
+    rf"\bhow\s+much\s+(?:is|are|does|do|for|would)\b(?:\s+{_THE_ONE})?"
+    rf"|\bwhat(?:'s|\s+is|\s+does)\s+(?:{_THE_ONE}\s+)?(?:the\s+|its\s+)?(?:price|cost)"
+    rf"|\bwhat\s+does\s+{_THE_ONE}\s+cost\b|^how\s+much\s*\?*\s*$|^(?:the\s+)?price\s*\?+\s*$"
+)
+_HAS = re.compile(
+    rf"^(?:and\s+)?(?:is|are)\s+{_THE_ONE}\s+(?P<is>[a-z][\w\s-]{{1,30}}?)\s*\?*\s*$"
+    rf"|^(?:and\s+)?(?:does|do)\s+{_THE_ONE}\s+(?:have|come\s+with|include|support)\s+"
+    r"(?:a\s+|an\s+|any\s+)?(?P<has>[a-z][\w\s-]{1,30}?)\s*\?*\s*$"
+)
+# Words after "is it" that are not a feature: a comparison, a judgement, a question about
+# something else ("is it a good gift").
+_NOT_FEATURES = re.compile(
+    r"\b(?:cheaper|dearer|more|less|better|worse|good|bad|worth|any|the\s+same|a\s+\w+|an\s+\w+"
+    r"|for\s+\w+|in\s+stock|available|sold\s+out|out\s+of\s+stock|on\s+sale)\b"
+)
+
+
+@dataclass(frozen=True)
+class FactQuestion:
+    """What is asked about the product: its stock, its price, or whether it ``has`` a feature."""
+
+    kind: Literal["stock", "price", "has"]
+    feature: str = ""
+
+
+def find_fact_question(text: str) -> FactQuestion | None:
+    """The fact ``text`` asks about the product being talked about, or ``None``."""
+    said = " ".join(text.casefold().split())
+    if len(said.split()) > MAX_WORDS:
+        return None
+    if _STOCK.search(said):
+        return FactQuestion("stock")
+    if _PRICE.search(said):
+        return FactQuestion("price")
+    found = _HAS.search(said)
+    if found is None:
+        return None
+    feature = (found["is"] or found["has"] or "").strip()
+    if not feature or _NOT_FEATURES.search(feature):
+        return None
+    return FactQuestion("has", feature)
+
+
+def _variant(product: Product, card: ProductCard) -> Variant | None:
+    return next((v for v in product.variants if v.id == card.variant_id), None)
+
+
+def _named(product: Product, variant: Variant | None) -> str:
+    options = ", ".join(variant.options.values()) if variant is not None else ""
+    return f"{product.title} ({options})" if options else product.title
+
+
+def _price(variant: Variant) -> str:
+    return f"{variant.price} {variant.currency}"
+
+
+def _stock(product: Product, variant: Variant | None) -> str:
+    if variant is None:
+        return f"{product.title} has no version that can be bought right now."
+    if variant.available:
+        return f"Yes: {_named(product, variant)} is in stock, {_price(variant)}."
+    others = [v for v in product.variants if v.available]
+    text = f"No: {_named(product, variant)} is sold out."
+    if not others:
+        return text + f" No other version of {product.title} is in stock either."
+    listed = "; ".join(
+        f"{', '.join(v.options.values()) or 'another version'} ({_price(v)})"
+        for v in others[:MAX_LISTED]
+    )
+    more = f" and {len(others) - MAX_LISTED} more" if len(others) > MAX_LISTED else ""
+    return f"{text} In stock: {listed}{more}."
+
+
+def _cost(product: Product, variant: Variant | None) -> str:
+    if variant is None:
+        return f"{product.title} has no price: there is no version to buy."
+    text = f"{_named(product, variant)} costs {_price(variant)}"
+    prices = sorted({v.price for v in product.variants if v.currency == variant.currency})
+    if len(prices) > 1:
+        low, high = prices[0], prices[-1]
+        text += (
+            f" ({product.title} costs {low} to {high} {variant.currency}, depending on the options)"
+        )
+    if not variant.available:
+        text += "; it is sold out"
+    return text + ". Tax and shipping are added at checkout."
+
+
+_YES = {"yes", "true", "y"}
+_NO = {"no", "false", "n"}
+
+
+def _has(product: Product, variant: Variant | None, feature: str) -> str:
+    named = _named(product, variant)
+    key = canonical_key(feature)
+    options = dict(variant.options) if variant is not None else {}
+    facts: list[tuple[str, str]] = [*options.items()]
+    facts += [(name, value) for name, values in product.attributes.items() for value in values]
+    for name, value in facts:
+        if canonical_key(name) == key and value.casefold() in _YES | _NO:
+            answer = "Yes" if value.casefold() in _YES else "No"
+            return f"{answer}: {named} says {name}: {value}."
+    for name, value in facts:
+        if key in (value.casefold(), canonical_key(value)) or key in value.casefold().split():
+            return f"Yes: {named} has {name} {value}."
+    words = re.compile(rf"\b{re.escape(feature)}\b", re.IGNORECASE)
+    for sentence in re.split(r"(?<=[.!?])\s+", product.description):
+        if words.search(sentence):
+            return f'{product.title}\'s description says: "{sentence.strip()[:300]}"'
+    if words.search(product.title):
+        return f"Yes: it is {product.title}."
+    return (
+        f"The catalog does not say that {named} is or has {feature}: "
+        "I would not count on it. Ask me what options it comes in to see what it offers."
+    )
+
+
+def answer_fact(question: FactQuestion, product: Product, card: ProductCard) -> str:
+    """The answer to ``question`` about ``card``'s variant of ``product``, from the catalog."""
+    variant = _variant(product, card)
+    if question.kind == "stock":
+        return _stock(product, variant)
+    if question.kind == "price":
+        return _cost(product, variant)
+    return _has(product, variant, question.feature)

@@ -1,0 +1,93 @@
+"""Stock, price and feature questions about the product being talked about."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cartagent.assistant import ProductCard
+from cartagent.assistant.product_facts import FactQuestion, answer_fact, find_fact_question
+from cartagent.catalog import Product, Variant
+
+BOOTS = Product(
+    id="boots",
+    title="Hiking Boots",
+    description="Sturdy boots for long trails. The sole is Vibram rubber.",
+    category=("Shoes", "Hiking Boots"),
+    attributes={"features": ("breathable",)},
+    variants=(
+        Variant(id="b9", options={"size": "9", "waterproof": "yes"}, price=Decimal("120.00")),
+        Variant(
+            id="b10",
+            options={"size": "10", "waterproof": "no"},
+            price=Decimal("99.50"),
+            available=False,
+        ),
+        Variant(id="b11", options={"size": "11", "waterproof": "no"}, price=Decimal("101.00")),
+    ),
+)
+
+
+def _card(variant_id: str) -> ProductCard:
+    variant = next(v for v in BOOTS.variants if v.id == variant_id)
+    return ProductCard(
+        "boots", "Hiking Boots", variant_id, variant.price, "USD", variant.available, 1,
+        dict(variant.options),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("is it in stock?", FactQuestion("stock")),
+        ("Is the second one still available", FactQuestion("stock")),
+        ("do you have it in stock", FactQuestion("stock")),
+        ("how much is it?", FactQuestion("price")),
+        ("how much does the first one cost", FactQuestion("price")),
+        ("what's the price?", FactQuestion("price")),
+        ("is it waterproof?", FactQuestion("has", "waterproof")),
+        ("does it have a vibram sole?", FactQuestion("has", "vibram sole")),
+        ("are they breathable", FactQuestion("has", "breathable")),
+        ("is it cheaper?", None),
+        ("is it a good gift?", None),
+        ("is it for women", None),
+        ("waterproof hiking boots", None),
+        ("what sizes does it come in?", None),
+    ],
+)
+def test_the_question_is_read(text: str, expected: FactQuestion | None) -> None:
+    assert find_fact_question(text) == expected
+
+
+def test_stock_is_read_from_the_catalog_with_what_else_is_in_stock() -> None:
+    stock = FactQuestion("stock")
+    assert answer_fact(stock, BOOTS, _card("b9")) == (
+        "Yes: Hiking Boots (9, yes) is in stock, 120.00 USD."
+    )
+    assert answer_fact(stock, BOOTS, _card("b10")) == (
+        "No: Hiking Boots (10, no) is sold out. In stock: 9, yes (120.00 USD); 11, no (101.00 USD)."
+    )
+
+
+def test_the_price_is_the_variants_with_the_products_range() -> None:
+    assert answer_fact(FactQuestion("price"), BOOTS, _card("b11")) == (
+        "Hiking Boots (11, no) costs 101.00 USD (Hiking Boots costs 99.50 to 120.00 USD, "
+        "depending on the options). Tax and shipping are added at checkout."
+    )
+
+
+@pytest.mark.parametrize(
+    ("variant", "feature", "answer"),
+    [
+        ("b9", "waterproof", "Yes: Hiking Boots (9, yes) says waterproof: yes."),
+        ("b11", "waterproof", "No: Hiking Boots (11, no) says waterproof: no."),
+        ("b9", "breathable", "Yes: Hiking Boots (9, yes) has features breathable."),
+        ("b9", "vibram", 'Hiking Boots\'s description says: "The sole is Vibram rubber."'),
+        ("b9", "heated", "The catalog does not say that Hiking Boots (9, yes) is or has heated"),
+    ],
+)
+def test_a_feature_is_answered_from_the_options_attributes_or_description(
+    variant: str, feature: str, answer: str
+) -> None:
+    assert answer_fact(FactQuestion("has", feature), BOOTS, _card(variant)).startswith(answer)
