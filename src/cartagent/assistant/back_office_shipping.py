@@ -133,7 +133,7 @@ async def ship(turn: TurnContext) -> Reply:
         )
         if changed.is_error:
             return _reply(f"I could not update the shipment: {failure(changed)}.")
-        return _said(payment.label, changed.content, "is now")
+        return _said(payment.label_start, changed.content, "is now")
     if shipment.carrier is None or shipment.number is None:
         missing = " and ".join(
             what
@@ -155,14 +155,14 @@ async def ship(turn: TurnContext) -> Reply:
     added = await turn.call("create_shipment_tracking", arguments)
     if added.is_error:
         return _reply(f"I could not add the tracking to {payment.label}: {failure(added)}.")
-    return _said(payment.label, added.content, "has tracking")
+    return _said(payment.label_start, added.content, "has tracking")
 
 
 def _said(label: str, tracker: dict[str, Any], verb: str) -> Reply:
     carrier = tracker.get("carrier_name_other") or tracker.get("carrier")
     status = str(tracker.get("status") or "").replace("_", " ").lower()
     text = (
-        f"{label[:1].upper()}{label[1:]} {verb}: {carrier} {tracker.get('tracking_number')}, "
+        f"{label} {verb}: {carrier} {tracker.get('tracking_number')}, "
         f"{status}. The buyer sees it when they ask where their order is."
     )
     return _reply(text, tracker_id=tracker.get("tracker_id"), status=tracker.get("status"))
