@@ -48,6 +48,11 @@ def test_a_partial_refund_gives_back_that_amount(
     assert result.content["capture_id"] == capture_id
     assert result.content["note_to_payer"] == "Scratched"
     assert capture_status(paypal_client, capture_id) == "PARTIALLY_REFUNDED"
+    capture = asyncio.run(paypal_client.get(f"/v2/payments/captures/{capture_id}"))
+    order_id = capture["supplementary_data"]["related_ids"]["order_id"]
+    call(toolkit, "create_refund", {"capture_id": capture_id, "amount": "5.5"})
+    shown = call(toolkit, "get_order", {"order_id": order_id}).content
+    assert (shown["capture_status"], shown["refunded"]) == ("PARTIALLY_REFUNDED", "35.50")
 
 
 def test_a_refund_without_an_amount_asks_approval_for_what_is_left_and_refunds_it(

@@ -87,6 +87,14 @@ def _summary(order: dict[str, Any]) -> dict[str, Any]:
         if captures:
             summary["capture_id"] = captures[0]["id"]
             summary["capture_status"] = captures[0]["status"]
+        refunds = [
+            Decimal(refund["amount"]["value"])
+            for unit in units
+            for refund in (unit.get("payments") or {}).get("refunds") or []
+            if refund.get("status") != "CANCELLED" and "amount" in refund
+        ]
+        if refunds:
+            summary["refunded"] = str(sum(refunds, Decimal(0)))
     return summary
 
 

@@ -58,6 +58,29 @@ async def test_where_is_my_order_before_and_after_the_merchant_ships_it(
     assert tracked.data["orders"][0]["trackers"][0]["carrier"] == "UPS"
 
 
+async def test_a_refund_made_by_the_store_shows_and_bounds_a_return(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _paid(shown, shop_toolkit, http, "first")
+    capture_id = shown.orders[0].capture_id
+    assert capture_id is not None
+    # The merchant refunds 10.00 from the back office, outside this conversation.
+    with granting(Grant("create_refund", "capture_id", capture_id, Money.of("10", "USD"))):
+        made = await shop_toolkit.call(
+            "create_refund", {"capture_id": capture_id, "amount": "10", "currency": "USD"}
+        )
+    assert not made.is_error, made.content
+
+    _, status = await say(OrdersSpecialist(), shown, "where is my order?", shop_toolkit)
+    assert f"Order {order_id} (56.38 USD): paid on 2026-11-21; refunded 10.00 USD." in status.text
+    paid_at = shown.orders[0].paid_at
+    _, asked = await say(
+        ReturnsSpecialist(clock=days_after(paid_at, 3)), shown, "return the t-shirt", shop_toolkit
+    )
+    # The T-shirt's 50.39 USD is more than the 46.38 USD left of the order.
+    assert "I would refund 46.38 USD" in asked.text
+
+
 async def test_an_order_id_not_placed_here_is_never_looked_up(
     shown: Conversation, shop_toolkit: Toolkit, http: TestClient
 ) -> None:

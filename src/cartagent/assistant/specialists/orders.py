@@ -9,12 +9,12 @@ guessing its id. Each order's status is read from PayPal; a paid one's shipment 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..cart import describe_line
 from ..conversation import PlacedOrder
 from ..domains import Domain
+from ..placed_orders import refreshed
 from ..policy_fallback import policy_answer
 from ..reply import Reply
 from ..shipment import describe_shipping
@@ -82,25 +82,11 @@ class OrdersSpecialist:
         blocks = []
         shown: list[dict[str, Any]] = []
         for order in chosen:
-            order = await self._refresh(turn, order)
+            order = await refreshed(turn, order)
             trackers = await self._trackers(turn, order)
             blocks.append(self._describe(order, trackers))
             shown.append({"id": order.order_id, "status": order.status, "trackers": trackers})
         return Reply("\n\n".join(blocks), self.domain, data={"orders": shown})
-
-    async def _refresh(self, turn: TurnContext, order: PlacedOrder) -> PlacedOrder:
-        if order.status == "COMPLETED":
-            return order
-        result = await turn.call("get_order", {"order_id": order.order_id})
-        if result.is_error:
-            return order
-        fresh = replace(
-            order,
-            status=result.content.get("status", order.status),
-            capture_id=result.content.get("capture_id") or order.capture_id,
-        )
-        turn.conversation.update_order(fresh)
-        return fresh
 
     async def _trackers(self, turn: TurnContext, order: PlacedOrder) -> list[dict[str, Any]] | None:
         """The shipment trackers of a paid order; ``None`` when unknown (not paid, or PayPal

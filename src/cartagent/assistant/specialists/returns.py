@@ -23,6 +23,7 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import CartLine, PendingConfirmation, PlacedOrder
 from ..domains import Domain
+from ..placed_orders import refreshed
 from ..policy_fallback import policy_answer
 from ..reply import Reply
 from ..specialist import TurnContext
@@ -90,7 +91,9 @@ class ReturnsSpecialist:
         order, line, problem = self._target(turn.text, paid)
         if problem is not None:
             return Reply(problem, self.domain)
-        assert order is not None and order.paid_at is not None
+        assert order is not None
+        order = await refreshed(turn, order)
+        assert order.paid_at is not None
         deadline = order.paid_at + timedelta(days=self.terms.return_days)
         if self._clock() > deadline:
             return Reply(
