@@ -95,6 +95,20 @@ async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
     assert searched.domain is Domain.DISCOVERY
 
 
+async def test_a_sold_out_version_is_offered_in_stock_and_taken_with_a_yes(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")
+    await assistant.turn(sid, "add the first to my cart")
+    offered = await assistant.turn(sid, "make it polyester")
+    assert "is sold out. T-Shirt (black, XL, polyester) - 49.52 USD is in stock" in offered.text
+    taken = await assistant.turn(sid, "yes please")
+    assert taken.domain is Domain.CART_CHECKOUT and taken.text.startswith("Changed to 1 x")
+    assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-black-xl"]
+
+
 async def test_every_reply_has_the_latency_breakdown(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

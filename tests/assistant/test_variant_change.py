@@ -8,7 +8,12 @@ from datetime import UTC, datetime
 import pytest
 
 from cartagent.assistant import Conversation, ProductCard, StoredMessage
-from cartagent.assistant.variant_change import change_variant, find_variant_change
+from cartagent.assistant.variant_change import (
+    SWAP,
+    change_variant,
+    confirm_swap,
+    find_variant_change,
+)
 from cartagent.catalog import Product
 from cartagent.commerce.terms import DEMO_STORE
 
@@ -80,7 +85,7 @@ def test_a_line_changes_to_the_variant_asked_keeping_its_quantity(
     ("text", "said"),
     [
         ("change it to size 10", "T-Shirt does not come in size 10. T-Shirt: size M, S, L, XL."),
-        ("make it polyester", "T-Shirt (blue, S, polyester) - 54.84 USD is sold out"),
+        ("make it size s in polyester", "T-Shirt (blue, S, polyester) - 54.84 USD is sold out, so"),
         ("make it blue", "Your cart already has T-Shirt (blue, M, cotton) - 50.88 USD."),
     ],
 )
@@ -88,6 +93,28 @@ def test_a_value_not_offered_or_sold_out_leaves_the_cart_as_it_was(text: str, sa
     conversation = _cart(("tee", "tee-blue-m", 1))
     assert _change(conversation, text).startswith(said)
     assert _lines(conversation) == [("tee-blue-m", 1)]
+
+
+def test_a_sold_out_version_offers_one_in_stock_and_a_yes_takes_it() -> None:
+    conversation = _cart(("tee", "tee-blue-m", 2))
+    asked = _change(conversation, "make it polyester")
+    assert asked == (
+        "T-Shirt (blue, S, polyester) - 54.84 USD is sold out. T-Shirt (black, XL, polyester) "
+        "- 49.52 USD is in stock: shall I put that in your cart instead? Say 'yes' or 'no'."
+    )
+    assert _lines(conversation) == [("tee-blue-m", 2)]
+    pending = conversation.pending
+    assert pending is not None and pending.kind == SWAP
+
+    taken = confirm_swap(conversation, pending, PRODUCTS.get, DEMO_STORE)
+
+    assert taken.startswith("Changed to 2 x T-Shirt (black, XL, polyester) - 49.52 USD")
+    assert _lines(conversation) == [("tee-black-xl", 2)] and conversation.pending is None
+    # A yes after the cart changed, or for a version sold out since, changes nothing.
+    conversation.cart.clear()
+    assert confirm_swap(conversation, pending, PRODUCTS.get, DEMO_STORE).startswith(
+        "Your cart has changed since"
+    )
 
 
 def test_the_line_is_the_one_named_or_asked_for_and_same_variants_merge() -> None:

@@ -21,13 +21,16 @@ from ..retrieval.filters import canonical_key, same_option_value
 from ..retrieval.rules import parse
 from ..retrieval.vocabulary import SIZE_WORDS
 from .cart import describe_cart, focused_line, lines_named
-from .conversation import CartLine, Conversation
+from .conversation import CartLine, Conversation, PendingConfirmation
+from .domains import Domain
 from .product_questions import describe_options
 from .references import focus
 
-__all__ = ["VariantChange", "change_variant", "find_variant_change"]
+__all__ = ["SWAP", "VariantChange", "change_variant", "confirm_swap", "find_variant_change"]
 
 MAX_WORDS = 12
+SWAP = "swap_variant"
+"""The pending confirmation's kind while an in-stock version offered waits for a yes."""
 
 _CHANGE = re.compile(
     r"^(?:(?:actually|please|ok|okay|oh|no|wait|sorry|hmm|and|then),?\s+)*"
@@ -240,7 +243,34 @@ def change_variant(
     if variant.id == line.variant_id:
         return f"Your cart already has {described}."
     if not variant.available:
-        return f"{described} is sold out, so I left your cart as it is."
+        other = next((v for v in choices if v.available), None)
+        if other is None:
+            return f"{described} is sold out, so I left your cart as it is."
+        offered = _described(product.title, other.options, other.price, other.currency)
+        conversation.pending = PendingConfirmation(
+            SWAP,
+            {"line": change.line, "variant_id": other.id, "asked": sorted(asked)},
+            domain=Domain.CART_CHECKOUT,
+        )
+        return (
+            f"{described} is sold out. {offered} is in stock: shall I put that in your cart "
+            "instead? Say 'yes' or 'no'."
+        )
+    return _put(conversation, change.line, product, variant, set(asked), terms)
+
+
+def _put(
+    conversation: Conversation,
+    index: int,
+    product: Product,
+    variant: Variant,
+    asked: set[str],
+    terms: StoreTerms,
+) -> str:
+    """Put ``variant`` in the cart line ``index`` (merging with a line that has it already)."""
+    cart = conversation.cart
+    line = cart[index]
+    described = _described(product.title, variant.options, variant.price, variant.currency)
     moved = replace(
         line,
         variant_id=variant.id,
@@ -256,8 +286,30 @@ def change_variant(
     same = next((i for i, other in enumerate(cart) if other.variant_id == variant.id), None)
     if same is not None:
         cart[same] = replace(cart[same], quantity=cart[same].quantity + line.quantity)
-        cart.pop(change.line)
+        cart.pop(index)
     else:
-        cart[change.line] = moved
+        cart[index] = moved
     note = f" (it comes only with {', '.join(also)})" if also else ""
     return f"Changed to {line.quantity} x {described}{note}. {describe_cart(cart, terms)}"
+
+
+def confirm_swap(
+    conversation: Conversation,
+    pending: PendingConfirmation,
+    product_of: Callable[[str], Product | None] | None,
+    terms: StoreTerms,
+) -> str:
+    """Put the in-stock variant offered (``pending``, of kind :data:`SWAP`) in its line, if
+    the line is still there and the variant still in stock."""
+    conversation.pending = None
+    index, variant_id = pending.data.get("line"), pending.data.get("variant_id")
+    cart = conversation.cart
+    if not isinstance(index, int) or not 0 <= index < len(cart):
+        return "Your cart has changed since, so I left it as it is."
+    product = None if product_of is None else product_of(cart[index].product_id)
+    variant = (
+        None if product is None else next((v for v in product.variants if v.id == variant_id), None)
+    )
+    if product is None or variant is None or not variant.available:
+        return "That version is no longer available, so I left your cart as it is."
+    return _put(conversation, index, product, variant, set(pending.data.get("asked") or ()), terms)

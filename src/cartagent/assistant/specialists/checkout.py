@@ -44,7 +44,7 @@ from ..references import LAST, Reference, find_reference, pointed_card
 from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
 from ..reply import Reply
 from ..specialist import TurnContext
-from ..variant_change import change_variant, find_variant_change
+from ..variant_change import SWAP, change_variant, confirm_swap, find_variant_change
 
 if TYPE_CHECKING:
     from .store_questions import StoreQuestionsSpecialist
@@ -124,10 +124,17 @@ class CheckoutSpecialist:
                 )
             if answer == "done":
                 return await self._status(turn, pending)
+        product_of = None if turn.searcher is None else turn.searcher.product
+        if pending is not None and pending.kind == SWAP:
+            answer = read_answer(turn.text)
+            if answer == "yes":
+                return self._reply(confirm_swap(conversation, pending, product_of, self.terms))
+            if answer == "no":
+                conversation.pending = None
+                return self._reply("OK, your cart is as it was.")
         change = find_quantity_change(turn.text, conversation)
         if change is not None:
             return self._reply(change_quantity(conversation, change, self.terms))
-        product_of = None if turn.searcher is None else turn.searcher.product
         swap = find_variant_change(turn.text, conversation, product_of)
         if swap is not None:
             line = None if swap.line is None else conversation.cart[swap.line]
