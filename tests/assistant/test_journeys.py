@@ -84,13 +84,16 @@ async def test_discover_refine_cart_pay_track_and_return(
     assert shipped.domain is Domain.BACK_OFFICE and "has tracking: UPS" in shipped.text
     tracked = await say("where is my order?", Domain.ORDERS)
     assert "Shipping: shipped with UPS, tracking number 1Z999AA10123456784." in tracked
+    # Whatever the router makes of it, an exchange of something paid is a return.
+    swap = await say("it's too small, can I exchange it for an XL?", Domain.RETURNS_REFUNDS)
+    assert "T-Shirt in size XL is in stock (below)" in swap
     asked = await say("I want to return the t-shirt", Domain.RETURNS_REFUNDS)
     assert "I would refund 50.39 USD" in asked
     assert "is completed" in await say("yes", Domain.RETURNS_REFUNDS)
     stored = conversations.load(sid)
     assert stored.cart == [] and stored.pending is None
     assert stored.orders[0].refunded == Decimal("50.39")
-    assert [m.role for m in stored.messages].count("user") == 9
+    assert [m.role for m in stored.messages].count("user") == 10
 
 
 async def test_remove_edits_a_filled_cart_whatever_the_router_says(

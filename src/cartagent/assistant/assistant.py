@@ -23,6 +23,7 @@ from .confirmation import answers_confirmation
 from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
 from .domains import Domain
+from .exchange import EXCHANGE
 from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
@@ -96,6 +97,8 @@ class Assistant:
             or find_variant_change(text, conversation, self._product_of) is not None
         ):
             return Domain.CART_CHECKOUT
+        if EXCHANGE.search(text) and any(o.capture_id for o in conversation.orders):
+            return Domain.RETURNS_REFUNDS
         context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
         domain = (await self.router.route(text, context)).domain
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain

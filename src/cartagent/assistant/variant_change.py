@@ -26,7 +26,15 @@ from .domains import Domain
 from .product_questions import describe_options
 from .references import focus
 
-__all__ = ["SWAP", "VariantChange", "change_variant", "confirm_swap", "find_variant_change"]
+__all__ = [
+    "SWAP",
+    "VariantChange",
+    "change_variant",
+    "confirm_swap",
+    "find_variant_change",
+    "values_asked",
+    "versions_asked",
+]
 
 MAX_WORDS = 12
 SWAP = "swap_variant"
@@ -208,6 +216,40 @@ def _closest(product: Product, line: CartLine, asked: dict[str, str]) -> list[Va
     return sorted(fitting, key=lambda v: (-kept(v), not v.available))
 
 
+def versions_asked(
+    product: Product, line: CartLine, change: VariantChange
+) -> tuple[dict[str, str], list[Variant]] | str:
+    """The options ``change`` sets on ``product`` (with the values asked) and its variants
+    that have them, those keeping the most of ``line``'s other options first; or, when none
+    can, the answer saying what the product offers."""
+    asked = _asked(product, change)
+    if isinstance(asked, str):
+        return f"{product.title} has no choice of {asked}. {describe_options(product, '')}"
+    choices = _closest(product, line, asked)
+    if not choices:
+        named = ", ".join(f"{name} {value}" for name, value in asked.items())
+        wanted = next(iter(asked))
+        return f"{product.title} does not come in {named}. {describe_options(product, wanted)}"
+    return asked, choices
+
+
+_TOO = re.compile(r"\btoo\s+\w+", re.IGNORECASE)
+
+
+def values_asked(text: str) -> VariantChange | None:
+    """The option values a free sentence asks for ("can I exchange them for a size 10?"),
+    for no line in particular; ``None`` when it names none. "Too small" names no size."""
+    query = parse(_TOO.sub(" ", text))
+    wanted = tuple(
+        (name, value)
+        for values in (query.options, query.attributes)
+        for name, listed in values.items()
+        for value in listed[:1]
+    )
+    words = tuple(w for w in re.findall(r"[\w'-]+", query.text) if w in _SIZE_OF_WORD)
+    return VariantChange(wanted, words, None) if wanted or words else None
+
+
 def _described(title: str, options: dict[str, str], price: object, currency: str) -> str:
     shown = ", ".join(options.values())
     return f"{title}{f' ({shown})' if shown else ''} - {price} {currency}"
@@ -230,14 +272,10 @@ def change_variant(
             f"I cannot look up the other versions of {line.title} right now, so I left your "
             "cart as it is."
         )
-    asked = _asked(product, change)
-    if isinstance(asked, str):
-        return f"{product.title} has no choice of {asked}. {describe_options(product, '')}"
-    choices = _closest(product, line, asked)
-    if not choices:
-        named = ", ".join(f"{name} {value}" for name, value in asked.items())
-        wanted = next(iter(asked))
-        return f"{product.title} does not come in {named}. {describe_options(product, wanted)}"
+    found = versions_asked(product, line, change)
+    if isinstance(found, str):
+        return found
+    asked, choices = found
     variant = choices[0]
     described = _described(product.title, variant.options, variant.price, variant.currency)
     if variant.id == line.variant_id:

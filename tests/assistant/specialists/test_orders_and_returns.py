@@ -8,11 +8,18 @@ from decimal import Decimal
 import pytest
 from fastapi.testclient import TestClient
 
-from cartagent.assistant import Conversation, PendingConfirmation
+from cartagent.assistant import (
+    Conversation,
+    PendingConfirmation,
+    Reply,
+    StoredMessage,
+    TurnContext,
+)
 from cartagent.assistant.consent import Grant, granting
 from cartagent.assistant.specialists import CheckoutSpecialist, OrdersSpecialist, ReturnsSpecialist
 from cartagent.assistant.specialists.returns import REFUND
 from cartagent.money import Money
+from cartagent.retrieval.search import Searcher
 from cartagent.tools import Toolkit
 
 from .conftest import approve_on_paypal, days_after, say
@@ -79,6 +86,32 @@ async def test_a_refund_made_by_the_store_shows_and_bounds_a_return(
     )
     # The T-shirt's 50.39 USD is more than the 46.38 USD left of the order.
     assert "I would refund 46.38 USD" in asked.text
+
+
+async def test_an_exchange_is_a_return_and_the_version_asked_for_in_stock_as_a_card(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient, shop_searcher: Searcher
+) -> None:
+    await _paid(shown, shop_toolkit, http, "first")  # the red T-shirt, size L
+    returns = ReturnsSpecialist(clock=days_after(shown.orders[0].paid_at, 2))
+
+    async def ask(text: str) -> Reply:
+        reply = await returns.handle(
+            TurnContext(text, shown, searcher=shop_searcher, toolkit=shop_toolkit)
+        )
+        shown.messages.append(StoredMessage("assistant", reply.text, payload=reply.payload()))
+        return reply
+
+    swapped = await ask("it's too small, can I exchange it for an XL?")
+
+    lines = swapped.text.splitlines()
+    assert lines[0] == "A paid order cannot be changed: an exchange is a return and a new order."
+    assert "I would refund 50.39 USD" in lines[1]
+    assert lines[2].startswith("T-Shirt in size XL is in stock (below): add it to your cart")
+    assert [c.variant_id for c in swapped.cards] == ["tee-black-xl"]
+    assert shown.results == list(swapped.cards)
+    assert shown.pending is not None and shown.pending.kind == REFUND
+    none = await ask("can I exchange the t-shirt for a size 10?")
+    assert "T-Shirt does not come in size 10." in none.text and not none.cards
 
 
 async def test_an_order_id_not_placed_here_is_never_looked_up(

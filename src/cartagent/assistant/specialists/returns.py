@@ -10,6 +10,7 @@ runs only after the shopper's "yes", under a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -23,6 +24,7 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import CartLine, PendingConfirmation, PlacedOrder
 from ..domains import Domain
+from ..exchange import EXCHANGE, exchange_offer
 from ..placed_orders import refreshed
 from ..policy_fallback import policy_answer
 from ..reply import Reply
@@ -74,8 +76,11 @@ class ReturnsSpecialist:
                 conversation.pending = None
                 return Reply("OK, no refund. Nothing was changed.", self.domain)
         paid = [o for o in conversation.orders if o.status == "COMPLETED" and o.capture_id]
-        named = ORDER_ID.search(turn.text.upper()) or any(
-            names(turn.text, line) for order in paid for line in order.lines
+        exchange = EXCHANGE.search(turn.text) is not None
+        named = (
+            ORDER_ID.search(turn.text.upper())
+            or any(names(turn.text, line) for order in paid for line in order.lines)
+            or (exchange and len(paid) == 1)
         )
         if not named:
             answered = await policy_answer(self.policies, turn, self.domain)
@@ -117,14 +122,26 @@ class ReturnsSpecialist:
             },
             domain=self.domain,
         )
-        return Reply(
+        offer = (
             f"You can return {what} (paid on {order.paid_at:%Y-%m-%d}, within our "
             f"{self.terms.return_days}-day window). I would refund {amount} (price and tax; "
             "shipping is not refunded) to your PayPal account. Items must be unused and in "
-            "their original packaging. Say 'yes' to refund, or 'no' to keep it.",
-            self.domain,
-            data={"refund": {"order_id": order.order_id, "amount": str(amount.amount)}},
+            "their original packaging. Say 'yes' to refund, or 'no' to keep it."
         )
+        data = {"refund": {"order_id": order.order_id, "amount": str(amount.amount)}}
+        if not exchange:
+            return Reply(offer, self.domain, data=data)
+        if line is None:
+            return Reply(f"{offer}\nThen tell me which item to order instead.", self.domain)
+        searcher = turn.searcher
+        product = (
+            None if searcher is None else await asyncio.to_thread(searcher.product, line.product_id)
+        )
+        instead, cards = exchange_offer(turn.text, product, line)
+        if cards:
+            conversation.results = cards
+        text = f"A paid order cannot be changed: an exchange is a return and a new order.\n{offer}"
+        return Reply(f"{text}\n{instead}", self.domain, tuple(cards), data=data)
 
     def _target(
         self, text: str, paid: list[PlacedOrder]
