@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from cartagent.assistant.back_office_sales import TOP_SELLERS, best_sellers
+from cartagent.assistant.back_office_sales import ORDER_COUNT, TOP_SELLERS, best_sellers
 
 
 def test_rows_without_usable_items_or_of_other_kinds_add_nothing() -> None:
@@ -41,3 +41,9 @@ def test_questions_about_what_sells_are_told_from_sales_totals() -> None:
     found = [TOP_SELLERS.search(text) for text in asked]
     assert all(found) and [m["n"] for m in found if m] == [None, None, None, None, "3"]
     assert not TOP_SELLERS.search("sales this week")
+
+
+def test_questions_about_how_many_orders_are_told_apart() -> None:
+    asked = ["how many orders this week?", "number of orders last month", "orders today"]
+    assert all(ORDER_COUNT.search(text) for text in asked)
+    assert not any(ORDER_COUNT.search(text) for text in ("recent orders", "refund the order"))

@@ -14,6 +14,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
+from ..money import Money
 from .back_office_payments import CHECKOUT_PAYMENT, Transactions, search_transactions
 from .back_office_subscriptions import failure
 from .domains import Domain
@@ -22,7 +23,7 @@ from .reply import Reply
 if TYPE_CHECKING:
     from .specialist import TurnContext
 
-__all__ = ["TOP_SELLERS", "SoldItem", "best_sellers", "top_sellers"]
+__all__ = ["ORDER_COUNT", "TOP_SELLERS", "SoldItem", "best_sellers", "count_orders", "top_sellers"]
 
 TOP_SELLERS = re.compile(
     r"\b(?:top|best)[\s-]*(?:(?P<n>\d{1,2})\s+)?(?:(?:best[\s-]?)?sell(?:ing|ers?)|products|items)\b"
@@ -33,6 +34,14 @@ TOP_SELLERS = re.compile(
 )
 """A question about which products sell: "top selling products", "top 3 products", "what
 sold best"; ``n``, when given, is how many to show."""
+ORDER_COUNT = re.compile(
+    r"\bhow\s+many\s+(?:orders|purchases|checkouts|payments)\b"
+    r"|\b(?:number|count)\s+of\s+(?:orders|purchases|checkouts)\b"
+    r"|\borders\s+(?:today|yesterday|this\s+(?:week|month)|last\s+(?:week|month)"
+    r"|in\s+the\s+(?:last|past)\s+\d{1,3}\s+(?:days?|weeks?))\b",
+    re.IGNORECASE,
+)
+"""A question about how many orders were paid in a period: "how many orders this week?"."""
 SHOWN = 5
 MAX_SHOWN = 20
 
@@ -113,3 +122,39 @@ async def top_sellers(turn: TurnContext, start: date, end: date, shown: int = SH
         lines.append(f"(only the first {len(rows)} payments are counted)")
     top = [{"name": i.name, "units": i.units} for i in ranked[:shown]]
     return Reply("\n".join(lines), Domain.BACK_OFFICE, data={"best_sellers": top})
+
+
+async def count_orders(turn: TurnContext, start: date, end: date) -> Reply:
+    """The checkout payments from ``start`` to ``end``: how many, their total and average per
+    currency (before refunds)."""
+    found = await search_transactions(
+        turn,
+        {
+            "start_date": start.isoformat(),
+            "end_date": end.isoformat(),
+            "transaction_type": CHECKOUT_PAYMENT,
+            "transaction_status": "S",
+        },
+    )
+    if not isinstance(found, Transactions):
+        return Reply(f"I could not read the orders: {failure(found)}.", Domain.BACK_OFFICE)
+    span = f"{start.isoformat()} to {end.isoformat()}"
+    totals: dict[str, list[Decimal]] = {}
+    for row in found.rows:
+        try:
+            amount = Decimal(str(row.get("amount")))
+        except InvalidOperation:
+            continue
+        if amount.is_finite() and row.get("currency"):
+            totals.setdefault(str(row["currency"]), []).append(amount)
+    count = len(found.rows)
+    if not count:
+        return Reply(f"No orders were paid from {span}.", Domain.BACK_OFFICE)
+    lines = [f"{count} order{'s' if count != 1 else ''} paid from {span} (before refunds):"]
+    for currency, amounts in sorted(totals.items()):
+        total = sum(amounts, Decimal(0))
+        average = Money(total / len(amounts), currency)
+        lines.append(f"- {Money(total, currency)} in all, {average} on average")
+    if not found.complete:
+        lines.append(f"(only the first {count} orders are counted)")
+    return Reply("\n".join(lines), Domain.BACK_OFFICE, data={"orders": count})

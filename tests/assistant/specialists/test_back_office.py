@@ -322,6 +322,23 @@ def test_best_sellers_rank_products_by_units_then_money_over_the_window(
     assert "at most 31 days" in too_long.text and "tools" not in turn.timings
 
 
+def test_orders_of_a_period_are_counted_with_their_total_and_average(
+    toolkit: Toolkit, payments: Toolkit, http: TestClient
+) -> None:
+    paid_capture(payments, http, "25.00")
+    paid_capture(payments, http, "17.51")
+
+    reply, _ = say(_conversation(), "how many orders did we get this week?", toolkit)
+    none, _ = say(_conversation(), "orders yesterday", toolkit)
+
+    assert reply.text.splitlines() == [
+        "2 orders paid from 2026-11-16 to 2026-11-21 (before refunds):",
+        "- 42.51 USD in all, 21.26 USD on average",
+    ]
+    assert reply.data == {"orders": 2}
+    assert none.text == "No orders were paid from 2026-11-20 to 2026-11-20."
+
+
 def test_anything_else_gets_the_list_of_what_the_back_office_does(toolkit: Toolkit) -> None:
     reply, turn = say(_conversation(), "hello there", toolkit)
     assert reply.text.startswith("In the back office I can:") and "tools" not in turn.timings

@@ -57,7 +57,7 @@ from ..back_office_payments import (
     search_transactions,
     show_order,
 )
-from ..back_office_sales import SHOWN, TOP_SELLERS, top_sellers
+from ..back_office_sales import ORDER_COUNT, SHOWN, TOP_SELLERS, count_orders, top_sellers
 from ..back_office_shipping import SHIPMENT, ship
 from ..back_office_subscriptions import SUBSCRIBE, show_subscription, subscribe
 from ..back_office_subscriptions import failure as _message
@@ -109,8 +109,8 @@ HELP = (
     "- create a subscription plan ('create a monthly plan \"Coffee club\" at $15'), list plans\n"
     "- subscribe a customer ('subscribe jamie@example.com to the Coffee club plan'), show a "
     "subscription ('show subscription I-BW452GLLEP1G')\n"
-    "- sum up sales ('sales this week', 'transactions in the last 30 days'), rank products "
-    "('best sellers this month')\n"
+    "- sum up sales ('sales this week', 'transactions in the last 30 days'), count orders "
+    "('how many orders this week?'), rank products ('best sellers this month')\n"
     "- list the newest payments ('recent orders'), show an order ('show order <id>'), refund one "
     "('refund $10 of the last order because it arrived late'), add its tracking ('ship the "
     "last order with UPS 1Z999AA10123456784', 'order <id> was delivered')"
@@ -680,6 +680,12 @@ class BackOfficeSpecialist:
 
     # ------------------------------------------------------------------ transactions
 
+    async def _count_orders(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        window = _window(turn.text, self.today())
+        if isinstance(window, str):
+            return Reply(window, self.domain)
+        return await count_orders(turn, *window)
+
     async def _top_sellers(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         window = _window(turn.text, self.today())
         if isinstance(window, str):
@@ -862,6 +868,7 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
     (REFUND, BackOfficeSpecialist._refund),
     (SHIPMENT, BackOfficeSpecialist._ship),
     (SHOW_ORDER, BackOfficeSpecialist._show_order),
+    (ORDER_COUNT, BackOfficeSpecialist._count_orders),
     (RECENT, BackOfficeSpecialist._recent),
     (
         _compile(rf"\b(?:send|email|mail|forward)\b.*?\bto\s+(?P<email>{EMAIL.pattern})"),
