@@ -82,3 +82,24 @@ async def test_a_shopper_asking_what_the_store_sells_gets_its_departments(
     assert CATALOG_QUESTION.search("a red t-shirt") is None
     # A request for some products is a search.
     assert CATALOG_QUESTION.search("what do you have for camping") is None
+
+
+async def test_a_kind_of_product_the_store_does_not_sell_is_said_so(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    overview = CatalogOverview.of(SHOP)
+    assert overview.sells("hoodie") and overview.sells("t-shirt") and overview.sells("mugs")
+    assert overview.sells("tent") is False and CatalogOverview().sells("tent") is None
+    router = EmbeddingRouter(HashingEmbedder(256), k=1)
+    specialists = default_specialists(HashingEmbedder(256), catalog=SHOP)
+    assistant = Assistant(router, memory_store, searcher=shop_searcher, specialists=specialists)
+    sid = assistant.open_session()
+
+    boots = await assistant.turn(sid, "red hiking boots")
+    shirt = await assistant.turn(sid, "a purple t-shirt")
+
+    assert boots.text == (
+        "No products match red hiking boots, and this store has no hiking boots at all. "
+        "Its departments: Clothing, Home & Kitchen."
+    )
+    assert "this store has no" not in shirt.text

@@ -52,6 +52,23 @@ class CatalogOverview:
     def __bool__(self) -> bool:
         return bool(self.departments)
 
+    def sells(self, category: str) -> bool | None:
+        """Whether some kind of product in the store is ``category`` ("hoodie" is the kind
+        "Hoodies"); ``None`` when the catalog is not known."""
+        if not self.departments:
+            return None
+        wanted = _singular(category)
+        return any(
+            wanted in _singular(kind) or _singular(kind) in wanted
+            for kinds in self.departments.values()
+            for kind in kinds
+        )
+
+    def departments_line(self) -> str:
+        """The departments in one line, largest first."""
+        ranked = sorted(self.departments, key=lambda d: -sum(self.departments[d].values()))
+        return ", ".join(ranked)
+
     def describe(self) -> str:
         """The departments, largest first, each with its most stocked kinds."""
         if not self.departments:
@@ -69,3 +86,11 @@ class CatalogOverview:
             rows.append(f"- and {len(ranked) - MAX_DEPARTMENTS} more departments")
         rows.append("Tell me what you are looking for ('a blue t-shirt under $60').")
         return "\n".join(rows)
+
+
+def _singular(words: str) -> str:
+    """Lower case, each word without a plural -s ("T-Shirts" -> "t-shirt")."""
+    return " ".join(
+        w[:-1] if w.endswith("s") and not w.endswith("ss") and len(w) > 3 else w
+        for w in words.casefold().split()
+    )

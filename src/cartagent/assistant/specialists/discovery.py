@@ -335,6 +335,12 @@ class DiscoverySpecialist:
             for n in result.near_misses[:room]
         ]
         if not cards and not near:
+            if query.category and self.overview.sells(query.category) is False:
+                return Reply(
+                    f"No products match {wanted}, and this store has no {query.category} at "
+                    f"all. Its departments: {self.overview.departments_line()}.",
+                    self.domain,
+                )
             return Reply(f"No products match {wanted}. Try fewer or different words.", self.domain)
         shown = [replace(card, rank=rank) for rank, card in enumerate([*cards, *near], 1)]
         conversation.results = shown
