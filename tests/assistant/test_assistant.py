@@ -90,9 +90,13 @@ async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
     recoloured = await assistant.turn(sid, "actually, in red instead")
     assert "(red, L, cotton) - 46.66 USD (it comes only with size L)" in recoloured.text
     assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-red-l"]
-    # A new search is not a change of the line.
+    # A new search is not a change of the line, and "in red instead" then refines it.
     searched = await assistant.turn(sid, "show me coffee mugs")
     assert searched.domain is Domain.DISCOVERY
+    refined = await assistant.turn(sid, "in red instead")
+    assert refined.domain is Domain.DISCOVERY
+    assert [c.variant_id for c in refined.cards] == ["mug-red"]
+    assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-red-l"]
 
 
 async def test_a_sold_out_version_is_offered_in_stock_and_taken_with_a_yes(

@@ -88,6 +88,11 @@ def _line_meant(what: str, conversation: Conversation) -> int | None:
         card = focus(conversation)
         if card is not None and card.id not in {line.product_id for line in cart}:
             return _NO_LINE  # "it" is a product shown, not one in the cart: a search refines it
+        listed = conversation.results and conversation.last_domain is not Domain.CART_CHECKOUT
+        if card is None and listed:
+            # A list is on screen and no product in it singled out: "in red instead" refines
+            # the search.
+            return _NO_LINE
         return focused_line(conversation)
     named = lines_named(what, cart)
     if not named:
@@ -128,9 +133,10 @@ def find_variant_change(
             return None
     else:
         bare = _INSTEAD.match(said)
-        if bare is None:
+        line = None if bare is None else _line_meant("it", conversation)
+        if bare is None or line == _NO_LINE:
             return None
-        line, want = focused_line(conversation), bare["want"]
+        want = bare["want"]
     query = parse(want)
     if found is None and query.category is not None:
         return None  # "red t-shirts instead" is a new search
