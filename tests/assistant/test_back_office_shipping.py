@@ -40,4 +40,6 @@ def test_the_carrier_number_and_status_are_read(text: str, expected: Shipment) -
 
 def test_an_order_id_is_not_taken_for_the_tracking_number() -> None:
     assert read_shipment("ship order # 5O190127TN364715T via DHL").number is None
+    assert read_shipment("ship 5O190127TN364715T via DHL").number is None
+    assert read_shipment("ship 5O190127TN364715T via DHL 1234567890").number == "1234567890"
     assert SHIPMENT.search("sales this week") is None

@@ -56,6 +56,7 @@ _NUMBER = re.compile(
 )
 # Failing a labelled number, a long run of letters and digits, most of them digits.
 _BARE_NUMBER = re.compile(r"\b(?=[A-Z0-9]*(?:\d[A-Z]*){6})[A-Z0-9]{8,40}\b", re.IGNORECASE)
+_ID_LENGTH = 17
 _STATUSES = (
     ("DELIVERED", re.compile(r"\bdelivered\b", re.I)),
     ("IN_TRANSIT", re.compile(r"\bin\s+transit\b", re.I)),
@@ -88,7 +89,10 @@ def read_shipment(text: str) -> Shipment:
         if other is not None:
             carrier, name = "OTHER", other["name"]
     labelled = [(m["n"] or m["m"]).upper() for m in _NUMBER.finditer(text)]
-    bare = [m.group().upper() for m in _BARE_NUMBER.finditer(text)]
+    # A bare run shaped like a PayPal id (17 letters and digits) is the order, not a parcel.
+    bare = [
+        m.group().upper() for m in _BARE_NUMBER.finditer(text) if len(m.group()) != _ID_LENGTH
+    ]
     number = next(
         (
             found

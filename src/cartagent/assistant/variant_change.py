@@ -6,7 +6,8 @@ of its title or options, else the product being talked about or the only line) a
 option values are asked for; it answers ``None`` for anything else, so that "I'd like a blue
 hoodie" stays a search. :func:`change_variant` finds the product's variant with those values
 that keeps the most of the line's other options, and puts it in the line (same quantity), or
-says why not: no such value (with the values there are), or sold out.
+says why not: no such value (with the values there are), or sold out (then a version in stock
+with the values asked is offered, and :func:`confirm_swap` takes it after a yes).
 """
 
 from __future__ import annotations
