@@ -54,6 +54,8 @@ def _card(variant_id: str) -> ProductCard:
         ("is it for women", None),
         ("waterproof hiking boots", None),
         ("what sizes does it come in?", None),
+        ("how much is shipping?", None),
+        ("is it covered by the warranty?", None),
     ],
 )
 def test_the_question_is_read(text: str, expected: FactQuestion | None) -> None:

@@ -90,9 +90,7 @@ def read_shipment(text: str) -> Shipment:
             carrier, name = "OTHER", other["name"]
     labelled = [(m["n"] or m["m"]).upper() for m in _NUMBER.finditer(text)]
     # A bare run shaped like a PayPal id (17 letters and digits) is the order, not a parcel.
-    bare = [
-        m.group().upper() for m in _BARE_NUMBER.finditer(text) if len(m.group()) != _ID_LENGTH
-    ]
+    bare = [m.group().upper() for m in _BARE_NUMBER.finditer(text) if len(m.group()) != _ID_LENGTH]
     number = next(
         (
             found

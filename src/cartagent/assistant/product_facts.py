@@ -46,6 +46,12 @@ _NOT_FEATURES = re.compile(
 )
 
 
+# The store's terms, not the product's: "how much is shipping?" is a policy question.
+_STORE_MATTERS = re.compile(
+    r"\b(?:shipping|delivery|postage|tax|taxes|returns?|refunds?|warranty|discount)\b"
+)
+
+
 @dataclass(frozen=True)
 class FactQuestion:
     """What is asked about the product: its stock, its price, or whether it ``has`` a feature."""
@@ -57,7 +63,7 @@ class FactQuestion:
 def find_fact_question(text: str) -> FactQuestion | None:
     """The fact ``text`` asks about the product being talked about, or ``None``."""
     said = " ".join(text.casefold().split())
-    if len(said.split()) > MAX_WORDS:
+    if len(said.split()) > MAX_WORDS or _STORE_MATTERS.search(said):
         return None
     if _STOCK.search(said):
         return FactQuestion("stock")
