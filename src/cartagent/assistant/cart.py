@@ -39,6 +39,12 @@ _QUANTITY_CHANGE = re.compile(
     + NUMBER
     + r"(?:\s+(?:of\s+(?:it|them|those|these)|units?|pieces?|instead|please))*[.!]?$"
 )
+# "add 2 more", "one more please", "another one": more of the line being talked about.
+_MORE_OF = re.compile(
+    r"^(?:(?:and|please|ok|okay|oh|actually),?\s+)*(?:add|i'?ll\s+take|give\s+me|i\s+want)?\s*"
+    r"(?:(?:" + NUMBER + r"|one)\s+more|another(?:\s+one)?)"
+    r"(?:\s+(?:of\s+(?:it|them|those|these)|please))*[.!]?$"
+)
 _LINE_NUMBER = re.compile(r"(?:#|\bline\s+)(\d{1,2})\b")
 _FILLER = {
     "it", "that", "this", "them", "those", "these", "the", "my", "quantity", "amount",
@@ -49,10 +55,12 @@ _FILLER = {
 @dataclass(frozen=True)
 class QuantityChange:
     """A new quantity for a cart line: ``line`` indexes the cart, ``None`` when the words do
-    not say which of several lines."""
+    not say which of several lines. ``added`` is set for "add 2 more": how many more (then
+    ``quantity`` is the line's new quantity, or that many when the line is unsettled)."""
 
     quantity: int
     line: int | None
+    added: int = 0
 
 
 def find_quantity_change(text: str, conversation: Conversation) -> QuantityChange | None:
@@ -62,14 +70,24 @@ def find_quantity_change(text: str, conversation: Conversation) -> QuantityChang
     else the product being talked about when it is in the cart, else the only line. Words
     that name no line ("change it to size 10") make it no quantity change.
     """
-    found = _QUANTITY_CHANGE.match(" ".join(text.casefold().split()))
-    if found is None or not conversation.cart:
+    said = " ".join(text.casefold().split())
+    if not conversation.cart:
+        return None
+    more = _MORE_OF.match(said)
+    if more is not None:
+        added = number_value(more.group(1)) if more.group(1) else 1
+        line = focused_line(conversation)
+        if line is None:
+            return QuantityChange(added, None, added)
+        return QuantityChange(conversation.cart[line].quantity + added, line, added)
+    found = _QUANTITY_CHANGE.match(said)
+    if found is None:
         return None
     quantity = number_value(found.group(2))
     what = found.group("what")
     cart = conversation.cart
-    said = _WORD.findall(what)
-    if said and said[-1] != "to" and _names_option(said[-1], cart):
+    words = _WORD.findall(what)
+    if words and words[-1] != "to" and _names_option(words[-1], cart):
         return None  # "change the boots to size 13" is another variant
     if (numbered := _LINE_NUMBER.search(what)) is not None:
         index = int(numbered.group(1)) - 1
@@ -154,6 +172,11 @@ def change_quantity(conversation: Conversation, change: QuantityChange, terms: S
     cart = conversation.cart
     if change.line is None:
         listing = "\n".join(describe_line(n, line) for n, line in enumerate(cart, 1))
+        if change.added:
+            return (
+                f"Which line should I add {change.added} more of? Say, for example, "
+                f"'add {change.added} more of line 1':\n{listing}"
+            )
         return (
             f"Which line should be {change.quantity}? Say, for example, "
             f"'change line 1 to {change.quantity}':\n{listing}"

@@ -26,9 +26,12 @@ async def refreshed(turn: TurnContext, order: PlacedOrder) -> PlacedOrder:
         refunded = Decimal(str(result.content.get("refunded") or 0))
     except InvalidOperation:
         refunded = order.refunded
+    status = result.content.get("status", order.status)
+    if order.status == "VOIDED" and status in ("CREATED", "APPROVED"):
+        status = order.status  # cancelled here: PayPal only lets it lapse
     fresh = replace(
         order,
-        status=result.content.get("status", order.status),
+        status=status,
         capture_id=result.content.get("capture_id") or order.capture_id,
         refunded=max(order.refunded, refunded),
     )

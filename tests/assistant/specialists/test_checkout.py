@@ -115,6 +115,22 @@ async def test_quantities_change_for_the_line_meant(shown: Conversation) -> None
     assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
 
 
+async def test_more_of_the_line_meant_is_added(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add the first one to my cart", None)
+    _, three = await say(checkout, shown, "add 2 more", None)
+    _, four = await say(checkout, shown, "another one please", None)
+    assert three.text.startswith("Now 3 x T-Shirt.") and four.text.startswith("Now 4 x T-Shirt.")
+    await say(checkout, shown, "add the second one to my cart", None)
+    shown.messages.clear()  # nothing has been talked about
+    _, which = await say(checkout, shown, "one more", None)
+    assert which.text.startswith("Which line should I add 1 more of?")
+    assert [(line.variant_id, line.quantity) for line in shown.cart] == [
+        ("tee-red-l", 4),
+        ("mug-white", 1),
+    ]
+
+
 async def test_a_quantity_for_no_line_in_particular_asks_which(shown: Conversation) -> None:
     checkout = CheckoutSpecialist()
     await say(checkout, shown, "add the first one to my cart", None)

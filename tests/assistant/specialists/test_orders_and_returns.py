@@ -114,6 +114,33 @@ async def test_an_exchange_is_a_return_and_the_version_asked_for_in_stock_as_a_c
     assert "T-Shirt does not come in size 10." in none.text and not none.cards
 
 
+async def test_an_unpaid_order_is_cancelled_and_a_paid_one_is_not(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist(clock=lambda: datetime(2026, 11, 21, 12, tzinfo=UTC))
+    orders = OrdersSpecialist()
+    await say(checkout, shown, "add the second one to my cart", shop_toolkit)
+    _, ordered = await say(checkout, shown, "checkout", shop_toolkit)
+    first = str(ordered.data["order"]["id"])
+
+    _, cancelled = await say(orders, shown, "please cancel my order", shop_toolkit)
+    _, status = await say(orders, shown, "where is my order?", shop_toolkit)
+    _, again = await say(orders, shown, "cancel it", shop_toolkit)
+
+    assert cancelled.text.startswith(f"Cancelled order {first}: nothing was charged")
+    assert shown.pending is None
+    assert f"Order {first} (18.95 USD): cancelled." in status.text
+    assert again.text == f"Order {first} is already cancelled."
+    # Checking out again makes a new order rather than resuming the cancelled one.
+    _, reordered = await say(checkout, shown, "checkout", shop_toolkit)
+    second = str(reordered.data["order"]["id"])
+    assert second != first
+    approve_on_paypal(http, second)
+    await say(checkout, shown, "yes", shop_toolkit)
+    _, paid = await say(orders, shown, f"cancel order {second}", shop_toolkit)
+    assert paid.text.startswith(f"Order {second} is already paid, so it cannot be cancelled")
+
+
 async def test_an_order_id_not_placed_here_is_never_looked_up(
     shown: Conversation, shop_toolkit: Toolkit, http: TestClient
 ) -> None:

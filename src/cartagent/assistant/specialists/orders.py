@@ -9,6 +9,7 @@ guessing its id. Each order's status is read from PayPal; a paid one's shipment 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..cart import describe_line
@@ -28,6 +29,7 @@ __all__ = ["OrdersSpecialist"]
 ORDER_ID = re.compile(r"\b([A-Z0-9]{17})\b")
 """A PayPal order id as a shopper types it (17 letters and digits)."""
 _MINE = re.compile(r"\b(my|mine|i ordered|i bought)\b|#\w", re.IGNORECASE)
+_CANCEL = re.compile(r"\b(?:cancel|void|call\s+off|abort)\b", re.IGNORECASE)
 _SOME_ID = re.compile(r"\b(?=[A-Z0-9]*\d)[A-Z0-9]{8,}\b")
 MAX_SHOWN = 5
 
@@ -75,6 +77,8 @@ class OrdersSpecialist:
                 + ".",
                 self.domain,
             )
+        if _CANCEL.search(turn.text):
+            return await self._cancel(turn, chosen or list(conversation.orders))
         if not chosen:
             chosen = list(reversed(conversation.orders))[:MAX_SHOWN]
         if turn.toolkit is None:
@@ -87,6 +91,37 @@ class OrdersSpecialist:
             blocks.append(self._describe(order, trackers))
             shown.append({"id": order.order_id, "status": order.status, "trackers": trackers})
         return Reply("\n\n".join(blocks), self.domain, data={"orders": shown})
+
+    async def _cancel(self, turn: TurnContext, orders: list[PlacedOrder]) -> Reply:
+        """Cancel the latest of ``orders`` not paid yet: it is never captured (PayPal lets an
+        unpaid order lapse); a paid one can only be returned."""
+        conversation = turn.conversation
+        unpaid = [o for o in orders if o.status in ("CREATED", "APPROVED")]
+        if not unpaid:
+            latest = orders[-1]
+            if latest.status == "VOIDED":
+                return Reply(f"Order {latest.order_id} is already cancelled.", self.domain)
+            return Reply(
+                f"Order {latest.order_id} is already paid, so it cannot be cancelled; you can "
+                "return it within our return window: say, for example, 'I want to return it'.",
+                self.domain,
+            )
+        order = await refreshed(turn, unpaid[-1])
+        if order.status == "COMPLETED":
+            return Reply(
+                f"Order {order.order_id} was paid meanwhile, so it cannot be cancelled; you "
+                "can return it instead.",
+                self.domain,
+            )
+        conversation.update_order(replace(order, status="VOIDED"))
+        pending = conversation.pending
+        if pending is not None and pending.data.get("order_id") == order.order_id:
+            conversation.pending = None
+        return Reply(
+            f"Cancelled order {order.order_id}: nothing was charged, and nothing will be. "
+            "Your cart is unchanged: say 'checkout' when you want to order.",
+            self.domain,
+        )
 
     async def _trackers(self, turn: TurnContext, order: PlacedOrder) -> list[dict[str, Any]] | None:
         """The shipment trackers of a paid order; ``None`` when unknown (not paid, or PayPal
