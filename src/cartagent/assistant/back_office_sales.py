@@ -21,6 +21,7 @@ from .domains import Domain
 from .reply import Reply
 
 if TYPE_CHECKING:
+    from ..tools import ToolResult
     from .specialist import TurnContext
 
 __all__ = ["ORDER_COUNT", "TOP_SELLERS", "SoldItem", "best_sellers", "count_orders", "top_sellers"]
@@ -92,20 +93,20 @@ def best_sellers(rows: list[dict[str, Any]]) -> list[SoldItem]:
     )
 
 
+async def _paid_orders(
+    turn: TurnContext, start: date, end: date, *, items: bool = False
+) -> Transactions | ToolResult:
+    """The checkout payments (captured orders) from ``start`` to ``end``, with their items."""
+    window = {"start_date": start.isoformat(), "end_date": end.isoformat()}
+    paid = {"transaction_type": CHECKOUT_PAYMENT, "transaction_status": "S"}
+    return await search_transactions(turn, {**window, **paid, "include_items": items})
+
+
 async def top_sellers(turn: TurnContext, start: date, end: date, shown: int = SHOWN) -> Reply:
     """The ``shown`` best-selling products from ``start`` to ``end`` (both included, at most
     31 days)."""
     shown = min(max(shown, 1), MAX_SHOWN)
-    found = await search_transactions(
-        turn,
-        {
-            "start_date": start.isoformat(),
-            "end_date": end.isoformat(),
-            "transaction_type": CHECKOUT_PAYMENT,
-            "transaction_status": "S",
-            "include_items": True,
-        },
-    )
+    found = await _paid_orders(turn, start, end, items=True)
     if not isinstance(found, Transactions):
         return Reply(f"I could not read the sales: {failure(found)}.", Domain.BACK_OFFICE)
     rows = found.rows
@@ -127,15 +128,7 @@ async def top_sellers(turn: TurnContext, start: date, end: date, shown: int = SH
 async def count_orders(turn: TurnContext, start: date, end: date) -> Reply:
     """The checkout payments from ``start`` to ``end``: how many, their total and average per
     currency (before refunds)."""
-    found = await search_transactions(
-        turn,
-        {
-            "start_date": start.isoformat(),
-            "end_date": end.isoformat(),
-            "transaction_type": CHECKOUT_PAYMENT,
-            "transaction_status": "S",
-        },
-    )
+    found = await _paid_orders(turn, start, end)
     if not isinstance(found, Transactions):
         return Reply(f"I could not read the orders: {failure(found)}.", Domain.BACK_OFFICE)
     span = f"{start.isoformat()} to {end.isoformat()}"
