@@ -662,11 +662,11 @@ class BackOfficeSpecialist:
         return Reply(question, self.domain, data={"capture_id": payment.capture_id})
 
     async def _ship(self, turn: TurnContext, match: re.Match[str]) -> Reply:
-        if is_question(turn.text):  # "has order X shipped?" asks; it does not say so
-            shown = SHOW_ORDER.search(turn.text)
-            if shown is not None:
-                return await self._show_order(turn, shown)
-            return await self._recent(turn, match)
+        if is_question(turn.text):  # "has the last order shipped?" asks; it does not say so
+            meant = await find_payment(turn, verb="show")
+            if isinstance(meant, str):
+                return await self._recent(turn, match)
+            return await show_order(turn, meant.order_id or meant.capture_id)
         return await ship(turn)
 
     async def _show_order(self, turn: TurnContext, match: re.Match[str]) -> Reply:
