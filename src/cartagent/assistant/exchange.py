@@ -37,7 +37,7 @@ def exchange_offer(
     if change is None:
         return (
             f"Which size or colour of {product.title} would you like instead? Say, for "
-            f"example, 'exchange them for a size 10'.",
+            "example, 'exchange them for a size 10'.",
             [],
         )
     found = versions_asked(product, line, change)

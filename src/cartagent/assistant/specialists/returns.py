@@ -3,9 +3,11 @@
 A refund is for one line of a paid order (the item's price and tax) or, when no item is
 named, for the whole order's items and tax; shipping is not refunded (the store's returns
 policy). Only orders this conversation paid for can be refunded, only within the return
-window counted from the payment, and never more than is left unrefunded. ``create_refund``
-runs only after the shopper's "yes", under a
-:class:`~cartagent.assistant.consent.Grant` for that capture and at most that amount.
+window counted from the payment, and never more than is left unrefunded (as PayPal has it:
+the store may have refunded some from its back office). ``create_refund`` runs only after the
+shopper's "yes", under a :class:`~cartagent.assistant.consent.Grant` for that capture and at
+most that amount. An exchange ("can I exchange them for a size 10?") is the same return plus
+the version asked for, offered as cards when in stock (:mod:`..exchange`).
 """
 
 from __future__ import annotations
