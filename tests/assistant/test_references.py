@@ -39,6 +39,9 @@ from cartagent.assistant.references import (
         ("which is the least expensive?", Reference(CHEAPEST)),
         ("add the cheapest to my cart", Reference(CHEAPEST, "add")),
         ("show me the most expensive of them", Reference(DEAREST)),
+        ("which is cheaper?", Reference(CHEAPEST)),
+        ("which of the two costs less", Reference(CHEAPEST)),
+        ("so which one is more expensive?", Reference(DEAREST)),
     ],
 )
 def test_a_reference_is_read(text: str, expected: Reference) -> None:
@@ -60,6 +63,8 @@ def test_a_reference_is_read(text: str, expected: Reference) -> None:
         "does that come in red",
         "add that it is a gift",
         "the cheapest tent you have",
+        "which is more comfortable?",
+        "which is cheaper, the red or the blue one?",
     ],
 )
 def test_other_messages_are_not_references(text: str) -> None:

@@ -75,6 +75,14 @@ _BY_PRICE_RE = re.compile(
     r"(?:\s+(?:one|of\s+(?:them|those|these)|option|item|result))?"
     r"(?=\s*(?:$|[.!?,]|to\b|in\b|into\b|please\b|for\s+me\b))"
 )
+# "which is cheaper?", "which one is the most expensive?": a question about the list shown.
+_WHICH_BY_PRICE_RE = re.compile(
+    r"^(?:so\s+|and\s+)?which(?:\s+one)?(?:\s+of\s+(?:them|these|those|the\s+two))?\s+"
+    r"(?:is|'s|costs?)\s+(?:the\s+)?"
+    r"(?:(?P<low>cheaper|cheapest|less(?:\s+expensive)?|least(?:\s+expensive)?|lower[- ]priced)"
+    r"|(?P<high>more(?:\s+expensive)?|most(?:\s+expensive)?|pricier|priciest|dearer|dearest))"
+    r"\s*\??$"
+)
 _QUANTITY_RE = re.compile(r"\b(?:add|put|buy|get|take)\s+" + NUMBER + r"\s+(?:of\b|x\b)")
 
 
@@ -109,7 +117,9 @@ def find_reference(text: str) -> Reference | None:
         rank = number_value(found.group(1))
     elif (found := _ORDINAL_RE.search(lowered) or _SHORT_ORDINAL_RE.match(lowered)) is not None:
         rank = ORDINALS[next(g for g in found.groups() if g)]
-    if rank is None and (found := _BY_PRICE_RE.search(lowered)) is not None:
+    if rank is None and (
+        found := _BY_PRICE_RE.search(lowered) or _WHICH_BY_PRICE_RE.match(lowered)
+    ):
         rank = CHEAPEST if found["low"] else DEAREST
     if rank is None and (found := _PRONOUN_ADD_RE.search(lowered)) is not None:
         quantity = _QUANTITY_RE.search(lowered)
