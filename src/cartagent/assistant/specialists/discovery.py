@@ -11,7 +11,11 @@
 * "the second one", "show me #2", "add the first to my cart" resolve against the stored last
   result list, "add it" to the product being talked about; adding puts the card's variant in
   the session's cart. "Compare the first two" sets shown cards side by side; "what sizes does
-  it come in?" lists what the product offers.
+  it come in?" lists what the product offers; "is it in stock?", "how much is it?", "is it
+  waterproof?" are answered from the catalog (:mod:`..product_facts`).
+* "Show me more", "any others?" show the next matches of the last search; "what do you
+  sell?" lists the store's departments (:mod:`..store_catalog`), which also tell a search
+  for a kind of product the store has none of.
 
 Answers are rendered from results, never generated prose.
 """
