@@ -65,28 +65,33 @@ def test_the_question_is_read(text: str, expected: FactQuestion | None) -> None:
 def test_stock_is_read_from_the_catalog_with_what_else_is_in_stock() -> None:
     stock = FactQuestion("stock")
     assert answer_fact(stock, BOOTS, _card("b9")) == (
-        "Yes: Hiking Boots (9, yes) is in stock, 120.00 USD."
+        "Yes: Hiking Boots (9, waterproof) is in stock, 120.00 USD."
     )
     assert answer_fact(stock, BOOTS, _card("b10")) == (
-        "No: Hiking Boots (10, no) is sold out. In stock: 9, yes (120.00 USD); 11, no (101.00 USD)."
+        "No: Hiking Boots (10, not waterproof) is sold out. In stock: 9, waterproof (120.00 USD); "
+        "11, not waterproof (101.00 USD)."
     )
 
 
 def test_the_price_is_the_variants_with_the_products_range() -> None:
     assert answer_fact(FactQuestion("price"), BOOTS, _card("b11")) == (
-        "Hiking Boots (11, no) costs 101.00 USD (Hiking Boots costs 99.50 to 120.00 USD, "
-        "depending on the options). Tax and shipping are added at checkout."
+        "Hiking Boots (11, not waterproof) costs 101.00 USD (Hiking Boots costs 99.50 to "
+        "120.00 USD, depending on the options). Tax and shipping are added at checkout."
     )
 
 
 @pytest.mark.parametrize(
     ("variant", "feature", "answer"),
     [
-        ("b9", "waterproof", "Yes: Hiking Boots (9, yes) says waterproof: yes."),
-        ("b11", "waterproof", "No: Hiking Boots (11, no) says waterproof: no."),
-        ("b9", "breathable", "Yes: Hiking Boots (9, yes) has features breathable."),
+        ("b9", "waterproof", "Yes: Hiking Boots (9, waterproof) says waterproof: yes."),
+        ("b11", "waterproof", "No: Hiking Boots (11, not waterproof) says waterproof: no."),
+        ("b9", "breathable", "Yes: Hiking Boots (9, waterproof) has features breathable."),
         ("b9", "vibram", 'Hiking Boots\'s description says: "The sole is Vibram rubber."'),
-        ("b9", "heated", "The catalog does not say that Hiking Boots (9, yes) is or has heated"),
+        (
+            "b9",
+            "heated",
+            "The catalog does not say that Hiking Boots (9, waterproof) is or has heated",
+        ),
     ],
 )
 def test_a_feature_is_answered_from_the_options_attributes_or_description(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -9,7 +10,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..retrieval.filters import Hit
 
-__all__ = ["ProductCard", "card_from_hit"]
+__all__ = ["ProductCard", "card_from_hit", "option_words"]
+
+_YES = frozenset({"yes", "true"})
+_NO = frozenset({"no", "false"})
+
+
+def option_words(options: Mapping[str, str]) -> str:
+    """A variant's options as a shopper reads them: "12, leather, waterproof" rather than
+    "12, leather, yes" (a yes/no value says its option's name)."""
+    words = []
+    for name, value in options.items():
+        said = value.casefold()
+        words.append(name if said in _YES else f"not {name}" if said in _NO else value)
+    return ", ".join(words)
 
 
 @dataclass(frozen=True)
@@ -62,7 +76,7 @@ class ProductCard:
 
     def describe(self) -> str:
         """``"T-Shirt (blue, M) - 50.88 USD"``: a one-line name for confirmations."""
-        options = ", ".join(self.options.values())
+        options = option_words(self.options)
         price = "no price" if self.price is None else f"{self.price} {self.currency}"
         stock = "" if self.available else ", out of stock"
         return f"{self.title}{f' ({options})' if options else ''} - {price}{stock}"

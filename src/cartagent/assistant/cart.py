@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ..commerce.terms import StoreTerms
 from ..retrieval.filters import canonical_key
-from .cards import ProductCard
+from .cards import ProductCard, option_words
 from .conversation import CartLine, Conversation
 from .references import NUMBER, focus, number_value
 
@@ -135,7 +135,7 @@ def lines_named(text: str, lines: Sequence[CartLine]) -> list[int]:
 
 
 def describe_line(number: int, line: CartLine) -> str:
-    options = ", ".join(line.options.values())
+    options = option_words(line.options)
     named = f"{line.title} ({options})" if options else line.title
     return f"{number}. {line.quantity} x {named} - {line.unit_price} {line.currency}"
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..catalog import Product, Variant
 from ..retrieval.filters import canonical_key
-from .cards import ProductCard
+from .cards import ProductCard, option_words
 
 __all__ = ["FactQuestion", "answer_fact", "find_fact_question"]
 
@@ -83,7 +83,7 @@ def _variant(product: Product, card: ProductCard) -> Variant | None:
 
 
 def _named(product: Product, variant: Variant | None) -> str:
-    options = ", ".join(variant.options.values()) if variant is not None else ""
+    options = option_words(variant.options) if variant is not None else ""
     return f"{product.title} ({options})" if options else product.title
 
 
@@ -101,8 +101,7 @@ def _stock(product: Product, variant: Variant | None) -> str:
     if not others:
         return text + f" No other version of {product.title} is in stock either."
     listed = "; ".join(
-        f"{', '.join(v.options.values()) or 'another version'} ({_price(v)})"
-        for v in others[:MAX_LISTED]
+        f"{option_words(v.options) or 'another version'} ({_price(v)})" for v in others[:MAX_LISTED]
     )
     more = f" and {len(others) - MAX_LISTED} more" if len(others) > MAX_LISTED else ""
     return f"{text} In stock: {listed}{more}."

@@ -21,6 +21,7 @@ from ..commerce.terms import StoreTerms
 from ..retrieval.filters import canonical_key, same_option_value
 from ..retrieval.rules import parse
 from ..retrieval.vocabulary import SIZE_WORDS
+from .cards import option_words
 from .cart import describe_cart, focused_line, lines_named
 from .conversation import CartLine, Conversation, PendingConfirmation
 from .domains import Domain
@@ -258,7 +259,7 @@ def values_asked(text: str) -> VariantChange | None:
 
 
 def _described(title: str, options: dict[str, str], price: object, currency: str) -> str:
-    shown = ", ".join(options.values())
+    shown = option_words(options)
     return f"{title}{f' ({shown})' if shown else ''} - {price} {currency}"
 
 
@@ -269,8 +270,7 @@ def change_variant(
     cart = conversation.cart
     if change.line is None:
         listing = "\n".join(
-            f"{n}. {line.title} ({', '.join(line.options.values())})"
-            for n, line in enumerate(cart, 1)
+            f"{n}. {line.title} ({option_words(line.options)})" for n, line in enumerate(cart, 1)
         )
         return f"Which line should I change? Say, for example, 'change line 1 to ...':\n{listing}"
     line = cart[change.line]

@@ -36,11 +36,13 @@ def _card_line(card: ProductCard) -> str:
 
 
 def _table(cards: tuple[ProductCard, ...]) -> list[str]:
+    from ..assistant.cards import option_words
+
     rows: list[tuple[str, ...]] = [
         (
             str(c.rank),
             c.title,
-            ", ".join(c.options.values()),
+            option_words(c.options),
             "-" if c.price is None else f"{c.price} {c.currency}",
             "in stock" if c.available else "out of stock",
             "; ".join(c.breaks),
