@@ -36,6 +36,7 @@ __all__ = [
     "CHECKOUT_PAYMENT",
     "RECENT",
     "REFUND",
+    "SHOW_LAST",
     "SHOW_ORDER",
     "Payment",
     "RefundRequest",
@@ -60,6 +61,12 @@ REFUND = re.compile(
 )
 """A request to refund a payment ("how much did we refund" is a sales question; an invoice's
 refunds are recorded on the invoice)."""
+SHOW_LAST = re.compile(
+    r"\b(?:show|open|see|view|what(?:'s|\s+is|\s+was))\b.*\b(?:last|latest|most\s+recent|newest)"
+    r"\s+(?:order|payment|sale|purchase)\b",
+    re.IGNORECASE,
+)
+"""A request to see the newest order: "show the latest order"."""
 SHOW_ORDER = re.compile(
     r"\b(?:order|payment|capture|transaction)\s+(?:id\s+|#\s*)?(?=[A-Z0-9]*\d)[A-Z0-9]{17}\b",
     re.IGNORECASE,
@@ -79,6 +86,7 @@ _LAST = re.compile(
     r"(?:order|payment|sale|purchase|transaction|charge|capture)\b",
     re.IGNORECASE,
 )
+_THAT_ONE = re.compile(r"\b(?:it|that|this|that\s+one|this\s+one|the\s+(?:order|payment))\b", re.I)
 _PERCENT = re.compile(r"(?<![\w.])(?P<n>\d{1,3}(?:\.\d{1,2})?)\s*(?:%|per\s*cent\b)", re.I)
 _HALF = re.compile(r"\bhalf\b", re.IGNORECASE)
 _NOTE = re.compile(
@@ -206,6 +214,15 @@ async def _by_id(turn: TurnContext, found_id: str, verb: str = "refund") -> Paym
     )
 
 
+def _just_mentioned(turn: TurnContext) -> str | None:
+    """The payment the previous answer was about ("it was delivered", "refund it"), if any."""
+    for message in reversed(turn.conversation.messages):
+        if message.role == "assistant":
+            found = str(message.payload.get("capture_id") or "")
+            return found if _ID.fullmatch(found) else None
+    return None
+
+
 async def find_payment(
     turn: TurnContext, *, verb: str = "refund", besides: Collection[str | None] = ()
 ) -> Payment | str:
@@ -214,6 +231,8 @@ async def find_payment(
     ids = [i for i in dict.fromkeys(_ID.findall(turn.text.upper())) if i not in besides]
     if len(ids) > 1:
         return f"I {verb} one payment at a time: which one, {' or '.join(ids[:3])}?"
+    if not ids and _THAT_ONE.search(turn.text) and not _LAST.search(turn.text):
+        ids = [i for i in [_just_mentioned(turn)] if i is not None]
     if ids:
         return await _by_id(turn, ids[0], verb)
     if _LAST.search(turn.text) is None:

@@ -167,4 +167,9 @@ def _said(label: str, tracker: dict[str, Any], verb: str) -> Reply:
         f"{label} {verb}: {carrier} {tracker.get('tracking_number')}, "
         f"{status}. The buyer sees it when they ask where their order is."
     )
-    return _reply(text, tracker_id=tracker.get("tracker_id"), status=tracker.get("status"))
+    return _reply(
+        text,
+        tracker_id=tracker.get("tracker_id"),
+        status=tracker.get("status"),
+        capture_id=tracker.get("transaction_id"),
+    )

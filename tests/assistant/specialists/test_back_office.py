@@ -478,6 +478,7 @@ def test_an_order_is_shown_with_its_payment_and_shipment_and_recent_orders_are_l
     order_id = _order_of(paypal_client, first)
 
     shown, _ = say(_conversation(), f"what's the status of order {order_id}?", toolkit)
+    latest, _ = say(_conversation(), "show me the latest order", toolkit)
     by_payment, _ = say(_conversation(), f"show payment {second}", toolkit)
     listed, _ = say(_conversation(), "show me the recent orders", toolkit)
 
@@ -486,6 +487,7 @@ def test_an_order_is_shown_with_its_payment_and_shipment_and_recent_orders_are_l
         "Shipping: not shipped yet; it usually leaves within one business day.",
     ]
     second_order = _order_of(paypal_client, second)
+    assert latest.text.startswith(f"Order {second_order}: COMPLETED, 30.00 USD;")
     assert by_payment.text.startswith(
         f"Payment {second} (order {second_order}): 30.00 USD, COMPLETED."
     )
@@ -508,7 +510,7 @@ def test_shipping_an_order_adds_its_tracking_and_a_delivery_updates_it(
     asked, _ = say(conversation, "ship the last order", toolkit)
     shipped, _ = say(conversation, "shipped the last order with UPS 1Z999AA10123456784", toolkit)
     question, _ = say(conversation, "has the last order shipped?", toolkit)
-    delivered, _ = say(conversation, f"order {order_id} was delivered", toolkit)
+    delivered, _ = say(conversation, "it was delivered", toolkit)  # the order just shown
 
     assert asked.text.startswith(
         f"Which carrier and tracking number? Say, for example, 'ship {label[0].lower()}"

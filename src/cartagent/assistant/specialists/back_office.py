@@ -47,6 +47,7 @@ from ...tools.plans import CreatePlanArgs
 from ..back_office_payments import (
     RECENT,
     REFUND,
+    SHOW_LAST,
     SHOW_ORDER,
     Transactions,
     describe_payments,
@@ -669,6 +670,12 @@ class BackOfficeSpecialist:
             return await show_order(turn, meant.order_id or meant.capture_id)
         return await ship(turn)
 
+    async def _show_last(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        meant = await find_payment(turn, verb="show")
+        if isinstance(meant, str):
+            return Reply(meant, self.domain)
+        return await show_order(turn, meant.order_id or meant.capture_id)
+
     async def _show_order(self, turn: TurnContext, match: re.Match[str]) -> Reply:
         return await show_order(turn, match.group().split()[-1].lstrip("#").upper())
 
@@ -868,6 +875,7 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
     (REFUND, BackOfficeSpecialist._refund),
     (SHIPMENT, BackOfficeSpecialist._ship),
     (SHOW_ORDER, BackOfficeSpecialist._show_order),
+    (SHOW_LAST, BackOfficeSpecialist._show_last),
     (ORDER_COUNT, BackOfficeSpecialist._count_orders),
     (RECENT, BackOfficeSpecialist._recent),
     (
