@@ -107,6 +107,13 @@ class Payment:
     status: str
     """The capture's: COMPLETED, PARTIALLY_REFUNDED, REFUNDED (as far as it is known)."""
     order_id: str | None = None
+    refunded: Money | None = None
+    """What was refunded of it so far, when its order says (``None``: not known)."""
+
+    @property
+    def left(self) -> Money | None:
+        """What is left to refund, when known."""
+        return None if self.refunded is None else self.gross - self.refunded
 
     @property
     def label(self) -> str:
@@ -173,7 +180,9 @@ def _order_payment(order_id: str, shown: dict[str, Any], verb: str = "refund") -
     if not capture or gross is None:
         status = shown.get("status")
         return f"Order {order_id} is not paid ({status}), so there is nothing to {verb}."
-    return Payment(str(capture), gross, str(shown.get("capture_status") or "COMPLETED"), order_id)
+    refunded = _money(shown.get("refunded") or 0, gross.currency)
+    status = str(shown.get("capture_status") or "COMPLETED")
+    return Payment(str(capture), gross, status, order_id, refunded)
 
 
 async def _payment_of_row(turn: TurnContext, row: dict[str, Any]) -> Payment | None:
@@ -266,14 +275,18 @@ class RefundRequest:
 
     @property
     def limit(self) -> Money:
-        """The most the refund may move: the amount asked, else the payment's gross."""
-        return self.amount or self.payment.gross
+        """The most the refund may move: the amount asked, else what is left of the payment
+        (its gross when that is not known)."""
+        return self.amount or self.payment.left or self.payment.gross
 
     @property
     def described(self) -> str:
         """How much, as the confirmation question says it."""
         if self.amount is not None:
             return str(self.amount)
+        left = self.payment.left
+        if left is not None and left != self.payment.gross:
+            return f"the {left} left of the {self.payment.gross}"
         return f"all that is left of the {self.payment.gross}"
 
 
@@ -304,6 +317,12 @@ def read_refund(text: str, payment: Payment) -> RefundRequest | str:
         return "A refund must be more than zero."
     if amount is not None and amount > gross:
         return f"{amount} is more than the {gross} of {payment.label}: how much should I refund?"
+    left = payment.left
+    if amount is not None and left is not None and amount > left:
+        return (
+            f"Only {left} of the {gross} of {payment.label} is left to refund: how much "
+            "should I refund?"
+        )
     found = _NOTE.search(text)
     note = " ".join(found["note"].split()) if found else None
     return RefundRequest(payment, amount, note)

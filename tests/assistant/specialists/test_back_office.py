@@ -411,7 +411,11 @@ def test_part_of_an_order_is_refunded_with_a_note_then_the_rest(
     assert _capture_status(paypal_client, capture_id) == "PARTIALLY_REFUNDED"
 
     rest, _ = say(conversation, f"now refund the rest of order {order_id}", toolkit)
-    assert "all that is left of the 30.00 USD" in rest.text
+    assert "refund the 20.00 USD left of the 30.00 USD of payment" in rest.text
+    say(conversation, "no", toolkit)
+    too_much, _ = say(conversation, f"refund $25 of order {order_id}", toolkit)
+    assert too_much.text.startswith(f"Only 20.00 USD of the 30.00 USD of payment {capture_id}")
+    rest, _ = say(conversation, f"now refund the rest of order {order_id}", toolkit)
     done, _ = say(conversation, "yes", toolkit)
     assert done.text.startswith(f"Refunded 20.00 USD of payment {capture_id}")
     assert _capture_status(paypal_client, capture_id) == "REFUNDED"
