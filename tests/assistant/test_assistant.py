@@ -77,13 +77,21 @@ async def test_it_and_make_it_n_follow_the_conversation_across_turns(
     assert [(line.variant_id, line.quantity) for line in state.cart] == [("tee-blue-s", 3)]
 
 
-async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
-    memory_store: ConversationStore, shop_searcher: Searcher
-) -> None:
-    assistant = _assistant(memory_store, shop_searcher)
+async def _a_blue_tee_in_the_cart(
+    store: ConversationStore, searcher: Searcher
+) -> tuple[Assistant, str]:
+    """An assistant and a session whose cart holds the blue T-shirt in M, just added."""
+    assistant = _assistant(store, searcher)
     sid = assistant.open_session()
     await assistant.turn(sid, "show me t-shirts in blue")
     await assistant.turn(sid, "add the first to my cart")
+    return assistant, sid
+
+
+async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant, sid = await _a_blue_tee_in_the_cart(memory_store, shop_searcher)
     changed = await assistant.turn(sid, "change it to size S")
     assert changed.domain is Domain.CART_CHECKOUT
     assert changed.text.startswith("Changed to 1 x T-Shirt (blue, S, cotton) - 53.43 USD.")
@@ -102,10 +110,7 @@ async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
 async def test_a_sold_out_version_is_offered_in_stock_and_taken_with_a_yes(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:
-    assistant = _assistant(memory_store, shop_searcher)
-    sid = assistant.open_session()
-    await assistant.turn(sid, "show me t-shirts in blue")
-    await assistant.turn(sid, "add the first to my cart")
+    assistant, sid = await _a_blue_tee_in_the_cart(memory_store, shop_searcher)
     offered = await assistant.turn(sid, "make it polyester")
     assert "is sold out. T-Shirt (black, XL, polyester) - 49.52 USD is in stock" in offered.text
     taken = await assistant.turn(sid, "yes please")
