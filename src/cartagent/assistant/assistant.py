@@ -98,9 +98,10 @@ class Assistant:
         ):
             return Domain.CART_CHECKOUT
         if EXCHANGE.search(text) and any(o.capture_id for o in conversation.orders):
-            return Domain.RETURNS_REFUNDS
-        context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
-        domain = (await self.router.route(text, context)).domain
+            domain = Domain.RETURNS_REFUNDS
+        else:
+            context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
+            domain = (await self.router.route(text, context)).domain
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
 
     def _unavailable(self, error: Exception) -> str:
