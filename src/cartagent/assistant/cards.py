@@ -7,13 +7,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from ..retrieval.vocabulary import NO, YES
+
 if TYPE_CHECKING:
     from ..retrieval.filters import Hit
 
 __all__ = ["ProductCard", "card_from_hit", "option_words"]
-
-_YES = frozenset({"yes", "true"})
-_NO = frozenset({"no", "false"})
 
 
 def option_words(options: Mapping[str, str]) -> str:
@@ -22,7 +21,7 @@ def option_words(options: Mapping[str, str]) -> str:
     words = []
     for name, value in options.items():
         said = value.casefold()
-        words.append(name if said in _YES else f"not {name}" if said in _NO else value)
+        words.append(name if said in YES else f"not {name}" if said in NO else value)
     return ", ".join(words)
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 
 from ..catalog import Product, Variant
 from ..retrieval.filters import canonical_key
+from ..retrieval.vocabulary import NO, YES
 from .cards import ProductCard, option_words
 
 __all__ = ["FactQuestion", "answer_fact", "find_fact_question"]
@@ -122,10 +123,6 @@ def _cost(product: Product, variant: Variant | None) -> str:
     return text + ". Tax and shipping are added at checkout."
 
 
-_YES = {"yes", "true", "y"}
-_NO = {"no", "false", "n"}
-
-
 def _has(product: Product, variant: Variant | None, feature: str) -> str:
     named = _named(product, variant)
     key = canonical_key(feature)
@@ -133,8 +130,8 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
     facts: list[tuple[str, str]] = [*options.items()]
     facts += [(name, value) for name, values in product.attributes.items() for value in values]
     for name, value in facts:
-        if canonical_key(name) == key and value.casefold() in _YES | _NO:
-            answer = "Yes" if value.casefold() in _YES else "No"
+        if canonical_key(name) == key and value.casefold() in YES | NO:
+            answer = "Yes" if value.casefold() in YES else "No"
             return f"{answer}: {named} says {name}: {value}."
     for name, value in facts:
         if key in (value.casefold(), canonical_key(value)) or key in value.casefold().split():

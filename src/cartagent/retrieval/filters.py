@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog import Product, Variant
 from .query import Exclusion, SearchQuery
-from .vocabulary import SIZE_WORDS
+from .vocabulary import NO, SIZE_WORDS, YES
 
 __all__ = [
     "NO_RATING",
@@ -64,8 +64,7 @@ __all__ = [
 ]
 
 _MAX_QUERY_TOKENS = 64
-_YES = frozenset({"yes", "true", "y"})
-_YES_NO = _YES | {"no", "false", "n"}
+_YES_NO = YES | NO
 
 NO_RATING = -1.0
 
@@ -496,7 +495,7 @@ def _flag_named(view: _ProductView, want: frozenset[str]) -> str | None:
 
 
 def _says_yes(values: Mapping[str, list[str]], flag: str) -> bool:
-    return any(_normalised(v) in _YES for v in values.get(flag, ()))
+    return any(_normalised(v) in YES for v in values.get(flag, ()))
 
 
 def _price_label(low: Decimal | None, high: Decimal | None, currency: str) -> str:

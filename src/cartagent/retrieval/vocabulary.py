@@ -27,6 +27,7 @@ __all__ = [
     "LETTER_SIZED_CATEGORIES",
     "MATERIALS",
     "NEGATION_CUES",
+    "NO",
     "PRICE_MAX_CUES",
     "PRICE_MIN_CUES",
     "PROTECTED_WORDS",
@@ -35,6 +36,7 @@ __all__ = [
     "SORT_CUES",
     "STOPWORDS",
     "UNITS",
+    "YES",
 ]
 
 COLORS: Final[dict[str, tuple[str, ...]]] = {
@@ -366,6 +368,10 @@ SIZED_CATEGORIES: Final[frozenset[str]] = frozenset(
 LETTER_SIZED_CATEGORIES: Final[frozenset[str]] = SIZED_CATEGORIES - {
     "running shoes", "sneakers", "hiking boots", "boots", "sandals", "shoes", "slippers"
 }  # fmt: skip
+
+# How a catalog writes the values of a yes/no option ("waterproof: yes").
+YES: Final[frozenset[str]] = frozenset({"yes", "true", "y"})
+NO: Final[frozenset[str]] = frozenset({"no", "false", "n"})
 
 # Named sizes -> canonical size value.
 SIZE_WORDS: Final[dict[str, tuple[str, ...]]] = {
