@@ -10,6 +10,9 @@ from click.testing import CliRunner
 from cartagent.cli.main import cli
 
 from .conftest import TAU
+from .tiny_model import tiny_base, write_split
+
+__all__ = ["tiny_base"]
 
 
 def test_tune_data_writes_the_splits_and_prints_the_card(tmp_path: Path) -> None:
@@ -33,3 +36,42 @@ def test_tune_data_reports_bad_input_clearly(tmp_path: Path) -> None:
     )
     assert zero.exit_code == 1
     assert "size must be a positive number" in zero.output
+
+
+def test_tune_sweep_scores_trials_in_workers_through_transformers(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    write_split(data / "train.jsonl", copies=1)
+    write_split(data / "dev.jsonl", copies=1)
+    settings = [f"model.base={tiny_base}", "model.output=line", "model.max_length=384"]
+    args = ["tune", "sweep", "--data", str(data), "--out", str(tmp_path / "sweep")]
+    args += [a for pair in settings for a in ("--set", pair)]
+    args += ["--lr", "1e-4,1e-3", "--optimizers", "adamw", "--ranks", "4", "--steps", "2"]
+    args += ["--dev-requests", "3", "--dev-backend", "transformers", "--workers", "2", "--quiet"]
+
+    result = CliRunner().invoke(cli, args)
+
+    assert result.exit_code == 0, result.output
+    assert result.output.count("complete: train_seconds") == 2
+    summary = json.loads((tmp_path / "sweep" / "sweep.json").read_text(encoding="utf-8"))
+    assert all(t["metrics"]["fallback_rate"] == 1.0 for t in summary["trials"])
+    assert (tmp_path / "sweep" / "report.md").is_file()
+
+
+def test_tune_sweep_refuses_a_backend_that_cannot_score_the_style(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    write_split(data / "train.jsonl", copies=1)
+    write_split(data / "dev.jsonl", copies=1)
+    args = ["tune", "sweep", "--data", str(data), "--out", str(tmp_path / "sweep")]
+    args += ["--set", f"model.base={tiny_base}", "--set", "model.output=json"]
+
+    result = CliRunner().invoke(cli, [*args, "--dev-backend", "transformers", "--quiet"])
+
+    assert result.exit_code == 1
+    assert "answers in JSON, so score it with llama.cpp" in result.output
+    assert not (tmp_path / "sweep" / "trials").exists()

@@ -110,3 +110,41 @@ def test_a_sweep_needs_values_on_every_axis() -> None:
     with pytest.raises(ConfigurationError, match="no values for: rank"):
         SweepSpace(ranks=()).grid()
     assert SweepSpace().size == 8
+
+
+def test_trials_trained_in_worker_processes_are_tracked_like_the_others(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    mlflow = pytest.importorskip("mlflow")
+    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
+    dev = load_split(write_split(tmp_path / "dev.jsonl", copies=1))
+    space = SweepSpace(learning_rates=(1e-4, 1e-3), optimizers=("adam", "adamw"), ranks=(4,))
+    finished: list[int] = []
+
+    result = run_sweep(
+        config_for(tiny_base), space, train, dev, tmp_path / "sweep", evaluate=quality,
+        progress=False, workers=2, on_trial=lambda t: finished.append(t.number),
+    )  # fmt: skip
+
+    points = {(t.params["learning_rate"], t.params["optimizer"]) for t in result.trials}
+    assert len(result.trials) == 4 and len(points) == 4  # each grid point once
+    assert sorted(finished) == [0, 1, 2, 3]
+    assert all(t.state == "complete" and len(t.losses) == 3 for t in result.trials)
+    assert result.best is not None and result.best.params["learning_rate"] == 1e-3
+    client = mlflow.MlflowClient(result.tracking_uri)
+    runs = client.search_runs([client.get_experiment_by_name("cartagent-sweep").experiment_id])
+    assert len(runs) == 4
+    for run in runs:
+        history = client.get_metric_history(run.info.run_id, "train_loss")
+        assert [m.step for m in history] == [1, 2, 3]
+        assert run.data.metrics["f1"] in (0.5, 0.9) and "eval_loss" in run.data.metrics
+
+
+def test_a_failed_trial_in_a_worker_stops_the_sweep_with_its_error(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
+    config = config_for(tiny_base, **{"model.base": str(tmp_path / "missing")})
+
+    with pytest.raises(ConfigurationError, match="no such folder"):
+        run_sweep(config, SPACE, train, train, tmp_path / "sweep", progress=False, workers=2)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -378,7 +378,23 @@ def _words(text: str) -> list[str]:
     type=int,
     default=60,
     show_default=True,
-    help="Dev requests each finished trial is scored on through llama.cpp (0: dev loss only).",
+    help="Dev requests each finished trial is scored on (0: dev loss only).",
+)
+@click.option(
+    "--dev-backend",
+    type=click.Choice(["auto", "llama-cpp", "transformers"]),
+    default="auto",
+    show_default=True,
+    help="What asks the trials' adapters: llama.cpp as served, or transformers (on a GPU "
+    "when there is one); auto takes llama.cpp where it is installed.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Trials trained at once, each in its own process (a GPU has room for several); "
+    "with more than one, no trial is stopped early.",
 )
 @click.option("--no-prune", is_flag=True, help="Never stop a bad trial early.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
@@ -395,6 +411,8 @@ def sweep(
     ranks: str,
     steps: int,
     dev_requests: int,
+    dev_backend: str,
+    workers: int,
     no_prune: bool,
     quiet: bool,
 ) -> None:
@@ -402,8 +420,7 @@ def sweep(
     import os
 
     from ..errors import ConfigurationError
-    from ..llm.packaged import PACKAGED_MODELS
-    from ..tuning.dev_eval import cases_from, llama_cpp_evaluator
+    from ..tuning.dev_eval import Backend, DevEvaluator, cases_from, default_backend
     from ..tuning.sweep import SweepSpace, TrialResult, run_sweep
     from ..tuning.sweep_report import write_report
     from ..tuning.training_config import load_training_config
@@ -430,12 +447,17 @@ def sweep(
         # Dev loss on a slice: on a CPU, scoring all of dev would cost as much as training.
         loss_split = replace(dev_split, examples=dev_split.examples[:DEV_LOSS_ROWS])
         evaluate = None
-        if dev_requests > 0 and config.model.base in PACKAGED_MODELS:
-            evaluate = llama_cpp_evaluator(
-                cases_from(dev_split.examples[:dev_requests]),
+        if dev_requests > 0:
+            evaluate = DevEvaluator(
+                tuple(cases_from(dev_split.examples[:dev_requests])),
                 config.model.base,
                 config.model.prompt_style,
                 rules_first=config.model.rules_first,
+                backend=(
+                    default_backend(config.model.base)
+                    if dev_backend == "auto"
+                    else cast("Backend", dev_backend)
+                ),
             )
         result = run_sweep(
             config,
@@ -449,6 +471,7 @@ def sweep(
             prune=not no_prune,
             progress=not quiet,
             on_trial=report,
+            workers=workers,
         )
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from error

@@ -1,26 +1,35 @@
 """Dev metrics of a trained adapter, measured the way it will serve.
 
 The adapter is served as ``--model tuned`` serves it (exported to GGUF and folded into the
-packaged base: :func:`~cartagent.tuning.export.served_model`) and asked through the full
-understanding pipeline (its prompt style, grammar for JSON, repair, grounding, fallback).
+packaged base: :func:`~cartagent.tuning.export.served_model`), or through transformers where
+llama.cpp is not installed, and asked through the full understanding pipeline (its prompt
+style, grammar for JSON, repair, grounding, fallback).
 Reported: field F1, exact, price exact, valid JSON, how often the rule parser had to answer
 instead, and latency p50/p95 per request.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..bench.report import percentile
-from ..retrieval.prompt import PromptStyle
+from ..errors import ConfigurationError
+from ..llm.packaged import PACKAGED_MODELS, packaged_model_path
+from ..retrieval.prompt import PromptStyle, answer_tokens, answers_in_line
 from ..retrieval.query import SearchQuery
 from .export import served_model
 from .training_data import Example
 
-__all__ = ["cases_from", "llama_cpp_evaluator"]
+if TYPE_CHECKING:
+    from ..llm.llama_cpp import LlamaCppModel
+    from ..llm.transformers_model import TransformersModel
+
+__all__ = ["BACKENDS", "DevEvaluator", "cases_from", "default_backend"]
 
 
 def cases_from(examples: Sequence[Example]) -> list[dict[str, Any]]:
@@ -35,37 +44,74 @@ def cases_from(examples: Sequence[Example]) -> list[dict[str, Any]]:
     ]
 
 
-def llama_cpp_evaluator(
-    cases: Sequence[dict[str, Any]],
-    base: str = "smollm2",
-    style: PromptStyle = "short",
-    *,
-    rules_first: bool = False,
-) -> Callable[[Path], dict[str, float]]:
-    """An evaluator for :func:`~cartagent.tuning.sweep.run_sweep` over ``cases``, asking each
-    adapter with the prompt ``style`` it was trained on (behind the rule parser when it is
-    served ``rules_first``)."""
-    from ..evals.understanding import score_set
-    from ..llm.packaged import packaged_model_path
-    from ..retrieval.understanding import ModelUnderstander
+Backend = Literal["llama-cpp", "transformers"]
+BACKENDS: tuple[Backend, ...] = ("llama-cpp", "transformers")
 
-    packaged_model_path(base)  # a missing base fails now, not after the first trial's training
 
-    def evaluate(adapter: Path) -> dict[str, float]:
-        # As `--model tuned` serves it (merged, bounded): the latency is the served one.
-        model = served_model(adapter, base, style)
+def default_backend(base: str) -> Backend:
+    """llama.cpp, as ``--model tuned`` serves, for a packaged ``base`` where it is installed;
+    transformers elsewhere."""
+    served = base in PACKAGED_MODELS and importlib.util.find_spec("llama_cpp") is not None
+    return "llama-cpp" if served else "transformers"
+
+
+@dataclass(frozen=True)
+class DevEvaluator:
+    """Scores an adapter folder on ``cases`` (see :func:`~cartagent.tuning.sweep.run_sweep`),
+    asking it with the prompt ``style`` it was trained on (behind the rule parser when it is
+    served ``rules_first``). A plain value, so a sweep's worker processes can be handed it.
+
+    ``backend="llama-cpp"`` asks the adapter as ``--model tuned`` serves it (exported, merged,
+    bounded), so its latency is the served one; ``"transformers"`` asks the same merged weights
+    through PyTorch, on the GPU when there is one, for machines without llama.cpp: the answers
+    are those of the served model less its Q8_0 rounding, the latency that of that device. It
+    decodes without a grammar, so it takes only the styles that answer in a line.
+    """
+
+    cases: tuple[dict[str, Any], ...]
+    base: str = "smollm2"
+    style: PromptStyle = "short"
+    rules_first: bool = False
+    backend: Backend = "llama-cpp"
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ConfigurationError(
+                f"unknown dev backend {self.backend!r}; use one of {', '.join(BACKENDS)}"
+            )
+        if self.backend == "transformers" and not answers_in_line(self.style):
+            raise ConfigurationError(
+                f"the transformers backend decodes without a grammar: the {self.style!r} style "
+                "answers in JSON, so score it with llama.cpp"
+            )
+        if self.backend == "llama-cpp":
+            if self.base not in PACKAGED_MODELS:
+                raise ConfigurationError(
+                    f"llama.cpp scores adapters of a packaged base ({', '.join(PACKAGED_MODELS)}),"
+                    f" not {self.base!r}: use the transformers backend"
+                )
+            packaged_model_path(self.base)  # a missing base fails now, not after a trial
+
+    def __call__(self, adapter: Path) -> dict[str, float]:
+        from ..evals.understanding import score_set
+        from ..retrieval.understanding import ModelUnderstander
+
+        model = self._model(adapter)
         latencies: list[float] = []
-        with ModelUnderstander(model, style=style, rules_first=rules_first) as understander:
+        try:
+            with ModelUnderstander(model, style=self.style, rules_first=self.rules_first) as ask:
 
-            def timed(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
-                started = time.perf_counter()
-                try:
-                    return understander(request, context=context)
-                finally:
-                    latencies.append((time.perf_counter() - started) * 1000)
+                def timed(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+                    started = time.perf_counter()
+                    try:
+                        return ask(request, context=context)
+                    finally:
+                        latencies.append((time.perf_counter() - started) * 1000)
 
-            report = score_set(timed, cases)
-            stats = understander.stats
+                report = score_set(timed, list(self.cases))
+                stats = ask.stats
+        finally:
+            model.close()
         return {
             "f1": report.f1,
             "exact": report.exact / max(report.cases, 1),
@@ -76,4 +122,12 @@ def llama_cpp_evaluator(
             "p95_ms": percentile(latencies, 95),
         }
 
-    return evaluate
+    def _model(self, adapter: Path) -> LlamaCppModel | TransformersModel:
+        if self.backend == "llama-cpp":
+            # As `--model tuned` serves it (merged, bounded): the latency is the served one.
+            return served_model(adapter, self.base, self.style)
+        from ..llm.transformers_model import TransformersModel
+
+        return TransformersModel.with_adapter(
+            adapter, self.base, max_tokens=answer_tokens(self.style)
+        )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
-from .sft import train_sft
+from .sft import SftResult, train_sft
 from .training_config import TrainingConfig
 from .training_data import Split
 
@@ -124,8 +124,13 @@ def run_sweep(
     prune: bool = True,
     progress: bool = True,
     on_trial: Callable[[TrialResult], None] | None = None,
+    workers: int = 1,
 ) -> SweepResult:
-    """Run the sweep into ``out``: trials, the MLflow store, the optuna study, the report."""
+    """Run the sweep into ``out``: trials, the MLflow store, the optuna study, the report.
+
+    ``workers`` > 1 trains that many trials at once, each in a process of its own (``evaluate``
+    must then be a plain value that can be sent to one, such as
+    :class:`~cartagent.tuning.dev_eval.DevEvaluator`); no trial is pruned then."""
     import mlflow
     import optuna
 
@@ -166,57 +171,191 @@ def run_sweep(
     )
     steps = config.sft.max_steps or 0
     results = _earlier_trials(folder)
+    record = _Recorder(folder, tracking_uri, experiment_id, config, results, on_trial)
 
     def objective(trial: Any) -> float:
         params = {name: trial.suggest_categorical(name, values) for name, values in grid.items()}
-        trial_config = config.with_overrides(_overrides(params))
-        run_folder = folder / "trials" / f"{trial.number:03d}"
         listen = _Pruner(trial, warmup_steps=max(1, steps // 3)) if prune else None
         with mlflow.start_run(experiment_id=experiment_id, run_name=f"trial-{trial.number:03d}"):
-            mlflow.log_params({**params, "max_steps": steps, "batch_size": config.sft.batch_size})
+            record.start(params)
 
             def on_log(step: int, logs: dict[str, float]) -> bool:
-                if "loss" in logs:
-                    mlflow.log_metric("train_loss", logs["loss"], step=step)
-                if "learning_rate" in logs:
-                    mlflow.log_metric("learning_rate", logs["learning_rate"], step=step)
+                record.log(step, logs)
                 return listen(step, logs) if listen is not None else False
 
             started = time.perf_counter()
             sft = train_sft(
-                trial_config, train, run_folder, dev=dev, progress=progress, on_log=on_log
+                config.with_overrides(_overrides(params)),
+                train,
+                folder / "trials" / f"{trial.number:03d}",
+                dev=dev,
+                progress=progress,
+                on_log=on_log,
             )
             pruned = listen is not None and listen.stopped
-            metrics: dict[str, float] = {"train_seconds": sft.seconds}
-            if sft.eval_loss is not None:
-                metrics["eval_loss"] = sft.eval_loss
-            if not pruned and evaluate is not None:
-                metrics.update(evaluate(sft.adapter))
-            mlflow.log_metrics(metrics)
-            mlflow.set_tag("state", "pruned" if pruned else "complete")
-            mlflow.log_artifacts(str(sft.adapter), artifact_path="adapter")
-            result = TrialResult(
-                trial.number,
-                params,
-                "pruned" if pruned else "complete",
-                sft.losses,
-                metrics,
-                None if pruned else _objective(metrics),
-                sft.adapter,
-                time.perf_counter() - started,
-            )
-            results.append(result)
-            _write(folder, tracking_uri, results)
-            if on_trial is not None:
-                on_trial(result)
+            metrics = _metrics(sft, None if pruned else evaluate)
+            result = record.finish(trial.number, params, sft, metrics, pruned, started)
         if pruned:
             raise optuna.TrialPruned()
         return result.objective if result.objective is not None else float("-inf")
 
     remaining = count - len([t for t in study.trials if t.state.is_finished()])
-    if remaining > 0:
+    if remaining > 0 and workers > 1:
+        work = (config, train, dev, evaluate)
+        _run_pooled(study, grid, remaining, workers, record, work, progress=progress)
+    elif remaining > 0:
         study.optimize(objective, n_trials=remaining, catch=())
     return _write(folder, tracking_uri, results)
+
+
+def _metrics(sft: SftResult, evaluate: Evaluator | None) -> dict[str, float]:
+    metrics: dict[str, float] = {"train_seconds": sft.seconds}
+    if sft.eval_loss is not None:
+        metrics["eval_loss"] = sft.eval_loss
+    if evaluate is not None:
+        metrics.update(evaluate(sft.adapter))
+    return metrics
+
+
+class _Recorder:
+    """Each trial's MLflow run (parameters, loss per step, metrics, adapter) and its result."""
+
+    def __init__(
+        self,
+        folder: Path,
+        tracking_uri: str,
+        experiment_id: str,
+        config: TrainingConfig,
+        results: list[TrialResult],
+        on_trial: Callable[[TrialResult], None] | None,
+    ) -> None:
+        self.folder = folder
+        self.tracking_uri = tracking_uri
+        self.experiment_id = experiment_id
+        self.config = config
+        self.results = results
+        self.on_trial = on_trial
+
+    def start(self, params: dict[str, Any]) -> None:
+        import mlflow
+
+        mlflow.log_params(
+            {
+                **params,
+                "max_steps": self.config.sft.max_steps or 0,
+                "batch_size": self.config.sft.batch_size,
+            }
+        )
+
+    def log(self, step: int, logs: dict[str, float]) -> None:
+        import mlflow
+
+        if "loss" in logs:
+            mlflow.log_metric("train_loss", logs["loss"], step=step)
+        if "learning_rate" in logs:
+            mlflow.log_metric("learning_rate", logs["learning_rate"], step=step)
+
+    def finish(
+        self,
+        number: int,
+        params: dict[str, Any],
+        sft: SftResult,
+        metrics: dict[str, float],
+        pruned: bool,
+        started: float,
+    ) -> TrialResult:
+        import mlflow
+
+        mlflow.log_metrics(metrics)
+        mlflow.set_tag("state", "pruned" if pruned else "complete")
+        mlflow.log_artifacts(str(sft.adapter), artifact_path="adapter")
+        result = TrialResult(
+            number,
+            params,
+            "pruned" if pruned else "complete",
+            sft.losses,
+            metrics,
+            None if pruned else _objective(metrics),
+            sft.adapter,
+            time.perf_counter() - started,
+        )
+        self.results.append(result)
+        _write(self.folder, self.tracking_uri, self.results)
+        if self.on_trial is not None:
+            self.on_trial(result)
+        return result
+
+
+Work = tuple[TrainingConfig, Split, Split, Evaluator | None]
+
+
+def _train_trial(
+    work: Work, params: dict[str, Any], folder: Path
+) -> tuple[SftResult, dict[str, float]]:
+    """One trial, start to end, in a worker process: train, then score."""
+    config, train, dev, evaluate = work
+    sft = train_sft(
+        config.with_overrides(_overrides(params)), train, folder, dev=dev, progress=False
+    )
+    return sft, _metrics(sft, evaluate)
+
+
+def _run_pooled(
+    study: Any,
+    grid: dict[str, list[Any]],
+    count: int,
+    workers: int,
+    record: _Recorder,
+    work: Work,
+    *,
+    progress: bool,
+) -> None:
+    """``count`` trials, ``workers`` at a time, each trained in a process of its own.
+
+    optuna runs ``workers`` objective threads (its grid sampler never hands out a point that is
+    running), each waiting on its trial's process; the losses reach MLflow when the trial ends,
+    so none is pruned."""
+    import multiprocessing
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    import mlflow
+    from tqdm.auto import tqdm
+
+    lock = threading.Lock()  # one MLflow run and one write of sweep.json at a time
+    errors: list[BaseException] = []
+    context = multiprocessing.get_context("spawn")  # CUDA cannot be used in a forked child
+    with (
+        ProcessPoolExecutor(workers, mp_context=context) as pool,
+        tqdm(total=count, desc="trials", unit="trial", disable=not progress) as bar,
+    ):
+
+        def objective(trial: Any) -> float:
+            params = {name: trial.suggest_categorical(name, v) for name, v in grid.items()}
+            folder = record.folder / "trials" / f"{trial.number:03d}"
+            started = time.perf_counter()
+            try:
+                sft, metrics = pool.submit(_train_trial, work, params, folder).result()
+            except BaseException as error:
+                errors.append(error)
+                raise
+            with (
+                lock,
+                mlflow.start_run(
+                    experiment_id=record.experiment_id, run_name=f"trial-{trial.number:03d}"
+                ),
+            ):
+                record.start(params)
+                for step, loss in sft.losses:
+                    record.log(step, {"loss": loss})
+                result = record.finish(trial.number, params, sft, metrics, False, started)
+                bar.update()
+            return result.objective if result.objective is not None else float("-inf")
+
+        study.optimize(objective, n_trials=count, n_jobs=workers, catch=())
+    if errors:
+        # optuna's threads drop the errors of the last trials to finish: raise the first here.
+        raise errors[0]
 
 
 def _write(folder: Path, tracking_uri: str, results: list[TrialResult]) -> SweepResult:

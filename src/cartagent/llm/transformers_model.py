@@ -1,0 +1,116 @@
+"""A causal LM run by transformers (PyTorch), with a LoRA adapter folded in.
+
+For where llama.cpp is not installed, above all a GPU machine scoring a sweep's adapters: the
+adapter answers greedily from the same chat template it was trained on, so its dev metrics
+are those of the served model, less llama.cpp's Q8_0 rounding. It has no grammar and no tool
+calling; serving stays with :class:`~cartagent.llm.llama_cpp.LlamaCppModel`.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+
+from ..errors import ConfigurationError
+from .model import Completion, Message, ToolSpec, Usage
+
+__all__ = ["TransformersModel"]
+
+
+class TransformersModel:
+    """Greedy answers of ``model`` (a transformers causal LM), at most ``max_tokens`` each."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, max_tokens: int = 64) -> None:
+        if max_tokens < 1:
+            raise ConfigurationError(f"max_tokens must be at least 1, not {max_tokens}")
+        self.model: Any = model
+        self.tokenizer = tokenizer
+        self.max_tokens = max_tokens
+        self._lock = threading.Lock()
+
+    @classmethod
+    def with_adapter(cls, adapter: str | Path, base: str, *, max_tokens: int = 64) -> Self:
+        """The base model (see :func:`~cartagent.tuning.base_model.load_base_model`) with the
+        PEFT adapter folder ``adapter`` merged into it, on the GPU when there is one."""
+        import torch
+        from peft import PeftModel
+
+        from ..tuning.base_model import load_base_model
+
+        folder = Path(adapter)
+        if not (folder / "adapter_config.json").is_file():
+            raise ConfigurationError(f"{folder}: not a PEFT LoRA adapter folder")
+        loaded = load_base_model(base)
+        try:
+            merged = PeftModel.from_pretrained(loaded.model, str(folder)).merge_and_unload()
+        except (ValueError, OSError, RuntimeError) as error:
+            raise ConfigurationError(f"{folder}: unreadable adapter: {error}") from None
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        return cls(merged.to(device).eval(), loaded.tokenizer, max_tokens=max_tokens)
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> Completion:
+        if tools or response_format:
+            raise ConfigurationError(
+                "TransformersModel decodes freely: no tool calling and no JSON grammar "
+                "(serve through llama.cpp for those)"
+            )
+        for message in messages:
+            if message.role == "tool" or message.tool_calls:
+                raise ConfigurationError("TransformersModel cannot be sent tool calls or results")
+        return await anyio.to_thread.run_sync(self._generate, messages)
+
+    def _generate(self, messages: list[Message]) -> Completion:
+        import torch
+
+        chat = [{"role": m.role, "content": m.content or ""} for m in messages]
+        with self._lock, torch.inference_mode():
+            if self.model is None:
+                raise RuntimeError("this TransformersModel is closed")
+            encoded = self.tokenizer.apply_chat_template(
+                chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+            prompt = encoded["input_ids"].to(self.model.device)
+            output = self.model.generate(
+                prompt,
+                attention_mask=encoded["attention_mask"].to(self.model.device),
+                max_new_tokens=self.max_tokens,
+                do_sample=False,
+                pad_token_id=self.tokenizer.pad_token_id,
+            )
+            answer = output[0, prompt.shape[1] :]
+            text = self.tokenizer.decode(answer, skip_special_tokens=True)
+        return Completion(
+            Message("assistant", text.strip()), Usage(int(prompt.shape[1]), int(answer.shape[0]))
+        )
+
+    def close(self) -> None:
+        """Free the model's memory (the GPU's too); later calls fail."""
+        with self._lock:
+            if self.model is None:
+                return
+            self.model = None
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
