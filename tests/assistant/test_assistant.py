@@ -194,6 +194,19 @@ async def test_the_merchants_order_and_refund_questions_go_to_the_back_office(
     assert returned.domain is Domain.RETURNS_REFUNDS
 
 
+async def test_the_merchants_sales_questions_go_to_the_back_office_whatever_the_router_says(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = Assistant(_Always(Domain.DISCOVERY), memory_store, searcher=shop_searcher)
+    merchant = assistant.open_session()
+    shopper = assistant.open_session()
+    for text in ("top 3 products", "best sellers", "how many orders today?"):
+        reply = await assistant.turn(merchant, text, merchant=True)
+        assert reply.domain is Domain.BACK_OFFICE, text
+    # A shopper asking for the best products is searching.
+    assert (await assistant.turn(shopper, "top 3 products")).domain is Domain.DISCOVERY
+
+
 class _Always:
     """A router with one answer."""
 

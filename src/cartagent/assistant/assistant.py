@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ModelError
 from ..redaction import redact
+from .back_office_sales import ORDER_COUNT, TOP_SELLERS
 from .cart import find_quantity_change
 from .confirmation import answers_confirmation
 from .conversation import Conversation, StoredMessage
@@ -97,6 +98,8 @@ class Assistant:
             or find_variant_change(text, conversation, self._product_of) is not None
         ):
             return Domain.CART_CHECKOUT
+        if merchant and (TOP_SELLERS.search(text) or ORDER_COUNT.search(text)):
+            return Domain.BACK_OFFICE  # "top 3 products": the store's sales, not a search
         if EXCHANGE.search(text) and any(o.capture_id for o in conversation.orders):
             domain = Domain.RETURNS_REFUNDS
         else:
