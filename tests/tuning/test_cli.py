@@ -38,15 +38,20 @@ def test_tune_data_reports_bad_input_clearly(tmp_path: Path) -> None:
     assert "size must be a positive number" in zero.output
 
 
-def test_tune_sweep_scores_trials_in_workers_through_transformers(
-    tiny_base: str, tmp_path: Path
-) -> None:
+def _sweep_args(tmp_path: Path) -> list[str]:
+    """``tune sweep`` on a small train and dev split written under ``tmp_path``."""
     data = tmp_path / "data"
     data.mkdir()
     write_split(data / "train.jsonl", copies=1)
     write_split(data / "dev.jsonl", copies=1)
+    return ["tune", "sweep", "--data", str(data), "--out", str(tmp_path / "sweep")]
+
+
+def test_tune_sweep_scores_trials_in_workers_through_transformers(
+    tiny_base: str, tmp_path: Path
+) -> None:
     settings = [f"model.base={tiny_base}", "model.output=line", "model.max_length=384"]
-    args = ["tune", "sweep", "--data", str(data), "--out", str(tmp_path / "sweep")]
+    args = _sweep_args(tmp_path)
     args += [a for pair in settings for a in ("--set", pair)]
     args += ["--lr", "1e-4,1e-3", "--optimizers", "adamw", "--ranks", "4", "--steps", "2"]
     args += ["--dev-requests", "3", "--dev-backend", "transformers", "--workers", "2", "--quiet"]
@@ -63,11 +68,7 @@ def test_tune_sweep_scores_trials_in_workers_through_transformers(
 def test_tune_sweep_refuses_a_backend_that_cannot_score_the_style(
     tiny_base: str, tmp_path: Path
 ) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
-    write_split(data / "train.jsonl", copies=1)
-    write_split(data / "dev.jsonl", copies=1)
-    args = ["tune", "sweep", "--data", str(data), "--out", str(tmp_path / "sweep")]
+    args = _sweep_args(tmp_path)
     args += ["--set", f"model.base={tiny_base}", "--set", "model.output=json"]
 
     result = CliRunner().invoke(cli, [*args, "--dev-backend", "transformers", "--quiet"])
