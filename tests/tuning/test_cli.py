@@ -76,3 +76,18 @@ def test_tune_sweep_refuses_a_backend_that_cannot_score_the_style(
     assert result.exit_code == 1
     assert "answers in JSON, so score it with llama.cpp" in result.output
     assert not (tmp_path / "sweep" / "trials").exists()
+
+
+def test_tune_sweep_left_to_choose_compares_what_it_cannot_score_on_dev_loss(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    args = _sweep_args(tmp_path)
+    args += ["--set", f"model.base={tiny_base}", "--set", "model.output=json"]
+    args += ["--lr", "1e-3", "--optimizers", "adamw", "--ranks", "4", "--steps", "1"]
+
+    result = CliRunner().invoke(cli, [*args, "--quiet"])  # --dev-backend auto
+
+    assert result.exit_code == 0, result.output
+    assert "dev requests not scored" in result.output
+    summary = json.loads((tmp_path / "sweep" / "sweep.json").read_text(encoding="utf-8"))
+    assert [sorted(t["metrics"]) for t in summary["trials"]] == [["eval_loss", "train_seconds"]]

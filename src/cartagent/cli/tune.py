@@ -420,7 +420,7 @@ def sweep(
     import os
 
     from ..errors import ConfigurationError
-    from ..tuning.dev_eval import Backend, DevEvaluator, cases_from, default_backend
+    from ..tuning.dev_eval import Backend, DevEvaluator, cases_from, default_backend, scores
     from ..tuning.sweep import SweepSpace, TrialResult, run_sweep
     from ..tuning.sweep_report import write_report
     from ..tuning.training_config import load_training_config
@@ -447,17 +447,25 @@ def sweep(
         # Dev loss on a slice: on a CPU, scoring all of dev would cost as much as training.
         loss_split = replace(dev_split, examples=dev_split.examples[:DEV_LOSS_ROWS])
         evaluate = None
-        if dev_requests > 0:
+        style = config.model.prompt_style
+        backend = (
+            default_backend(config.model.base)
+            if dev_backend == "auto"
+            else cast("Backend", dev_backend)
+        )
+        if dev_requests > 0 and dev_backend == "auto" and not scores(backend, style):
+            click.echo(
+                f"dev requests not scored: the {style!r} style needs llama.cpp's grammar and a "
+                "packaged base; the trials are compared on dev loss",
+                err=True,
+            )
+        elif dev_requests > 0:
             evaluate = DevEvaluator(
                 tuple(cases_from(dev_split.examples[:dev_requests])),
                 config.model.base,
-                config.model.prompt_style,
+                style,
                 rules_first=config.model.rules_first,
-                backend=(
-                    default_backend(config.model.base)
-                    if dev_backend == "auto"
-                    else cast("Backend", dev_backend)
-                ),
+                backend=backend,
             )
         result = run_sweep(
             config,

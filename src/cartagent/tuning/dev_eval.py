@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.transformers_model import TransformersModel
 
-__all__ = ["BACKENDS", "DevEvaluator", "cases_from", "default_backend"]
+__all__ = ["BACKENDS", "DevEvaluator", "cases_from", "default_backend", "scores"]
 
 
 def cases_from(examples: Sequence[Example]) -> list[dict[str, Any]]:
@@ -53,6 +53,12 @@ def default_backend(base: str) -> Backend:
     transformers elsewhere."""
     served = base in PACKAGED_MODELS and importlib.util.find_spec("llama_cpp") is not None
     return "llama-cpp" if served else "transformers"
+
+
+def scores(backend: Backend, style: PromptStyle) -> bool:
+    """Whether ``backend`` can ask a model trained on ``style`` (transformers decodes without
+    a grammar, so only the styles that answer in a line)."""
+    return backend != "transformers" or answers_in_line(style)
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ class DevEvaluator:
             raise ConfigurationError(
                 f"unknown dev backend {self.backend!r}; use one of {', '.join(BACKENDS)}"
             )
-        if self.backend == "transformers" and not answers_in_line(self.style):
+        if not scores(self.backend, self.style):
             raise ConfigurationError(
                 f"the transformers backend decodes without a grammar: the {self.style!r} style "
                 "answers in JSON, so score it with llama.cpp"
