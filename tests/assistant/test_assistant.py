@@ -88,6 +88,31 @@ async def _a_blue_tee_in_the_cart(
     return assistant, sid
 
 
+async def test_greetings_thanks_and_goodbyes_are_answered_as_such(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    hello = await assistant.turn(sid, "hi")
+    assert hello.text.startswith("Hello! I am this store's shopping assistant")
+    assert "What are you looking for?" in hello.text and "can't help" not in hello.text
+    merchant = await assistant.turn(assistant.open_session(), "hello", merchant=True)
+    assert "the store's sales" in merchant.text
+    asking = await assistant.turn(sid, "hey, do you have t-shirts in blue?")
+    assert asking.domain is Domain.DISCOVERY and asking.cards
+
+    shopper, with_cart = await _a_blue_tee_in_the_cart(memory_store, shop_searcher)
+    before = memory_store.load(with_cart)
+    thanks = await shopper.turn(with_cart, "thanks!")
+    assert thanks.text == "You're welcome! Your cart holds 1 item. Anything else I can help with?"
+    bye = await shopper.turn(with_cart, "bye")
+    assert (
+        bye.text == "Goodbye, and thank you! Your cart holds 1 item, kept for when you come back."
+    )
+    after = memory_store.load(with_cart)
+    assert after.cart == before.cart and after.results == before.results
+
+
 async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

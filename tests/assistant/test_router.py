@@ -149,6 +149,17 @@ def test_the_minilm_router_routes_held_out_utterances(minilm_router: EmbeddingRo
     assert right / len(cases) >= 0.85, f"{right}/{len(cases)}"
 
 
+@pytest.mark.parametrize("text", ["hi", "thanks!", "bye", "great, thank you"])
+def test_small_talk_is_out_of_scope_whatever_came_before(
+    minilm_router: EmbeddingRouter, text: str
+) -> None:
+    # Without the rule the MiniLM router sent "thanks" after a cart turn to the cart.
+    after_the_cart = RouteContext(Domain.CART_CHECKOUT, has_results=True)
+    assert rule_route(text, after_the_cart) is not None
+    assert minilm_router.classify(text, after_the_cart).domain is Domain.OUT_OF_SCOPE
+    assert rule_route("hi, show me red shoes", after_the_cart) is None
+
+
 # ------------------------------------------------------------------------- model router
 
 

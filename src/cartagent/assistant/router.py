@@ -28,6 +28,7 @@ from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
 from .references import find_reference
+from .small_talk import small_talk
 from .store_catalog import CATALOG_QUESTION
 
 if TYPE_CHECKING:
@@ -111,6 +112,7 @@ def load_examples(text: str | None = None) -> list[Example]:
 def rule_route(text: str, context: RouteContext) -> Route | None:
     """The domain when a rule is clearly right, else ``None``.
 
+    A greeting, thanks or goodbye and nothing else is out of scope, which answers it.
     "What do you sell?" is discovery. With results on screen, a short message picking one
     ("the second one", "add the first to my cart") or comparing them ("compare the first
     two") or asking for more of them ("any others?") is discovery, which owns the list.
@@ -119,6 +121,8 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     hoodie") unless the last turn was about returns or the cart.
     """
     words = text.split()
+    if small_talk(text) is not None:
+        return Route(Domain.OUT_OF_SCOPE, 1.0, "rules")  # answered as such there
     if CATALOG_QUESTION.search(text):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.has_results and (
