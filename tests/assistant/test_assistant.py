@@ -113,6 +113,31 @@ async def test_greetings_thanks_and_goodbyes_are_answered_as_such(
     assert after.cart == before.cart and after.results == before.results
 
 
+async def test_a_shown_result_is_added_by_the_option_named(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    shop = _assistant(memory_store, shop_searcher)
+    cart = Assistant(_Always(Domain.CART_CHECKOUT), memory_store, searcher=shop_searcher)
+    sid = shop.open_session()
+    await shop.turn(sid, "show me t-shirts in blue")  # blue M and S cotton, S polyester
+
+    several = await cart.turn(sid, "add the cotton one")
+    assert several.text == "Which one? 2 of those shown are cotton:"
+    assert [c.variant_id for c in several.cards] == ["tee-blue-m", "tee-blue-s"]
+    absent = await cart.turn(sid, "I'll take the red one")
+    assert absent.text == (
+        "None of those shown is red. The T-Shirt does come in red: ask for 'red t-shirt' to see it."
+    )
+    never = await cart.turn(sid, "add the green one")
+    assert never.text.startswith("None of those shown is green. T-Shirt: color ")
+    assert memory_store.load(sid).cart == []
+    added = await cart.turn(sid, "add the small cotton one")
+    assert added.text.startswith("Added 1 x T-Shirt (blue, S, cotton)")
+    assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-blue-s"]
+    sold_out = await cart.turn(sid, "add the polyester one")
+    assert "out of stock, so I did not add it" in sold_out.text
+
+
 async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

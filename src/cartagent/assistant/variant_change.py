@@ -59,7 +59,7 @@ _INSTEAD = re.compile(
 _IT = frozenset({"it", "that", "this", "them", "those", "these", "mine"})
 _LINE = re.compile(r"^(?:line\s+|#)(\d{1,2})$")
 _FILLER = frozenset({"a", "an", "the", "one", "ones", "size", "colour", "color", "in", "and"})
-_SIZE_OF_WORD = {
+SIZE_OF_WORD = {
     form: letter for letter, forms in SIZE_WORDS.items() for form in (letter.casefold(), *forms)
 }
 
@@ -160,7 +160,7 @@ def find_variant_change(
     product = None
     if line is not None and product_of is not None:
         product = product_of(conversation.cart[line].product_id)
-    if any(w not in _SIZE_OF_WORD and not _offers(product, w) for w in words):
+    if any(w not in SIZE_OF_WORD and not _offers(product, w) for w in words):
         return None
     if not wanted and not words:
         return None
@@ -195,7 +195,7 @@ def _asked(product: Product, change: VariantChange) -> dict[str, str] | str:
     asked: dict[str, str] = {}
     pairs = list(change.wanted)
     for word in change.words:
-        size = _SIZE_OF_WORD.get(word)
+        size = SIZE_OF_WORD.get(word)
         pairs.append(("size", size) if size is not None else ("", word))
     for name, value in pairs:
         option = _option_for(product, name or value, value)
@@ -254,7 +254,7 @@ def values_asked(text: str) -> VariantChange | None:
         for name, listed in values.items()
         for value in listed[:1]
     )
-    words = tuple(w for w in re.findall(r"[\w'-]+", query.text) if w in _SIZE_OF_WORD)
+    words = tuple(w for w in re.findall(r"[\w'-]+", query.text) if w in SIZE_OF_WORD)
     return VariantChange(wanted, words, None) if wanted or words else None
 
 

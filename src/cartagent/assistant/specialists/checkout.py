@@ -39,6 +39,7 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
+from ..option_pick import OptionPick, find_option_pick, no_match
 from ..policy_fallback import is_question, policy_answer
 from ..references import LAST, Reference, find_reference, pointed_card
 from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
@@ -47,6 +48,7 @@ from ..specialist import TurnContext
 from ..variant_change import SWAP, change_variant, confirm_swap, find_variant_change
 
 if TYPE_CHECKING:
+    from ...catalog import Product
     from .store_questions import StoreQuestionsSpecialist
 
 __all__ = ["PAY_ORDER", "CheckoutSpecialist"]
@@ -143,6 +145,9 @@ class CheckoutSpecialist:
         reference = find_reference(turn.text)
         if reference is not None and reference.action != "show" and not _REMOVE.search(text):
             return self._add(conversation, reference)
+        pick = None if reference is not None else find_option_pick(turn.text, conversation)
+        if pick is not None:
+            return self._add_picked(conversation, pick, product_of)
         if _EMPTY.search(text):
             conversation.cart.clear()
             return self._reply("Your cart is now empty.")
@@ -171,6 +176,22 @@ class CheckoutSpecialist:
         return Reply(
             add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
         )
+
+    def _add_picked(
+        self,
+        conversation: Conversation,
+        pick: OptionPick,
+        product_of: Callable[[str], Product | None] | None,
+    ) -> Reply:
+        """ "Add the purple one": the one shown card that is purple; a question when several
+        are; what the product offers when none is."""
+        if not pick.cards:
+            return Reply(no_match(pick, conversation, product_of), self.domain)
+        if len(pick.cards) > 1:
+            text = f"Which one? {len(pick.cards)} of those shown are {pick.described}:"
+            return Reply(text, self.domain, pick.cards)
+        card = pick.cards[0]
+        return Reply(add_card(conversation, card, 1, self.terms), self.domain, (card,))
 
     def _remove(self, conversation: Conversation, text: str) -> Reply:
         cart = conversation.cart
