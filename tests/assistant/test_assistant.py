@@ -113,6 +113,22 @@ async def test_greetings_thanks_and_goodbyes_are_answered_as_such(
     assert after.cart == before.cart and after.results == before.results
 
 
+async def test_a_superlative_about_the_list_is_answered_from_it_not_searched(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")  # M, S, S
+    shown = memory_store.load(sid).results
+    smallest = await assistant.turn(sid, "which one is the smallest?")
+    assert smallest.domain is Domain.DISCOVERY
+    assert smallest.text == "#2 and #3 are the smallest (size S)."
+    assert [c.variant_id for c in smallest.cards] == ["tee-blue-s", "tee-blue-poly"]
+    lightest = await assistant.turn(sid, "which is the lightest?")
+    assert lightest.text.startswith("The catalog does not give their weight")
+    assert memory_store.load(sid).results == shown  # nothing was searched
+
+
 async def test_a_shown_result_is_added_by_the_option_named(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

@@ -28,6 +28,7 @@ from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
 from .references import find_reference
+from .shown_superlatives import find_superlative
 from .small_talk import small_talk
 from .store_catalog import CATALOG_QUESTION
 
@@ -115,7 +116,8 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     A greeting, thanks or goodbye and nothing else is out of scope, which answers it.
     "What do you sell?" is discovery. With results on screen, a short message picking one
     ("the second one", "add the first to my cart") or comparing them ("compare the first
-    two") or asking for more of them ("any others?") is discovery, which owns the list.
+    two", "which one is the lightest?") or asking for more of them ("any others?") is
+    discovery, which owns the list.
     After a search, a short message that only refines it ("cheaper", "in red", "under $40",
     "not polyester") is discovery too, and so is a message that only names products ("a red
     hoodie") unless the last turn was about returns or the cart.
@@ -126,7 +128,10 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     if CATALOG_QUESTION.search(text):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.has_results and (
-        find_reference(text) or find_comparison(text) is not None or wants_more(text)
+        find_reference(text)
+        or find_comparison(text) is not None
+        or wants_more(text)
+        or find_superlative(text) is not None
     ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     # Not where the last turn may have asked "which item?" ("the hoodie" answers it).

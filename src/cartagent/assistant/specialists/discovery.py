@@ -44,6 +44,7 @@ from ..product_facts import FactQuestion, answer_fact, find_fact_question
 from ..product_questions import describe_options, find_option_question
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
+from ..shown_superlatives import answer_superlative, find_superlative
 from ..specialist import TurnContext
 from ..store_catalog import CATALOG_QUESTION, CatalogOverview
 
@@ -176,6 +177,10 @@ class DiscoverySpecialist:
         reference = find_reference(turn.text)
         if reference is not None:
             return self._pick(turn.conversation, reference)
+        superlative = find_superlative(turn.text)
+        if superlative is not None and turn.conversation.results:
+            text, cards = answer_superlative(superlative, turn.conversation.results)
+            return Reply(text, self.domain, cards)
         return await self._search(turn)
 
     # ------------------------------------------------------------------ references

@@ -1,0 +1,128 @@
+"""Superlatives about the results shown: "which one is the lightest?", "which is bigger?".
+
+They searched for "lightest" (LED bulbs). A superlative the shown options can answer (a size,
+a capacity, a length, a power) picks the card or cards at that end; one they cannot answer is
+said to be unknown, with what the shown products do differ in. Price and rating are
+:mod:`.references`' and the sort's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..retrieval.filters import canonical_key
+from .cards import ProductCard
+
+__all__ = ["Superlative", "answer_superlative", "find_superlative"]
+
+# adjective -> (what it measures, the option names that hold it, whether more is the answer)
+_SIZE = ("size", "capacity", "volume", "storage")
+_MEASURES: dict[str, tuple[str, tuple[str, ...], bool]] = {
+    "light": ("weight", ("weight",), False),
+    "heavy": ("weight", ("weight",), True),
+    "big": ("size", _SIZE, True),
+    "large": ("size", _SIZE, True),
+    "small": ("size", _SIZE, False),
+    "tiny": ("size", _SIZE, False),
+    "long": ("length", ("length",), True),
+    "short": ("length", ("length",), False),
+    "powerful": ("power", ("power", "wattage", "watts"), True),
+    "fast": ("speed", ("speed",), True),
+    "slow": ("speed", ("speed",), False),
+    "bright": ("brightness", ("brightness", "lumens"), True),
+}
+_FORMS = {
+    **{f"{stem}est": stem for stem in ("light", "long", "short", "small", "fast", "slow")},
+    **{f"{stem}er": stem for stem in ("light", "long", "short", "small", "fast", "slow")},
+    "heaviest": "heavy", "heavier": "heavy", "biggest": "big", "bigger": "big",
+    "largest": "large", "larger": "large", "tiniest": "tiny", "tinier": "tiny",
+    "brightest": "bright", "brighter": "bright", "most powerful": "powerful",
+    "more powerful": "powerful",
+}  # fmt: skip
+_NOT_HERE = frozenset({"best", "better", "cheapest", "cheaper", "priciest", "pricier",
+                       "dearest", "dearer", "most expensive", "more expensive",
+                       "least expensive", "less expensive", "highest rated"})  # fmt: skip
+_WHICH = re.compile(
+    r"^(?:so\s+|and\s+|ok\s+)?which(?:\s+ones?)?(?:\s+of\s+(?:them|these|those|the\s+\w+))?\s+"
+    r"(?:is|'s|are|would\s+be)\s+(?:the\s+)?"
+    r"(?P<word>(?:most|least|more|less)\s+[a-z-]{3,}|[a-z]{2,}est|[a-z]{3,}er)\s*\??$"
+)
+_SIZE_ORDER = {"xxs": 0, "xs": 1, "s": 2, "small": 2, "m": 3, "medium": 3, "l": 4, "large": 4,
+               "xl": 5, "xxl": 6, "xxxl": 7}  # fmt: skip
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@dataclass(frozen=True)
+class Superlative:
+    """The word asked ("lightest") and, when it is one this module measures, its stem."""
+
+    word: str
+    stem: str | None
+
+
+def find_superlative(text: str) -> Superlative | None:
+    """The superlative ``text`` asks of the results shown, or ``None``."""
+    found = _WHICH.match(" ".join(text.casefold().split()))
+    if found is None or found["word"] in _NOT_HERE:
+        return None
+    word = found["word"]
+    if word.endswith("er") and word not in _FORMS and not word.startswith(("more ", "less ")):
+        return None  # "which one is the other?": not a comparison
+    return Superlative(word, _FORMS.get(word))
+
+
+def _rank(value: str) -> float | None:
+    """A value as a number to compare: a size word by its order, else its first number."""
+    words = value.casefold().split()
+    if len(words) == 1 and words[0] in _SIZE_ORDER:
+        return _SIZE_ORDER[words[0]]
+    number = _NUMBER.search(value)
+    return float(number.group()) if number else None
+
+
+def _differences(shown: Sequence[ProductCard]) -> str:
+    names = sorted({n for card in shown for n in card.options})
+    differing = [n for n in names if len({card.options.get(n) for card in shown}) > 1]
+    if len({card.title for card in shown}) > 1:
+        differing.insert(0, "product")
+    if len({card.price for card in shown}) > 1:
+        differing.append("price")
+    return f"They differ in {', '.join(differing)}." if differing else "They are alike."
+
+
+def answer_superlative(
+    asked: Superlative, shown: Sequence[ProductCard]
+) -> tuple[str, tuple[ProductCard, ...]]:
+    """The answer and the cards it points at (those at the end asked; none when the shown
+    options cannot tell)."""
+    if len(shown) < 2:
+        return "There is only one result shown.", tuple(shown)
+    measure = _MEASURES.get(asked.stem or "")
+    if measure is None:
+        return f"The catalog does not say which is {asked.word}. {_differences(shown)}", ()
+    noun, keys, more = measure
+    for key in keys:
+        ranked = [
+            (rank, card, name, value)
+            for card in shown
+            for name, value in card.options.items()
+            if key in canonical_key(name) and (rank := _rank(value)) is not None
+        ]
+        if len({card.rank for _, card, _, _ in ranked}) < 2:
+            continue
+        end = (max if more else min)(rank for rank, _, _, _ in ranked)
+        picked = [(card, name, value) for rank, card, name, value in ranked if rank == end]
+        cards = tuple(card for card, _, _ in picked)
+        _, name, value = picked[0]
+        if len(cards) == len({card.rank for _, card, _, _ in ranked}):
+            return f"They all have the same {name}, {value}. {_differences(shown)}", ()
+        which = " and ".join(f"#{card.rank}" for card in cards)
+        verb = "is" if len(cards) == 1 else "are"
+        return f"{which} {verb} the {asked.word} ({name} {value}).", cards
+    return (
+        f"The catalog does not give their {noun}, so I cannot tell which is {asked.word}. "
+        f"{_differences(shown)}",
+        (),
+    )
