@@ -140,10 +140,6 @@ async def test_a_shown_result_is_added_by_the_option_named(
     several = await cart.turn(sid, "add the cotton one")
     assert several.text == "Which one? 2 of those shown are cotton:"
     assert [c.variant_id for c in several.cards] == ["tee-blue-m", "tee-blue-s"]
-    absent = await cart.turn(sid, "I'll take the red one")
-    assert absent.text == (
-        "None of those shown is red. The T-Shirt does come in red: ask for 'red t-shirt' to see it."
-    )
     never = await cart.turn(sid, "add the green one")
     assert never.text.startswith("None of those shown is green. T-Shirt: color ")
     assert memory_store.load(sid).cart == []
@@ -152,6 +148,31 @@ async def test_a_shown_result_is_added_by_the_option_named(
     assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-blue-s"]
     sold_out = await cart.turn(sid, "add the polyester one")
     assert "out of stock, so I did not add it" in sold_out.text
+    # Not shown: the product in focus (the sold-out one just shown) in red is added.
+    unshown = await cart.turn(sid, "I'll take the red one")
+    assert unshown.text.startswith("In red it comes only with size L, material cotton. Added")
+
+
+async def test_a_size_or_colour_named_adds_that_version_of_the_product_in_focus(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")
+    await assistant.turn(sid, "the first one")  # blue, M, cotton
+    # Whatever the router says of it, "add size XL" with a list shown is the cart's.
+    added = await assistant.turn(sid, "add size XL")
+    assert added.domain is Domain.CART_CHECKOUT
+    assert added.text.startswith(
+        "In size XL it comes only with color black, material polyester. Added 1 x T-Shirt "
+        "(black, XL, polyester)"
+    )
+    again = assistant.open_session()
+    await assistant.turn(again, "show me t-shirts in blue")
+    await assistant.turn(again, "the second one")  # blue, S, cotton
+    red = await assistant.turn(again, "add it in red")
+    assert red.text.startswith("In red it comes only with size L. Added 1 x T-Shirt (red, L")
+    assert [line.variant_id for line in memory_store.load(again).cart] == ["tee-red-l"]
 
 
 async def test_a_cart_line_changes_size_or_colour_whatever_the_router_says(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
 from cartagent.assistant.cards import ProductCard
 from cartagent.assistant.conversation import Conversation
-from cartagent.assistant.option_pick import find_option_pick
+from cartagent.assistant.option_pick import Unshown, find_option_pick, unshown
+from cartagent.catalog import Product, Variant
 
 
 def _card(rank: int, **options: str) -> ProductCard:
@@ -45,3 +47,48 @@ def test_no_pick_without_adding_a_value_or_a_list() -> None:
     assert _picked("add it to my cart") is None
     assert _picked("add a red hoodie") is None  # another kind of product: a search
     assert find_option_pick("add the red one", _shown([])) is None
+
+
+TEE = Product(
+    id="tee",
+    title="T-Shirt",
+    variants=(
+        Variant(id="v1", options={"color": "red", "size": "L"}, price=Decimal("10")),
+        Variant(id="v2", options={"color": "red", "size": "XXL"}, price=Decimal("10")),
+        Variant(id="v3", options={"color": "black", "size": "XXL"}, price=Decimal("10")),
+        Variant(id="p-s", options={"color": "purple", "size": "S"}, price=Decimal("12")),
+        Variant(id="p-xl", options={"color": "purple", "size": "XL"}, price=Decimal("13")),
+        Variant(
+            id="g-m", options={"color": "green", "size": "M"}, price=Decimal("9"), available=False
+        ),
+    ),
+)
+
+
+def _unshown(text: str) -> Unshown:
+    conversation = _shown(list(SHOWN))
+    pick = find_option_pick(text, conversation)
+    assert pick is not None and not pick.cards
+    return unshown(pick, conversation, {"tee": TEE}.get)
+
+
+def test_a_version_not_shown_of_the_only_product_shown_is_offered_or_added() -> None:
+    several = _unshown("add the purple one")
+    assert several.text == "The T-Shirt comes in purple in these versions:"
+    assert [(c.variant_id, c.rank) for c in several.cards] == [("p-s", 1), ("p-xl", 2)]
+    assert several.add is None
+    one = _unshown("add the purple XL one")
+    assert one.add is not None and one.add.variant_id == "p-xl" and one.text == ""
+    assert _unshown("add the green one").text == "The T-Shirt in green is sold out."
+    never = _unshown("add the orange one")
+    assert never.text.startswith("None of those shown is orange. T-Shirt: color ")
+    assert never.add is None and never.cards == ()
+
+
+def test_without_a_product_meant_nothing_is_looked_up() -> None:
+    conversation = _shown([*SHOWN, replace(SHOWN[0], id="hoodie", title="Hoodie", rank=4)])
+    pick = find_option_pick("add the purple one", conversation)
+    assert pick is not None
+    assert unshown(pick, conversation, {"tee": TEE}.get) == Unshown(
+        "None of those shown is purple."
+    )

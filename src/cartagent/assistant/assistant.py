@@ -25,6 +25,7 @@ from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
 from .domains import Domain
 from .exchange import EXCHANGE
+from .option_pick import find_option_pick
 from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
@@ -98,6 +99,8 @@ class Assistant:
             or find_variant_change(text, conversation, self._product_of) is not None
         ):
             return Domain.CART_CHECKOUT
+        if conversation.results and find_option_pick(text, conversation) is not None:
+            return Domain.CART_CHECKOUT  # "add size 8", "add the purple one"
         if merchant and (TOP_SELLERS.search(text) or ORDER_COUNT.search(text)):
             return Domain.BACK_OFFICE  # "top 3 products": the store's sales, not a search
         if EXCHANGE.search(text) and any(o.capture_id for o in conversation.orders):

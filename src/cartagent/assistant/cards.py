@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..retrieval.vocabulary import NO, YES
 
 if TYPE_CHECKING:
+    from ..catalog import Product, Variant
     from ..retrieval.filters import Hit
 
 __all__ = ["ProductCard", "card_from_hit", "option_words"]
@@ -81,20 +82,25 @@ class ProductCard:
         return f"{self.title}{f' ({options})' if options else ''} - {price}{stock}"
 
 
+def card_from_variant(product: Product, variant: Variant, rank: int) -> ProductCard:
+    """The card for one variant of ``product``."""
+    return ProductCard(
+        product.id,
+        product.title,
+        variant.id,
+        variant.price,
+        variant.currency,
+        variant.available,
+        rank,
+        dict(variant.options),
+    )
+
+
 def card_from_hit(hit: Hit, rank: int) -> ProductCard:
     """The card for a search hit: its chosen variant, else the product's lowest price."""
     product, variant = hit.product, hit.variant
     if variant is not None:
-        return ProductCard(
-            id=product.id,
-            title=product.title,
-            variant_id=variant.id,
-            options=dict(variant.options),
-            price=variant.price,
-            currency=variant.currency,
-            available=variant.available,
-            rank=rank,
-        )
+        return card_from_variant(product, variant, rank)
     return ProductCard(
         id=product.id,
         title=product.title,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..catalog import Product
-from .cards import ProductCard
+from .cards import ProductCard, card_from_variant
 from .conversation import CartLine
 from .variant_change import values_asked, versions_asked
 
@@ -48,12 +48,7 @@ def exchange_offer(
     in_stock = [v for v in versions if v.available][:MAX_OFFERED]
     if not in_stock:
         return f"{product.title} in {named} is sold out right now.", []
-    cards = [
-        ProductCard(
-            product.id, product.title, v.id, v.price, v.currency, True, rank, dict(v.options)
-        )
-        for rank, v in enumerate(in_stock, 1)
-    ]
+    cards = [card_from_variant(product, v, rank) for rank, v in enumerate(in_stock, 1)]
     return (
         f"{product.title} in {named} is in stock (below): add it to your cart ('add the first "
         "one') and check out as usual.",

@@ -1,8 +1,11 @@
 """Picking a shown result by its options: "add the purple one", "I'll take the XL one".
 
 The shopper names a colour, a size or another option value instead of a number. The shown
-cards having every value named are the candidates: one is added, several are asked about, and
-none is said, with whether the product shown comes that way at all.
+cards having every value named are the candidates: one is added, several are asked about.
+When none has them, the product meant (the one in focus: "add size 8" after "what sizes does
+it come in?"; else the only one shown) is looked up: its version with those values is added,
+its versions are shown when several fit and none is in focus, and what it offers is said when
+none fits.
 """
 
 from __future__ import annotations
@@ -11,18 +14,20 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..catalog import Product
+from ..catalog import Product, Variant
 from ..retrieval.filters import canonical_key, same_option_value
 from ..retrieval.rules import parse
-from .cards import ProductCard
+from .cards import ProductCard, card_from_variant
 from .conversation import Conversation
 from .product_questions import describe_options
+from .references import focus
 from .variant_change import SIZE_OF_WORD, values_asked
 
-__all__ = ["OptionPick", "find_option_pick", "no_match"]
+__all__ = ["OptionPick", "Unshown", "find_option_pick", "unshown"]
 
+# Adding in so many words: "I want a red one" may as well be a search.
 _ADDING = re.compile(
-    r"\b(?:add|put|i'?ll\s+(?:take|have|get)|i\s+(?:want|need|'?d\s+like)|get\s+me|buy|take)\b",
+    r"\b(?:add|put|i'?ll\s+(?:take|have|get)|i\s+will\s+(?:take|have)|get\s+me|buy|take)\b",
     re.IGNORECASE,
 )
 
@@ -37,8 +42,11 @@ class OptionPick:
 
     @property
     def described(self) -> str:
-        """The values as said: "purple", "black and XL"."""
-        return " and ".join(value for _, value in self.values)
+        """The values as said: "purple", "size 8", "black and size XL"."""
+        return " and ".join(
+            f"size {value}" if "size" in canonical_key(name) else value
+            for name, value in self.values
+        )
 
 
 def find_option_pick(text: str, conversation: Conversation) -> OptionPick | None:
@@ -71,26 +79,56 @@ def _named(options: dict[str, str], key: str) -> bool:
     return any(canonical_key(option) == key for option in options)
 
 
-def no_match(
+@dataclass(frozen=True)
+class Unshown:
+    """What :func:`unshown` found: the card to add (with ``text`` saying which of the focused
+    card's other options it could not keep), or ``text`` and the ``cards`` to show instead."""
+
+    text: str
+    cards: tuple[ProductCard, ...] = ()
+    add: ProductCard | None = None
+
+
+def unshown(
     pick: OptionPick,
     conversation: Conversation,
     product_of: Callable[[str], Product | None] | None,
-) -> str:
-    """The answer when none of the cards shown has the values asked: whether the product
-    shown (the list showing one) comes that way after all, else what it offers."""
+) -> Unshown:
+    """When no shown card has the values asked, the version of the product meant that does
+    (the one in focus, else the only one shown): the one to add when one fits (the in-stock
+    one keeping most of the focused card's options), else what to say and the cards to show."""
     said = f"None of those shown is {pick.described}."
-    products = {card.id for card in conversation.results}
-    if len(products) != 1 or product_of is None:
-        return said
-    product = product_of(next(iter(products)))
+    meant = focus(conversation)
+    ids = {card.id for card in conversation.results}
+    product_id = meant.id if meant is not None else next(iter(ids)) if len(ids) == 1 else None
+    product = None if product_id is None or product_of is None else product_of(product_id)
     if product is None:
-        return said
+        return Unshown(said)
     fitting = [v for v in product.variants if _has_all(dict(v.options), pick.values)]
-    if fitting:
-        them = "it" if len(fitting) == 1 else "them"
-        return (
-            f"{said} The {product.title} does come in {pick.described}: ask for "
-            f"'{pick.described} {product.title.casefold()}' to see {them}."
-        )
-    option = pick.values[0][0] or pick.values[0][1]
-    return f"{said} {describe_options(product, option)}"
+    if not fitting:
+        option = pick.values[0][0] or pick.values[0][1]
+        return Unshown(f"{said} {describe_options(product, option)}")
+    in_stock = [v for v in fitting if v.available]
+    if not in_stock:
+        return Unshown(f"The {product.title} in {pick.described} is sold out.")
+    if meant is None and len(in_stock) > 1:
+        shown = tuple(card_from_variant(product, v, n) for n, v in enumerate(in_stock[:6], 1))
+        return Unshown(f"The {product.title} comes in {pick.described} in these versions:", shown)
+    kept = {} if meant is None else meant.options
+
+    def keeps(variant: Variant) -> int:
+        return sum(variant.options.get(name) == value for name, value in kept.items())
+
+    chosen = max(in_stock, key=keeps)
+    changed = [
+        f"{name} {value}"
+        for name, value in chosen.options.items()
+        if name in kept and kept[name] != value and not _sets(name, value, pick.values)
+    ]
+    note = f"In {pick.described} it comes only with {', '.join(changed)}. " if changed else ""
+    return Unshown(note, add=card_from_variant(product, chosen, 1))
+
+
+def _sets(name: str, value: str, values: Sequence[tuple[str, str]]) -> bool:
+    """Whether the option ``name`` = ``value`` is one of the values asked."""
+    return any(_has({name: value}, asked_name, asked) for asked_name, asked in values)

@@ -39,9 +39,9 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
-from ..option_pick import OptionPick, find_option_pick, no_match
+from ..option_pick import OptionPick, find_option_pick, unshown
 from ..policy_fallback import is_question, policy_answer
-from ..references import LAST, Reference, find_reference, pointed_card
+from ..references import FOCUS, LAST, Reference, find_reference, pointed_card
 from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
 from ..reply import Reply
 from ..specialist import TurnContext
@@ -143,9 +143,14 @@ class CheckoutSpecialist:
             product = None if line is None or product_of is None else product_of(line.product_id)
             return self._reply(change_variant(conversation, swap, product, self.terms))
         reference = find_reference(turn.text)
+        pick = None
+        if reference is None or reference.rank == FOCUS:
+            pick = find_option_pick(turn.text, conversation)
+        if pick is not None and reference is not None:
+            # "Add it in size 10": the version of the product in focus, not the card itself.
+            return self._add_version(conversation, pick, product_of)
         if reference is not None and reference.action != "show" and not _REMOVE.search(text):
             return self._add(conversation, reference)
-        pick = None if reference is not None else find_option_pick(turn.text, conversation)
         if pick is not None:
             return self._add_picked(conversation, pick, product_of)
         if _EMPTY.search(text):
@@ -186,12 +191,27 @@ class CheckoutSpecialist:
         """ "Add the purple one": the one shown card that is purple; a question when several
         are; what the product offers when none is."""
         if not pick.cards:
-            return Reply(no_match(pick, conversation, product_of), self.domain)
+            return self._add_version(conversation, pick, product_of)
         if len(pick.cards) > 1:
             text = f"Which one? {len(pick.cards)} of those shown are {pick.described}:"
             return Reply(text, self.domain, pick.cards)
         card = pick.cards[0]
         return Reply(add_card(conversation, card, 1, self.terms), self.domain, (card,))
+
+    def _add_version(
+        self,
+        conversation: Conversation,
+        pick: OptionPick,
+        product_of: Callable[[str], Product | None] | None,
+    ) -> Reply:
+        """The version with the values asked of the product meant (see :func:`unshown`)."""
+        found = unshown(pick, conversation, product_of)
+        if found.add is not None:
+            added = add_card(conversation, found.add, 1, self.terms)
+            return Reply(f"{found.text}{added}", self.domain, (found.add,))
+        if found.cards:
+            conversation.results = list(found.cards)  # "the second one" is among these now
+        return Reply(found.text, self.domain, found.cards)
 
     def _remove(self, conversation: Conversation, text: str) -> Reply:
         cart = conversation.cart
