@@ -129,6 +129,24 @@ async def test_a_superlative_about_the_list_is_answered_from_it_not_searched(
     assert memory_store.load(sid).results == shown  # nothing was searched
 
 
+async def test_does_it_come_in_is_answered_then_taken_at_its_word(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")
+    await assistant.turn(sid, "the first one")
+    answer = await assistant.turn(sid, "does it come in red?")
+    assert answer.domain is Domain.DISCOVERY
+    assert answer.text == (
+        "Yes: T-Shirt comes in red: red, L, cotton (46.66 USD). Say 'add red' to put it in your "
+        "cart."
+    )
+    added = await assistant.turn(sid, "add red")
+    assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-red-l"]
+    assert "Added 1 x T-Shirt (red, L, cotton)" in added.text
+
+
 async def test_a_shown_result_is_added_by_the_option_named(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

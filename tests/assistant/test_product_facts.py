@@ -49,6 +49,10 @@ def _card(variant_id: str) -> ProductCard:
         ("is it waterproof?", FactQuestion("has", "waterproof")),
         ("does it have a vibram sole?", FactQuestion("has", "vibram sole")),
         ("are they breathable", FactQuestion("has", "breathable")),
+        ("does it come in black?", FactQuestion("comes_in", "black")),
+        ("do you have the first one in a size 11", FactQuestion("comes_in", "size 11")),
+        ("is it available in size 9?", FactQuestion("comes_in", "size 9")),
+        ("can I get them in red?", FactQuestion("comes_in", "red")),
         ("is it cheaper?", None),
         ("is it a good gift?", None),
         ("is it for women", None),
@@ -98,3 +102,21 @@ def test_a_feature_is_answered_from_the_options_attributes_or_description(
     variant: str, feature: str, answer: str
 ) -> None:
     assert answer_fact(FactQuestion("has", feature), BOOTS, _card(variant)).startswith(answer)
+
+
+def test_option_values_asked_are_answered_with_the_versions_that_have_them() -> None:
+    def asked(text: str) -> str:
+        question = find_fact_question(text)
+        assert question is not None
+        return answer_fact(question, BOOTS, _card("b9"))
+
+    assert asked("does it come in size 11?") == (
+        "Yes: Hiking Boots comes in size 11: 11, not waterproof (101.00 USD). Say 'add size 11' "
+        "to put it in your cart."
+    )
+    assert asked("is it available in size 10?") == "Hiking Boots in size 10 is sold out."
+    assert asked("does it come in black?").startswith(
+        "No: Hiking Boots does not come in black. Hiking Boots: no choice of color"
+    )
+    # Not an option value: answered as a feature.
+    assert asked("does it come in a gift box?").startswith("The catalog does not say")

@@ -23,7 +23,15 @@ from .product_questions import describe_options
 from .references import focus
 from .variant_change import SIZE_OF_WORD, values_asked
 
-__all__ = ["OptionPick", "Unshown", "find_option_pick", "unshown"]
+__all__ = [
+    "OptionPick",
+    "Unshown",
+    "describe_values",
+    "find_option_pick",
+    "has_values",
+    "unshown",
+    "values_named",
+]
 
 # Adding in so many words: "I want a red one" may as well be a search.
 _ADDING = re.compile(
@@ -43,10 +51,22 @@ class OptionPick:
     @property
     def described(self) -> str:
         """The values as said: "purple", "size 8", "black and size XL"."""
-        return " and ".join(
-            f"size {value}" if "size" in canonical_key(name) else value
-            for name, value in self.values
-        )
+        return describe_values(self.values)
+
+
+def describe_values(values: Sequence[tuple[str, str]]) -> str:
+    """Option values as said: "purple", "size 8", "black and size XL"."""
+    return " and ".join(
+        f"size {value}" if "size" in canonical_key(name) else value for name, value in values
+    )
+
+
+def values_named(text: str) -> tuple[tuple[str, str], ...]:
+    """The option values ``text`` names (see :class:`OptionPick`), none when it names none."""
+    change = values_asked(text)
+    if change is None:
+        return ()
+    return change.wanted + tuple(("size", SIZE_OF_WORD[word]) for word in change.words)
 
 
 def find_option_pick(text: str, conversation: Conversation) -> OptionPick | None:
@@ -54,15 +74,15 @@ def find_option_pick(text: str, conversation: Conversation) -> OptionPick | None
     it adds nothing, names no value, or names a kind of product ("add a red hoodie")."""
     if not conversation.results or not _ADDING.search(text) or parse(text).category:
         return None
-    change = values_asked(text)
-    if change is None:
+    values = values_named(text)
+    if not values:
         return None
-    values = change.wanted + tuple(("size", SIZE_OF_WORD[word]) for word in change.words)
-    cards = tuple(c for c in conversation.results if _has_all(c.options, values))
+    cards = tuple(c for c in conversation.results if has_values(c.options, values))
     return OptionPick(values, cards)
 
 
-def _has_all(options: dict[str, str], values: Sequence[tuple[str, str]]) -> bool:
+def has_values(options: dict[str, str], values: Sequence[tuple[str, str]]) -> bool:
+    """Whether ``options`` (a variant's or a card's) have every value of ``values``."""
     return all(_has(options, name, value) for name, value in values)
 
 
@@ -104,7 +124,7 @@ def unshown(
     product = None if product_id is None or product_of is None else product_of(product_id)
     if product is None:
         return Unshown(said)
-    fitting = [v for v in product.variants if _has_all(dict(v.options), pick.values)]
+    fitting = [v for v in product.variants if has_values(dict(v.options), pick.values)]
     if not fitting:
         option = pick.values[0][0] or pick.values[0][1]
         return Unshown(f"{said} {describe_options(product, option)}")

@@ -1,5 +1,5 @@
 """Questions about one product shown: "is it in stock?", "how much is it?", "is it
-waterproof?", "does the second one have noise cancelling?".
+waterproof?", "does the second one have noise cancelling?", "does it come in black?".
 
 :func:`find_fact_question` reads what is asked; :func:`answer_fact` answers it from the catalog's
 product and the variant shown, and says so when the catalog does not tell.
@@ -15,6 +15,8 @@ from ..catalog import Product, Variant
 from ..retrieval.filters import canonical_key
 from ..retrieval.vocabulary import NO, YES
 from .cards import ProductCard, option_words
+from .option_pick import describe_values, has_values, values_named
+from .product_questions import describe_options
 
 __all__ = ["FactQuestion", "answer_fact", "find_fact_question"]
 
@@ -33,6 +35,12 @@ _PRICE = re.compile(
     rf"\bhow\s+much\s+(?:is|are|does|do|for|would)\b(?:\s+{_THE_ONE})?"
     rf"|\bwhat(?:'s|\s+is|\s+does)\s+(?:{_THE_ONE}\s+)?(?:the\s+|its\s+)?(?:price|cost)"
     rf"|\bwhat\s+does\s+{_THE_ONE}\s+cost\b|^how\s+much\s*\?*\s*$|^(?:the\s+)?price\s*\?+\s*$"
+)
+_OBJECT = rf"(?:{_THE_ONE}|them|these|those)"
+_COMES_IN = re.compile(
+    rf"^(?:and\s+)?(?:(?:does|do)\s+{_THE_ONE}\s+come\s+in|(?:is|are)\s+{_THE_ONE}\s+available\s+in"
+    rf"|do\s+you\s+have\s+{_OBJECT}\s+in|(?:can|could)\s+i\s+get\s+{_OBJECT}\s+in)\s+"
+    r"(?:a\s+|an\s+)?(?P<value>[\w\s.-]{1,30}?)\s*\?*\s*$"
 )
 _HAS = re.compile(
     rf"^(?:and\s+)?(?:is|are)\s+{_THE_ONE}\s+(?P<is>[a-z][\w\s-]{{1,30}}?)\s*\?*\s*$"
@@ -55,9 +63,10 @@ _STORE_MATTERS = re.compile(
 
 @dataclass(frozen=True)
 class FactQuestion:
-    """What is asked about the product: its stock, its price, or whether it ``has`` a feature."""
+    """What is asked about the product: its stock, its price, whether it ``has`` a feature, or
+    whether it ``comes_in`` option values (``feature`` holds the words asked)."""
 
-    kind: Literal["stock", "price", "has"]
+    kind: Literal["stock", "price", "has", "comes_in"]
     feature: str = ""
 
 
@@ -66,6 +75,9 @@ def find_fact_question(text: str) -> FactQuestion | None:
     said = " ".join(text.casefold().split())
     if len(said.split()) > MAX_WORDS or _STORE_MATTERS.search(said):
         return None
+    comes = _COMES_IN.search(said)
+    if comes is not None and comes["value"] != "stock":  # "do you have it in stock" is below
+        return FactQuestion("comes_in", comes["value"])
     if _STOCK.search(said):
         return FactQuestion("stock")
     if _PRICE.search(said):
@@ -155,4 +167,27 @@ def answer_fact(question: FactQuestion, product: Product, card: ProductCard) -> 
         return _stock(product, variant)
     if question.kind == "price":
         return _cost(product, variant)
+    if question.kind == "comes_in":
+        return _comes_in(product, variant, question.feature)
     return _has(product, variant, question.feature)
+
+
+def _comes_in(product: Product, variant: Variant | None, asked: str) -> str:
+    values = values_named(asked)
+    if not values:  # "does it come in a gift box?": a feature, not an option
+        return _has(product, variant, asked)
+    described = describe_values(values)
+    fitting = [v for v in product.variants if has_values(dict(v.options), values)]
+    if not fitting:
+        option = values[0][0] or values[0][1]
+        offered = describe_options(product, option)
+        return f"No: {product.title} does not come in {described}. {offered}"
+    in_stock = [v for v in fitting if v.available]
+    if not in_stock:
+        return f"{product.title} in {described} is sold out."
+    listed = "; ".join(f"{option_words(v.options)} ({_price(v)})" for v in in_stock[:MAX_LISTED])
+    more = f" and {len(in_stock) - MAX_LISTED} more" if len(in_stock) > MAX_LISTED else ""
+    return (
+        f"Yes: {product.title} comes in {described}: {listed}{more}. Say 'add {described}' to "
+        "put it in your cart."
+    )

@@ -237,13 +237,16 @@ class DiscoverySpecialist:
         return Reply(describe_options(product, asked), self.domain, cards)
 
     async def _fact(self, turn: TurnContext, question: FactQuestion) -> Reply:
-        """Stock, price or a feature of the product meant, from the catalog."""
+        """Stock, price, a feature or the option values of the product meant, from the
+        catalog."""
         examples = {
             "stock": "is the second one in stock?",
             "price": "how much is the second one?",
             "has": f"is the second one {question.feature}?",
+            "comes_in": f"does the second one come in {question.feature}?",
         }
-        meant = await self._meant(turn, examples[question.kind], of_product=question.kind == "has")
+        about_product = question.kind in ("has", "comes_in")
+        meant = await self._meant(turn, examples[question.kind], of_product=about_product)
         if isinstance(meant, Reply):
             return meant
         product, card, cards = meant
