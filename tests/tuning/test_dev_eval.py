@@ -29,7 +29,7 @@ def tiny_adapter(tiny_base: str, tmp_path_factory: pytest.TempPathFactory) -> Pa
 def test_the_transformers_model_answers_within_its_token_bound(
     tiny_base: str, tiny_adapter: Path
 ) -> None:
-    from cartagent.llm.transformers_model import TransformersModel
+    from cartagent.tuning.transformers_model import TransformersModel
 
     with TransformersModel.with_adapter(tiny_adapter, tiny_base, max_tokens=5) as model:
         reply = asyncio.run(model.complete([Message("user", "red running shoes")]))
@@ -45,7 +45,7 @@ def test_the_transformers_model_answers_within_its_token_bound(
 def test_the_transformers_model_refuses_what_it_cannot_constrain(
     tiny_base: str, tiny_adapter: Path
 ) -> None:
-    from cartagent.llm.transformers_model import TransformersModel
+    from cartagent.tuning.transformers_model import TransformersModel
 
     with TransformersModel.with_adapter(tiny_adapter, tiny_base) as model:
         asking = [Message("user", "shoes")]
@@ -56,7 +56,7 @@ def test_the_transformers_model_refuses_what_it_cannot_constrain(
 
 
 def test_a_folder_without_an_adapter_is_a_clear_error(tiny_base: str, tmp_path: Path) -> None:
-    from cartagent.llm.transformers_model import TransformersModel
+    from cartagent.tuning.transformers_model import TransformersModel
 
     with pytest.raises(ConfigurationError, match="not a PEFT LoRA adapter folder"):
         TransformersModel.with_adapter(tmp_path, tiny_base)

@@ -27,7 +27,7 @@ from .training_data import Example
 
 if TYPE_CHECKING:
     from ..llm.llama_cpp import LlamaCppModel
-    from ..llm.transformers_model import TransformersModel
+    from .transformers_model import TransformersModel
 
 __all__ = ["BACKENDS", "DevEvaluator", "cases_from", "default_backend", "scores"]
 
@@ -132,7 +132,7 @@ class DevEvaluator:
         if self.backend == "llama-cpp":
             # As `--model tuned` serves it (merged, bounded): the latency is the served one.
             return served_model(adapter, self.base, self.style)
-        from ..llm.transformers_model import TransformersModel
+        from .transformers_model import TransformersModel
 
         return TransformersModel.with_adapter(
             adapter, self.base, max_tokens=answer_tokens(self.style)

@@ -16,7 +16,7 @@ from typing import Any, Self
 import anyio
 
 from ..errors import ConfigurationError
-from .model import Completion, Message, ToolSpec, Usage
+from ..llm.model import Completion, Message, ToolSpec, Usage
 
 __all__ = ["TransformersModel"]
 
@@ -39,7 +39,7 @@ class TransformersModel:
         import torch
         from peft import PeftModel
 
-        from ..tuning.base_model import load_base_model
+        from .base_model import load_base_model
 
         folder = Path(adapter)
         if not (folder / "adapter_config.json").is_file():
