@@ -147,6 +147,25 @@ async def test_does_it_come_in_is_answered_then_taken_at_its_word(
     assert "Added 1 x T-Shirt (red, L, cotton)" in added.text
 
 
+async def test_something_similar_shows_other_products_of_the_same_kind_first(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")
+    similar = await assistant.turn(sid, "show me something similar to the first one")
+    assert similar.domain is Domain.DISCOVERY and similar.text == "Like T-Shirt:"
+    assert [c.id for c in similar.cards][:1] == ["hoodie"] and "tee" not in {
+        c.id for c in similar.cards
+    }
+    assert [c.rank for c in similar.cards] == list(range(1, len(similar.cards) + 1))
+    assert memory_store.load(sid).results == list(similar.cards)  # "the first one" is these
+    # Nothing shown is meant: a search like any other.
+    fresh = assistant.open_session()
+    searched = await assistant.turn(fresh, "something similar to a hoodie")
+    assert [c.id for c in searched.cards][:1] == ["hoodie"]
+
+
 async def test_a_shown_result_is_added_by_the_option_named(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

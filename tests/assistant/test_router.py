@@ -160,6 +160,15 @@ def test_small_talk_is_out_of_scope_whatever_came_before(
     assert rule_route("hi, show me red shoes", after_the_cart) is None
 
 
+@pytest.mark.parametrize(
+    "text", ["are any of them on sale?", "do you have any discount codes?", "got a promo code?"]
+)
+def test_sales_and_coupons_are_the_stores_questions(text: str) -> None:
+    route = rule_route(text, AFTER_SEARCH)
+    assert route is not None and route.domain is Domain.STORE_QUESTIONS
+    assert rule_route("salesforce t-shirt", AFTER_SEARCH) is None
+
+
 # ------------------------------------------------------------------------- model router
 
 

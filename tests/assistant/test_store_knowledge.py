@@ -89,18 +89,18 @@ TUNING: list[Expected] = [
     _q("how long is the warranty on a laptop", "warranty", *WARRANTY_LENGTH),
     _q("do you accept mastercard", "payments", "Payment methods"),
     _q("what happens if my package arrives damaged", "returns", "Damaged or defective items"),
+    _q("do you have a student discount", "payments", "Sales, discounts and coupons"),
+    _q("can I get a discount code for my first order", "payments", "Sales, discounts and coupons"),
+    _q("do you have a loyalty program", "payments", "Sales, discounts and coupons"),
 ]
 TUNING_UNANSWERED = [
     "do you price match",
     "what's your CEO's name",
-    "do you have a loyalty program",
     "what are your store opening hours",
     "do you offer gift wrapping",
-    "do you have a student discount",
     "is your packaging recyclable",
     "where is your company headquartered",
     "are your products ethically sourced",
-    "can I get a discount code for my first order",
     "do you have a referral program",
     "are you hiring",
 ]
@@ -441,7 +441,7 @@ def test_retrieval_accuracy_on_the_tuning_questions(
     minilm_specialist: StoreQuestionsSpecialist,
 ) -> None:
     top1, answered, refused = _measure(minilm_specialist.knowledge(), TUNING, TUNING_UNANSWERED)
-    assert top1 >= 38 and answered >= 37 and refused >= 8  # of 40, 40, 12; measured 39, 38, 8
+    assert top1 >= 41 and answered >= 40 and refused >= 6  # of 43, 43, 9; measured 42, 41, 6
 
 
 def test_retrieval_accuracy_on_held_out_questions(

@@ -29,6 +29,7 @@ from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
 from .references import find_reference
 from .shown_superlatives import find_superlative
+from .similar import wants_similar
 from .small_talk import small_talk
 from .store_catalog import CATALOG_QUESTION
 
@@ -110,14 +111,23 @@ def load_examples(text: str | None = None) -> list[Example]:
     return examples
 
 
+_DEALS = re.compile(
+    r"\bon\s+sale\b|\bsales?\s+(?:on|going\s+on|right\s+now)\b"
+    r"|\b(?:any|got|have|offer)\s+(?:discounts?|deals|coupons?|promo(?:tion)?s?|vouchers?)\b"
+    r"|\b(?:discount|coupon|promo(?:tion(?:al)?)?|voucher)\s+codes?\b",
+    re.IGNORECASE,
+)
+
+
 def rule_route(text: str, context: RouteContext) -> Route | None:
     """The domain when a rule is clearly right, else ``None``.
 
-    A greeting, thanks or goodbye and nothing else is out of scope, which answers it.
-    "What do you sell?" is discovery. With results on screen, a short message picking one
-    ("the second one", "add the first to my cart") or comparing them ("compare the first
-    two", "which one is the lightest?") or asking for more of them ("any others?") is
-    discovery, which owns the list.
+    A greeting, thanks or goodbye and nothing else is out of scope, which answers it; a
+    question about sales, discounts or coupon codes is the store's. "What do you sell?" and
+    "something similar to the first one" are discovery. With results on screen, a short
+    message picking one ("the second one", "add the first to my cart") or comparing them
+    ("compare the first two", "which one is the lightest?") or asking for more of them ("any
+    others?") is discovery, which owns the list.
     After a search, a short message that only refines it ("cheaper", "in red", "under $40",
     "not polyester") is discovery too, and so is a message that only names products ("a red
     hoodie") unless the last turn was about returns or the cart.
@@ -125,7 +135,11 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     words = text.split()
     if small_talk(text) is not None:
         return Route(Domain.OUT_OF_SCOPE, 1.0, "rules")  # answered as such there
-    if CATALOG_QUESTION.search(text):
+    if _DEALS.search(text):
+        return Route(Domain.STORE_QUESTIONS, 1.0, "rules")  # not products: the payment policy
+    if CATALOG_QUESTION.search(text) or (
+        "similar" in text.casefold() and wants_similar(text) is not None
+    ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.has_results and (
         find_reference(text)

@@ -45,6 +45,7 @@ from ..product_questions import describe_options, find_option_question
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
 from ..shown_superlatives import answer_superlative, find_superlative
+from ..similar import wants_similar
 from ..specialist import TurnContext
 from ..store_catalog import CATALOG_QUESTION, CatalogOverview
 
@@ -171,6 +172,13 @@ class DiscoverySpecialist:
             return await self._fact(turn, fact)
         if wants_more(turn.text):
             return await self._more(turn)
+        rest = wants_similar(turn.text)
+        if rest is not None:
+            similar = await self._similar(turn, rest)
+            if similar is not None:
+                return similar
+            if rest:  # "something similar to a hoodie": a search for a hoodie
+                return await self._search(replace(turn, text=rest))
         compared = find_comparison(turn.text)
         if compared is not None:
             return self._compare(turn.conversation, compared)
@@ -312,6 +320,39 @@ class DiscoverySpecialist:
             tuple(page),
             data={"search": last, "more": True},
         )
+
+    async def _similar(self, turn: TurnContext, rest: str) -> Reply | None:
+        """Other products like the one meant; ``None`` when no shown product is meant ("something
+        similar to a kettle" is a search)."""
+        conversation, searcher = turn.conversation, turn.searcher
+        reference = find_reference(rest) if rest else None
+        card = pointed_card(conversation, reference) if reference else focus(conversation)
+        if isinstance(card, str):
+            return Reply(card, self.domain, tuple(conversation.results))
+        product = None if card is None or searcher is None else searcher.product(card.id)
+        if card is None or product is None or searcher is None:
+            return None
+        # The title and the kinds above it ("Audio"): what it is and what it is among.
+        query = SearchQuery(text=" ".join(dict.fromkeys([product.title, *product.category[1:]])))
+        start = time.perf_counter()
+        result = await asyncio.to_thread(
+            partial(searcher.search_query, query, self.max_cards * 3, near=0)
+        )
+
+        def kin(hit: Hit) -> int:
+            """How much of its category path a hit shares with the product (shoes by shoes)."""
+            pairs = zip(hit.product.category, product.category, strict=False)
+            return next((n for n, (a, b) in enumerate(pairs) if a != b), len(product.category))
+
+        others = [hit for hit in result.hits if hit.product.id != product.id]
+        others.sort(key=kin, reverse=True)  # stable: the search's order within each kinship
+        cards = self._cards(others, query, per_product=1)
+        turn.timings["retrieve"] = _ms(start)
+        if not cards:
+            return Reply(f"I found nothing else like {product.title}.", self.domain)
+        shown = [replace(c, rank=rank) for rank, c in enumerate(cards, 1)]
+        conversation.results = shown
+        return Reply(f"Like {product.title}:", self.domain, tuple(shown))
 
     async def _search(self, turn: TurnContext) -> Reply:
         searcher = turn.searcher
