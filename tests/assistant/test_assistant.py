@@ -166,6 +166,21 @@ async def test_something_similar_shows_other_products_of_the_same_kind_first(
     assert [c.id for c in searched.cards][:1] == ["hoodie"]
 
 
+async def test_adding_a_kind_of_product_finds_it_then_asks_which_one(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant, sid = await _a_blue_tee_in_the_cart(memory_store, shop_searcher)
+    found = await assistant.turn(sid, "also add a red hoodie to my cart too")
+    assert found.domain is Domain.DISCOVERY
+    assert found.text == (
+        "1 match for red hoodie. Which one should I add? Say, e.g., 'add the first one':"
+    )
+    assert [c.variant_id for c in found.cards] == ["hoodie-red"]
+    added = await assistant.turn(sid, "add the first one")
+    assert "Added 1 x Hoodie (red, M, cotton)" in added.text
+    assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-blue-m", "hoodie-red"]
+
+
 async def test_a_shown_result_is_added_by_the_option_named(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

@@ -14,6 +14,8 @@ from .conversation import CartLine, Conversation
 from .references import NUMBER, focus, number_value
 
 __all__ = [
+    "ADD_LEAD",
+    "TO_CART",
     "QuantityChange",
     "add_card",
     "change_quantity",
@@ -43,7 +45,9 @@ _QUANTITY_CHANGE = re.compile(
 _MORE_OF = re.compile(
     r"^(?:(?:and|please|ok|okay|oh|actually),?\s+)*(?:add|i'?ll\s+take|give\s+me|i\s+want)?\s*"
     r"(?:(?:" + NUMBER + r"|one)\s+more|another(?:\s+one)?)"
-    r"(?:\s+(?:of\s+(?:it|them|those|these)|please))*[.!]?$"
+    r"(?:\s+(?:of\s+(?:it|them|those|these)|please))*"
+    r"(?:\s+(?:of\s+)?(?:the\s+|my\s+)?(?P<what>[a-z][\w\s-]{1,40}?))?"  # "2 more water bottles"
+    r"(?:\s+please)?[.!]?$"
 )
 _LINE_NUMBER = re.compile(r"(?:#|\bline\s+)(\d{1,2})\b")
 _FILLER = {
@@ -63,6 +67,19 @@ class QuantityChange:
     added: int = 0
 
 
+ADD_LEAD = re.compile(
+    r"^\s*(?:(?:and|also|please|now)[\s,]+)*(?:add|put|get\s+me|i'?ll\s+(?:also\s+)?take)\s+"
+    r"(?:(?:also|too)\s+)?",
+    re.IGNORECASE,
+)
+"""The start of a request to add something: "also add", "please put", "I'll take"."""
+TO_CART = re.compile(
+    r"(?:\s*(?:(?:to|in|into)\s+(?:my|the)\s+(?:cart|basket)|too|as\s+well))+\s*[.!?]*\s*$",
+    re.IGNORECASE,
+)
+"""Where the added thing goes, at the end of the request: "to my cart", "too"."""
+
+
 def find_quantity_change(text: str, conversation: Conversation) -> QuantityChange | None:
     """The quantity change ``text`` asks of the cart ("make it 2"), or ``None``.
 
@@ -76,7 +93,13 @@ def find_quantity_change(text: str, conversation: Conversation) -> QuantityChang
     more = _MORE_OF.match(said)
     if more is not None:
         added = number_value(more.group(1)) if more.group(1) else 1
-        line = focused_line(conversation)
+        if more["what"]:
+            named = lines_named(more["what"], conversation.cart)
+            if len(named) != 1:
+                return None  # "another hoodie" when none is in the cart: a new product
+            line: int | None = named[0]
+        else:
+            line = focused_line(conversation)
         if line is None:
             return QuantityChange(added, None, added)
         return QuantityChange(conversation.cart[line].quantity + added, line, added)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..llm import Message, Model
 from ..retrieval.rules import parse
 from ..retrieval.vocabulary import CATEGORY_OF
+from .cart import ADD_LEAD
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
@@ -148,6 +149,8 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
         or find_superlative(text) is not None
     ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
+    if ADD_LEAD.match(text) and find_reference(text) is None and parse(text).category:
+        return Route(Domain.DISCOVERY, 1.0, "rules")  # "add a red t-shirt": which one first
     # Not where the last turn may have asked "which item?" ("the hoodie" answers it).
     asking = (Domain.RETURNS_REFUNDS, Domain.CART_CHECKOUT)
     if context.previous not in asking and _names_products(text):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -10,6 +11,7 @@ from fastapi.testclient import TestClient
 from cartagent.assistant import Conversation
 from cartagent.assistant.cart import find_quantity_change
 from cartagent.assistant.consent import Grant, granting
+from cartagent.assistant.conversation import CartLine
 from cartagent.assistant.specialists import CheckoutSpecialist, DiscoverySpecialist
 from cartagent.assistant.specialists.checkout import PAY_ORDER
 from cartagent.money import Money
@@ -18,6 +20,12 @@ from cartagent.tools import Toolkit
 from .conftest import GONE, approve_on_paypal, say
 
 pytestmark = pytest.mark.anyio
+
+_NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _line(product_id: str, title: str) -> CartLine:
+    return CartLine(product_id, f"{product_id}-1", title, Decimal("10.00"), "USD", 1)
 
 
 async def _checked_out(shown: Conversation, toolkit: Toolkit) -> str:
@@ -63,6 +71,21 @@ async def test_lines_are_removed_by_number_by_name_and_all_at_once(shown: Conver
     assert [line.variant_id for line in shown.cart] == ["mug-white"]
     _, emptied = await say(checkout, shown, "empty my cart", None)
     assert emptied.text == "Your cart is now empty." and shown.cart == []
+
+
+async def test_a_count_removed_takes_that_many_items_off_the_line_named(
+    shown: Conversation,
+) -> None:
+    checkout = CheckoutSpecialist()
+    await say(checkout, shown, "add 3 of the first one", None)
+    await say(checkout, shown, "add the second one to my cart", None)
+    _, one = await say(checkout, shown, "remove one t-shirt", None)
+    assert one.text.startswith("Now 2 x T-Shirt.")
+    _, two = await say(checkout, shown, "take 2 t-shirts out", None)  # not line 2, the mug
+    assert two.text.startswith("Removed T-Shirt.")
+    assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
+    _, which = await say(checkout, shown, "remove 2 hoodies", None)
+    assert which.text.startswith("Which line should I take 2 off?")
 
 
 async def test_it_is_the_product_being_talked_about_or_a_question(shown: Conversation) -> None:
@@ -129,6 +152,15 @@ async def test_more_of_the_line_meant_is_added(shown: Conversation) -> None:
         ("tee-red-l", 4),
         ("mug-white", 1),
     ]
+
+
+async def test_more_of_a_line_named_is_added_to_it() -> None:
+    conversation = Conversation("s", None, _NOW)
+    conversation.cart.extend([_line("tee", "T-Shirt"), _line("mug", "Coffee Mug")])
+    more = find_quantity_change("add 2 more coffee mugs", conversation)
+    assert more is not None and (more.line, more.quantity, more.added) == (1, 3, 2)
+    # A product not in the cart is a new one to find, not more of a line.
+    assert find_quantity_change("add another hoodie", conversation) is None
 
 
 async def test_a_quantity_for_no_line_in_particular_asks_which(shown: Conversation) -> None:

@@ -41,7 +41,15 @@ from ..conversation import Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
 from ..option_pick import OptionPick, find_option_pick, unshown
 from ..policy_fallback import is_question, policy_answer
-from ..references import FOCUS, LAST, Reference, find_reference, pointed_card
+from ..references import (
+    FOCUS,
+    LAST,
+    NUMBER,
+    Reference,
+    find_reference,
+    number_value,
+    pointed_card,
+)
 from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
 from ..reply import Reply
 from ..specialist import TurnContext
@@ -62,9 +70,16 @@ _CHECKOUT = re.compile(
 )
 _CART = re.compile(r"\b(cart|basket|bag|trolley)\b|\b(?:my|the|our)\s+(?:total|subtotal)\b")
 _EMPTY = re.compile(r"\b(empty|clear)\b.*\bcart\b|\bremove (?:everything|all)\b")
-_REMOVE = re.compile(r"\b(remove|delete|take out|drop)\b")
+_REMOVE = re.compile(r"\b(remove|delete|take out|drop)\b|\btake\b.{1,40}\bout\b")
 _NUMBER = re.compile(r"#?\b(\d{1,3})\b")
 _IT = re.compile(r"\b(?:it|this|that)\b")
+# "Remove one water bottle", "take 2 of the mugs out": a count of items, not a line number.
+_REMOVE_COUNT = re.compile(
+    r"\b(?:remove|delete|take\s+out|drop|take)\s+"
+    + NUMBER
+    + r"\s+(?:of\s+(?:the|my|those|these)\s+)?"
+    r"(?!items?\b|lines?\b|of\b)(?P<what>[a-z].*)"
+)
 
 
 def _now() -> datetime:
@@ -217,6 +232,9 @@ class CheckoutSpecialist:
         cart = conversation.cart
         if not cart:
             return self._reply("Your cart is already empty.")
+        counted = _REMOVE_COUNT.search(text)
+        if counted is not None:
+            return self._remove_some(conversation, number_value(counted.group(1)), counted["what"])
         index: int | None = None
         number = _NUMBER.search(text)
         reference = find_reference(_REMOVE.sub(" ", text))
@@ -234,6 +252,27 @@ class CheckoutSpecialist:
         removed = cart.pop(index)
         return self._reply(
             f"Removed {removed.title}. {describe_cart(cart, self.terms)}",
+        )
+
+    def _remove_some(self, conversation: Conversation, count: int, what: str) -> Reply:
+        """Take ``count`` items off the line ``what`` names (all of it when that is as many)."""
+        cart = conversation.cart
+        named = lines_named(what, cart)
+        if not named and _IT.search(what) and (focused := focused_line(conversation)) is not None:
+            named = [focused]
+        if len(named) != 1:
+            listing = "\n".join(describe_line(n, line) for n, line in enumerate(cart, 1))
+            return self._reply(
+                f"Which line should I take {count} off? Say, for example, 'remove {count} of "
+                f"line 1':\n{listing}"
+            )
+        line = cart[named[0]]
+        if count >= line.quantity:
+            cart.pop(named[0])
+            return self._reply(f"Removed {line.title}. {describe_cart(cart, self.terms)}")
+        cart[named[0]] = replace(line, quantity=line.quantity - count)
+        return self._reply(
+            f"Now {line.quantity - count} x {line.title}. {describe_cart(cart, self.terms)}"
         )
 
     # -------------------------------------------------------------------- checkout

@@ -35,7 +35,7 @@ from ...money import CURRENCY_DECIMALS
 from ...retrieval.filters import Plan, Words, analyzer, check
 from ...retrieval.query import PriceRange, SearchQuery
 from ..cards import ProductCard, card_from_hit
-from ..cart import add_card
+from ..cart import ADD_LEAD, TO_CART, add_card
 from ..comparison import compare_cards, find_comparison
 from ..conversation import Conversation
 from ..domains import Domain
@@ -359,16 +359,19 @@ class DiscoverySpecialist:
         if searcher is None:
             return Reply("Product search is not set up in this assistant.", self.domain)
         conversation = turn.conversation
+        adding = ADD_LEAD.match(turn.text)
+        # "Also add a yoga mat": a search for a yoga mat, then the question which one to add.
+        text = TO_CART.sub("", turn.text[adding.end() :]) if adding else turn.text
         start = time.perf_counter()
         query = await asyncio.to_thread(
-            searcher.understand, turn.text, context=conversation.search_requests()
+            searcher.understand, text, context=conversation.search_requests()
         )
         turn.timings["understand"] = _ms(start)
         if query.model_copy(update={"sort": "relevance"}).is_empty():
             return Reply(
                 "What are you looking for? For example: a blue t-shirt under 60.", self.domain
             )
-        query, relative, bound = _relative_price(query, turn.text, conversation.results)
+        query, relative, bound = _relative_price(query, text, conversation.results)
         start = time.perf_counter()
         fetched = self.max_cards  # products; each gives up to per_product cards
         result = await asyncio.to_thread(
@@ -397,10 +400,13 @@ class DiscoverySpecialist:
             return Reply(f"No products match {wanted}. Try fewer or different words.", self.domain)
         shown = [replace(card, rank=rank) for rank, card in enumerate([*cards, *near], 1)]
         conversation.results = shown
-        request = turn.text if bound is None else f"{turn.text} ({bound})"
+        request = text if bound is None else f"{text} ({bound})"
         search = {"request": request, "query": query.model_dump(mode="json", exclude_defaults=True)}
+        heading = _heading(len(cards), len(near), wanted)
+        if adding and cards:
+            heading = f"{heading[:-1]}. Which one should I add? Say, e.g., 'add the first one':"
         return Reply(
-            _heading(len(cards), len(near), wanted),
+            heading,
             self.domain,
             tuple(shown),
             data={"search": search},
