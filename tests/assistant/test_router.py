@@ -169,6 +169,15 @@ def test_sales_and_coupons_are_the_stores_questions(text: str) -> None:
     assert rule_route("salesforce t-shirt", AFTER_SEARCH) is None
 
 
+def test_adding_a_kind_of_product_is_a_search_first() -> None:
+    fresh = RouteContext(None)
+    route = rule_route("also add a red t-shirt to my cart", fresh)
+    assert route is not None and route.domain is Domain.DISCOVERY
+    # More of one shown or in the cart, or a result picked: not a new product.
+    assert rule_route("add another one of those to the basket", fresh) is None
+    assert rule_route("add 2 more t-shirts", fresh) is None
+
+
 # ------------------------------------------------------------------------- model router
 
 

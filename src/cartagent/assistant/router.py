@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..llm import Message, Model
 from ..retrieval.rules import parse
 from ..retrieval.vocabulary import CATEGORY_OF
-from .cart import ADD_LEAD
+from .cart import ADD_LEAD, TO_CART
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
@@ -112,6 +112,7 @@ def load_examples(text: str | None = None) -> list[Example]:
     return examples
 
 
+_MORE = re.compile(r"\b(?:more|another|again)\b", re.IGNORECASE)
 _DEALS = re.compile(
     r"\bon\s+sale\b|\bsales?\s+(?:on|going\s+on|right\s+now)\b"
     r"|\b(?:any|got|have|offer)\s+(?:discounts?|deals|coupons?|promo(?:tion)?s?|vouchers?)\b"
@@ -149,7 +150,7 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
         or find_superlative(text) is not None
     ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
-    if ADD_LEAD.match(text) and find_reference(text) is None and parse(text).category:
+    if _adds_a_new_product(text):
         return Route(Domain.DISCOVERY, 1.0, "rules")  # "add a red t-shirt": which one first
     # Not where the last turn may have asked "which item?" ("the hoodie" answers it).
     asking = (Domain.RETURNS_REFUNDS, Domain.CART_CHECKOUT)
@@ -164,6 +165,14 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     if refines and not query.text:
         return Route(Domain.DISCOVERY, 1.0, "rules")
     return None
+
+
+def _adds_a_new_product(text: str) -> bool:
+    """Whether ``text`` asks to add a kind of product ("also add a red t-shirt to my cart"),
+    not a result shown ("add the first one") nor more of one ("add another one of those")."""
+    if not ADD_LEAD.match(text) or _MORE.search(text) or find_reference(text) is not None:
+        return False
+    return parse(TO_CART.sub("", text)).category is not None
 
 
 def _names_products(text: str) -> bool:
