@@ -502,6 +502,7 @@ STOPWORDS: Final[frozenset[str]] = frozenset(
     de du ein eine für pour para con avec mit
     while whilst when where whenever so
     choose chosen interested thats that's help helps come comes trying try surely certainly
+    actually new
     """.split()  # noqa: SIM905
 )
 
