@@ -657,6 +657,9 @@ def test_conversational_filler_is_not_searched_for() -> None:
     words = parse("i am interested in a solid wood nightstand, choose one thats easy to clean")
     assert set(words.text.split()) == {"solid", "nightstand", "easy", "clean"}
     assert "comes" not in parse("a speaker that comes with a carrying case").text.split()
+    assert parse("I need new sneakers").text == ""
+    assert parse("actually I want the gray ones", context=["sneakers"]).text == ""
+    assert parse("new balance running shoes").brand == "New Balance"
 
 
 def test_blu_ray_is_a_disc_not_the_colour_blue() -> None:
