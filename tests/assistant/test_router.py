@@ -169,6 +169,13 @@ def test_sales_and_coupons_are_the_stores_questions(text: str) -> None:
     assert rule_route("salesforce t-shirt", AFTER_SEARCH) is None
 
 
+@pytest.mark.parametrize("text", ["is it dimmable?", "what colors do they come in?"])
+def test_questions_about_the_results_shown_are_discoverys(text: str) -> None:
+    route = rule_route(text, AFTER_SEARCH)
+    assert route is not None and route.domain is Domain.DISCOVERY
+    assert rule_route(text, RouteContext(Domain.DISCOVERY)) is None  # nothing shown
+
+
 def test_adding_a_kind_of_product_is_a_search_first() -> None:
     fresh = RouteContext(None)
     route = rule_route("also add a red t-shirt to my cart", fresh)

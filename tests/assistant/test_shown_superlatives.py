@@ -82,3 +82,18 @@ def test_what_the_options_cannot_tell_is_said_with_what_differs() -> None:
         "They all have the same size, large. They are alike.",
         (),
     )
+
+
+def test_levels_rank_and_values_that_do_not_are_named() -> None:
+    lamps = [_card(1, brightness="medium"), _card(2, brightness="low"), _card(3, brightness="high")]
+    brightest = find_superlative("which one is the brightest?")
+    assert brightest is not None
+    assert answer_superlative(brightest, lamps) == (
+        "#3 is the brightest (brightness high).",
+        (lamps[2],),
+    )
+    odd = [_card(1, brightness="warm glow"), _card(2, brightness="daylight")]
+    assert answer_superlative(brightest, odd) == (
+        "Their brightness is daylight, warm glow, which I cannot rank. They differ in brightness.",
+        (),
+    )

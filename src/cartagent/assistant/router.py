@@ -28,6 +28,8 @@ from .cart import ADD_LEAD, TO_CART
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
+from .product_facts import find_fact_question
+from .product_questions import find_option_question
 from .references import find_reference
 from .shown_superlatives import find_superlative
 from .similar import wants_similar
@@ -128,8 +130,9 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     question about sales, discounts or coupon codes is the store's. "What do you sell?" and
     "something similar to the first one" are discovery. With results on screen, a short
     message picking one ("the second one", "add the first to my cart") or comparing them
-    ("compare the first two", "which one is the lightest?") or asking for more of them ("any
-    others?") is discovery, which owns the list.
+    ("compare the first two", "which one is the lightest?"), asking about them ("is it
+    dimmable?", "what sizes does it come in?") or asking for more of them ("any others?") is
+    discovery, which owns the list.
     After a search, a short message that only refines it ("cheaper", "in red", "under $40",
     "not polyester") is discovery too, and so is a message that only names products ("a red
     hoodie") unless the last turn was about returns or the cart.
@@ -148,6 +151,8 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
         or find_comparison(text) is not None
         or wants_more(text)
         or find_superlative(text) is not None
+        or find_fact_question(text) is not None
+        or find_option_question(text) is not None
     ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if _adds_a_new_product(text):

@@ -51,6 +51,8 @@ _WHICH = re.compile(
 )
 _SIZE_ORDER = {"xxs": 0, "xs": 1, "s": 2, "small": 2, "m": 3, "medium": 3, "l": 4, "large": 4,
                "xl": 5, "xxl": 6, "xxxl": 7}  # fmt: skip
+_LEVELS = {"very low": 0, "low": 1, "medium": 2, "mid": 2, "normal": 2, "high": 3,
+           "very high": 4}  # fmt: skip
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -73,13 +75,16 @@ def find_superlative(text: str) -> Superlative | None:
     return Superlative(word, _FORMS.get(word))
 
 
-def _rank(value: str) -> float | None:
-    """A value as a number to compare: a size word by its order, else its first number."""
-    words = value.casefold().split()
-    if len(words) == 1 and words[0] in _SIZE_ORDER:
-        return _SIZE_ORDER[words[0]]
-    number = _NUMBER.search(value)
-    return float(number.group()) if number else None
+def _ranks(values: Sequence[str]) -> list[float | None]:
+    """The values of one option as numbers to compare: by the order of sizes or of levels
+    when one of them orders every value ("S" < "XL", "low" < "high"), else by their first
+    number ("20 L", "1.5 liters")."""
+    said = [value.casefold().strip() for value in values]
+    for order in (_SIZE_ORDER, _LEVELS):
+        if all(value in order for value in said):
+            return [float(order[value]) for value in said]
+    numbers = [_NUMBER.search(value) for value in values]
+    return [float(found.group()) if found else None for found in numbers]
 
 
 def _differences(shown: Sequence[ProductCard]) -> str:
@@ -104,11 +109,16 @@ def answer_superlative(
         return f"The catalog does not say which is {asked.word}. {_differences(shown)}", ()
     noun, keys, more = measure
     for key in keys:
-        ranked = [
-            (rank, card, name, value)
+        held = [
+            (card, name, value)
             for card in shown
             for name, value in card.options.items()
-            if key in canonical_key(name) and (rank := _rank(value)) is not None
+            if key in canonical_key(name)
+        ]
+        ranked = [
+            (rank, card, name, value)
+            for rank, (card, name, value) in zip(_ranks([v for _, _, v in held]), held, strict=True)
+            if rank is not None
         ]
         if len({card.rank for _, card, _, _ in ranked}) < 2:
             continue
@@ -121,6 +131,19 @@ def answer_superlative(
         which = " and ".join(f"#{card.rank}" for card in cards)
         verb = "is" if len(cards) == 1 else "are"
         return f"{which} {verb} the {asked.word} ({name} {value}).", cards
+    given = {
+        name: value
+        for card in shown
+        for name, value in card.options.items()
+        if any(key in canonical_key(name) for key in keys)
+    }
+    if given:
+        name = next(iter(given))
+        values = sorted({card.options[name] for card in shown if name in card.options})
+        return (
+            f"Their {name} is {', '.join(values)}, which I cannot rank. {_differences(shown)}",
+            (),
+        )
     return (
         f"The catalog does not give their {noun}, so I cannot tell which is {asked.word}. "
         f"{_differences(shown)}",
