@@ -160,6 +160,12 @@ async def test_something_similar_shows_other_products_of_the_same_kind_first(
     }
     assert [c.rank for c in similar.cards] == list(range(1, len(similar.cards) + 1))
     assert memory_store.load(sid).results == list(similar.cards)  # "the first one" is these
+    focused = await assistant.turn(sid, "anything similar?")  # the one card just shown
+    assert focused.text == "Like Hoodie:"
+    several = assistant.open_session()
+    await assistant.turn(several, "show me t-shirts in blue")
+    which = await assistant.turn(several, "anything similar?")
+    assert which.text.startswith("Similar to which one?")
     # Nothing shown is meant: a search like any other.
     fresh = assistant.open_session()
     searched = await assistant.turn(fresh, "something similar to a hoodie")

@@ -19,9 +19,12 @@ SIMILAR = re.compile(
 )
 
 
+_PUNCTUATION = re.compile(r"[^\w\s#'-]")
+
+
 def wants_similar(text: str) -> str | None:
     """The words left once the ask for similar products is taken out of ``text`` (they may
     point at a result: "the first one"), or ``None`` when ``text`` does not ask for it."""
     if SIMILAR.search(text) is None:
         return None
-    return " ".join(SIMILAR.sub(" ", text).split())
+    return " ".join(_PUNCTUATION.sub(" ", SIMILAR.sub(" ", text)).split())

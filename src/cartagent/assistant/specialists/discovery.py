@@ -329,6 +329,12 @@ class DiscoverySpecialist:
         card = pointed_card(conversation, reference) if reference else focus(conversation)
         if isinstance(card, str):
             return Reply(card, self.domain, tuple(conversation.results))
+        if card is None and not rest and len(conversation.results) > 1:
+            return Reply(
+                "Similar to which one? Say, for example, 'something similar to the first one'.",
+                self.domain,
+                tuple(conversation.results),
+            )
         product = None if card is None or searcher is None else searcher.product(card.id)
         if card is None or product is None or searcher is None:
             return None
