@@ -42,8 +42,8 @@ _ADDING = re.compile(
 
 @dataclass(frozen=True)
 class OptionPick:
-    """The option values named (``(option, value)``, the option ``""`` when any may hold the
-    value, as "large") and the shown cards that have them all, best first."""
+    """The option values named (``(option, value)``; a size word such as "large" is a size)
+    and the shown cards that have them all, best first."""
 
     values: tuple[tuple[str, str], ...]
     cards: tuple[ProductCard, ...]

@@ -84,8 +84,13 @@ async def test_a_count_removed_takes_that_many_items_off_the_line_named(
     _, two = await say(checkout, shown, "take 2 t-shirts out", None)  # not line 2, the mug
     assert two.text.startswith("Removed T-Shirt.")
     assert [(line.variant_id, line.quantity) for line in shown.cart] == [("mug-white", 1)]
+    _, none = await say(checkout, shown, "remove 0 mugs", None)
+    assert none.text.startswith("Nothing removed.") and len(shown.cart) == 1
     _, which = await say(checkout, shown, "remove 2 hoodies", None)
-    assert which.text.startswith("Which line should I take 2 off?")
+    assert which.text.startswith("Which line should I take 2 off? Say, for example, 'remove 2 ")
+    example = which.text.split("'")[1]  # the example given works as said
+    _, removed = await say(checkout, shown, example, None)
+    assert removed.text.startswith("Removed Coffee Mug.") and shown.cart == []
 
 
 async def test_it_is_the_product_being_talked_about_or_a_question(shown: Conversation) -> None:

@@ -204,7 +204,7 @@ class CheckoutSpecialist:
         product_of: Callable[[str], Product | None] | None,
     ) -> Reply:
         """ "Add the purple one": the one shown card that is purple; a question when several
-        are; what the product offers when none is."""
+        are; when none is, the product's purple version (:meth:`_add_version`)."""
         if not pick.cards:
             return self._add_version(conversation, pick, product_of)
         if len(pick.cards) > 1:
@@ -257,14 +257,17 @@ class CheckoutSpecialist:
     def _remove_some(self, conversation: Conversation, count: int, what: str) -> Reply:
         """Take ``count`` items off the line ``what`` names (all of it when that is as many)."""
         cart = conversation.cart
+        if count < 1:
+            return self._reply(f"Nothing removed. {describe_cart(cart, self.terms)}")
         named = lines_named(what, cart)
         if not named and _IT.search(what) and (focused := focused_line(conversation)) is not None:
             named = [focused]
         if len(named) != 1:
             listing = "\n".join(describe_line(n, line) for n, line in enumerate(cart, 1))
+            example = cart[0].title.casefold()
             return self._reply(
-                f"Which line should I take {count} off? Say, for example, 'remove {count} of "
-                f"line 1':\n{listing}"
+                f"Which line should I take {count} off? Say, for example, 'remove {count} "
+                f"{example}':\n{listing}"
             )
         line = cart[named[0]]
         if count >= line.quantity:

@@ -347,8 +347,8 @@ class DiscoverySpecialist:
 
         def kin(hit: Hit) -> int:
             """How much of its category path a hit shares with the product (shoes by shoes)."""
-            pairs = zip(hit.product.category, product.category, strict=False)
-            return next((n for n, (a, b) in enumerate(pairs) if a != b), len(product.category))
+            pairs = list(zip(hit.product.category, product.category, strict=False))
+            return next((n for n, (a, b) in enumerate(pairs) if a != b), len(pairs))
 
         others = [hit for hit in result.hits if hit.product.id != product.id]
         others.sort(key=kin, reverse=True)  # stable: the search's order within each kinship
