@@ -53,6 +53,10 @@ def _card(variant_id: str) -> ProductCard:
         ("do you have the first one in a size 11", FactQuestion("comes_in", "size 11")),
         ("is it available in size 9?", FactQuestion("comes_in", "size 9")),
         ("can I get them in red?", FactQuestion("comes_in", "red")),
+        ("is it any good?", FactQuestion("rating")),
+        ("are they worth the money", FactQuestion("rating")),
+        ("what do people say about it?", FactQuestion("rating")),
+        ("which one is the best rated?", None),  # a re-sort of the list
         ("is it cheaper?", None),
         ("is it a good gift?", None),
         ("is it for women", None),
@@ -120,3 +124,15 @@ def test_option_values_asked_are_answered_with_the_versions_that_have_them() -> 
     )
     # Not an option value: answered as a feature.
     assert asked("does it come in a gift box?").startswith("The catalog does not say")
+
+
+def test_how_good_it_is_is_its_rating_or_that_the_catalog_has_none() -> None:
+    question = FactQuestion("rating")
+    rated = BOOTS.model_copy(update={"rating": 4.25, "rating_count": 12})
+    assert (
+        answer_fact(question, rated, _card("b9"))
+        == "Hiking Boots is rated 4.2 of 5 from 12 ratings."
+    )
+    assert answer_fact(question, BOOTS, _card("b9")).startswith(
+        "The catalog has no ratings or reviews of Hiking Boots, so I cannot say how good it is."
+    )

@@ -1,5 +1,6 @@
 """Questions about one product shown: "is it in stock?", "how much is it?", "is it
-waterproof?", "does the second one have noise cancelling?", "does it come in black?".
+waterproof?", "does the second one have noise cancelling?", "does it come in black?", "is it
+any good?".
 
 :func:`find_fact_question` reads what is asked; :func:`answer_fact` answers it from the catalog's
 product and the variant shown, and says so when the catalog does not tell.
@@ -42,6 +43,13 @@ _COMES_IN = re.compile(
     rf"|do\s+you\s+have\s+{_OBJECT}\s+in|(?:can|could)\s+i\s+get\s+{_OBJECT}\s+in)\s+"
     r"(?:a\s+|an\s+)?(?P<value>[\w\s.-]{1,30}?)\s*\?*\s*$"
 )
+_RATING = re.compile(
+    rf"^(?:and\s+)?(?:is|are)\s+{_THE_ONE}\s+(?:any\s+)?good\s*\?*\s*$"
+    rf"|^(?:is|are)\s+{_THE_ONE}\s+worth\s+(?:it|the\s+money)"
+    rf"|^how\s+(?:is|are)\s+{_THE_ONE}\s+rated|^how\s+(?:good\s+)?(?:is|are)\s+the\s+reviews"
+    rf"|^what\s+do\s+(?:people|customers|others)\s+(?:say|think)\s+(?:about|of)\s+{_OBJECT}"
+    rf"|^(?:any|what\s+are\s+the)\s+reviews(?:\s+(?:of|for)\s+{_OBJECT})?\s*\?*\s*$"
+)
 _HAS = re.compile(
     rf"^(?:and\s+)?(?:is|are)\s+{_THE_ONE}\s+(?P<is>[a-z][\w\s-]{{1,30}}?)\s*\?*\s*$"
     rf"|^(?:and\s+)?(?:does|do)\s+{_THE_ONE}\s+(?:have|come\s+with|include|support)\s+"
@@ -63,10 +71,11 @@ _STORE_MATTERS = re.compile(
 
 @dataclass(frozen=True)
 class FactQuestion:
-    """What is asked about the product: its stock, its price, whether it ``has`` a feature, or
-    whether it ``comes_in`` option values (``feature`` holds the words asked)."""
+    """What is asked about the product: its stock, its price, whether it ``has`` a feature,
+    whether it ``comes_in`` option values (``feature`` holds the words asked), or how it is
+    rated."""
 
-    kind: Literal["stock", "price", "has", "comes_in"]
+    kind: Literal["stock", "price", "has", "comes_in", "rating"]
     feature: str = ""
 
 
@@ -75,6 +84,8 @@ def find_fact_question(text: str) -> FactQuestion | None:
     said = " ".join(text.casefold().split())
     if len(said.split()) > MAX_WORDS or _STORE_MATTERS.search(said):
         return None
+    if _RATING.search(said):
+        return FactQuestion("rating")
     comes = _COMES_IN.search(said)
     if comes is not None and comes["value"] != "stock":  # "do you have it in stock" is below
         return FactQuestion("comes_in", comes["value"])
@@ -169,7 +180,19 @@ def answer_fact(question: FactQuestion, product: Product, card: ProductCard) -> 
         return _cost(product, variant)
     if question.kind == "comes_in":
         return _comes_in(product, variant, question.feature)
+    if question.kind == "rating":
+        return _rating(product)
     return _has(product, variant, question.feature)
+
+
+def _rating(product: Product) -> str:
+    if product.rating is None or not product.rating_count:
+        return (
+            f"The catalog has no ratings or reviews of {product.title}, so I cannot say how good "
+            "it is. Ask me what it comes in, or about our returns and warranty."
+        )
+    count = f"{product.rating_count} rating{'s' if product.rating_count != 1 else ''}"
+    return f"{product.title} is rated {product.rating:.1f} of 5 from {count}."
 
 
 def _comes_in(product: Product, variant: Variant | None, asked: str) -> str:

@@ -252,8 +252,9 @@ class DiscoverySpecialist:
             "price": "how much is the second one?",
             "has": f"is the second one {question.feature}?",
             "comes_in": f"does the second one come in {question.feature}?",
+            "rating": "is the second one any good?",
         }
-        about_product = question.kind in ("has", "comes_in")
+        about_product = question.kind in ("has", "comes_in", "rating")
         meant = await self._meant(turn, examples[question.kind], of_product=about_product)
         if isinstance(meant, Reply):
             return meant
