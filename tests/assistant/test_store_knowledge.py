@@ -448,7 +448,7 @@ def test_retrieval_accuracy_on_held_out_questions(
     minilm_specialist: StoreQuestionsSpecialist,
 ) -> None:
     top1, answered, refused = _measure(minilm_specialist.knowledge(), HELD_OUT, HELD_OUT_UNANSWERED)
-    assert top1 >= 16 and answered >= 14 and refused >= 4  # of 20, 20, 8; measured 17, 15, 5
+    assert top1 >= 16 and answered >= 14 and refused >= 4  # of 20, 20, 8; measured 17, 16, 5
 
 
 def test_a_question_is_answered_in_milliseconds(
