@@ -167,6 +167,8 @@ def test_sales_and_coupons_are_the_stores_questions(text: str) -> None:
     route = rule_route(text, AFTER_SEARCH)
     assert route is not None and route.domain is Domain.STORE_QUESTIONS
     assert rule_route("salesforce t-shirt", AFTER_SEARCH) is None
+    put = rule_route("put the yoga mats on sale", AFTER_SEARCH)  # no question about deals
+    assert put is None or put.domain is not Domain.STORE_QUESTIONS
 
 
 @pytest.mark.parametrize("text", ["is it dimmable?", "what colors do they come in?"])

@@ -28,6 +28,7 @@ from .cart import ADD_LEAD, TO_CART
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
+from .policy_fallback import is_question
 from .product_facts import find_fact_question
 from .product_questions import find_option_question
 from .references import find_reference
@@ -114,6 +115,7 @@ def load_examples(text: str | None = None) -> list[Example]:
     return examples
 
 
+_ANY = re.compile(r"^\s*(?:any|got|have\s+you\s+got)\b", re.IGNORECASE)
 _MORE = re.compile(r"\b(?:more|another|again)\b", re.IGNORECASE)
 _DEALS = re.compile(
     r"\bon\s+sale\b|\bsales?\s+(?:on|going\s+on|right\s+now)\b"
@@ -140,8 +142,9 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     words = text.split()
     if small_talk(text) is not None:
         return Route(Domain.OUT_OF_SCOPE, 1.0, "rules")  # answered as such there
-    if _DEALS.search(text):
-        return Route(Domain.STORE_QUESTIONS, 1.0, "rules")  # not products: the payment policy
+    if _DEALS.search(text) and (is_question(text) or _ANY.match(text)):
+        # "Any coupons?": the payment policy; "put the mats on sale" is no question.
+        return Route(Domain.STORE_QUESTIONS, 1.0, "rules")
     if CATALOG_QUESTION.search(text) or (
         "similar" in text.casefold() and wants_similar(text) is not None
     ):
