@@ -178,8 +178,11 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
 def _adds_a_new_product(text: str) -> bool:
     """Whether ``text`` asks to add a kind of product ("also add a red t-shirt to my cart"),
     not a result shown ("add the first one") nor more of one ("add another one of those")."""
-    if not ADD_LEAD.match(text) or _MORE.search(text) or find_reference(text) is not None:
+    lead = ADD_LEAD.match(text)
+    if lead is None or _MORE.search(text) or find_reference(text) is not None:
         return False
+    if "put" in lead.group().casefold() and not TO_CART.search(text):
+        return False  # "put the yoga mats on sale" is no shopping
     return parse(TO_CART.sub("", text)).category is not None
 
 
