@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cartagent.assistant import ProductCard
+from cartagent.assistant import ProductCard, Reply
+from cartagent.assistant.specialist import TurnContext
 from cartagent.cli.chat import _table, chat
 
 from .conftest import TAU
@@ -55,3 +56,31 @@ def test_the_table_has_a_not_a_match_column_only_when_a_card_is_one() -> None:
     header, _, first, second = _table((match, near))
     assert header.split()[-3:] == ["not", "a", "match"]
     assert first.rstrip().endswith("in stock") and second.endswith("color is not blue")
+
+
+def test_a_turn_that_fails_is_reported_and_the_conversation_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cartagent.assistant.specialists.discovery import DiscoverySpecialist
+
+    handle = DiscoverySpecialist.handle
+
+    async def breaking(self: DiscoverySpecialist, turn: TurnContext) -> Reply:
+        if turn.text == "the first one":
+            raise RuntimeError("a bug in a specialist")
+        return await handle(self, turn)
+
+    monkeypatch.setattr(DiscoverySpecialist, "handle", breaking)
+    args = ["--db", f"sqlite:///{tmp_path / 'chat.db'}", "--catalog", str(TAU)]
+
+    result = CliRunner().invoke(
+        chat, args, input="show me t-shirts\nthe first one\nthe second one\n"
+    )
+
+    assert result.exit_code == 1  # a scripted run says a turn failed
+    shown, failed, picked = result.stdout.strip().split("\n\n")
+    assert failed == (
+        "[error] That turn failed on our side; the conversation is as it was and goes on. "
+        "(RuntimeError)"
+    )
+    assert shown.startswith("[discovery]") and picked.startswith("[discovery] #2:")

@@ -9,6 +9,7 @@ session id goes to stderr; pass it back with ``--session`` to continue the conve
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,10 @@ from .assistant_setup import (
     paypal_client,
 )
 from .settings import option_or, run_settings
+
+log = logging.getLogger(__name__)
+
+_FAILED = "That turn failed on our side; the conversation is as it was and goes on."
 
 if TYPE_CHECKING:
     from ..assistant import ProductCard, Reply
@@ -120,10 +125,17 @@ def chat(
     with asyncio.Runner() as runner:
         try:
             if not interactive:
+                failed = 0
                 for line in sys.stdin:
-                    reply = runner.run(
-                        assistant.turn(session, line.rstrip("\r\n"), merchant=merchant)
-                    )
+                    try:
+                        reply = runner.run(
+                            assistant.turn(session, line.rstrip("\r\n"), merchant=merchant)
+                        )
+                    except Exception as error:  # one turn's bug must not end the conversation
+                        failed += 1
+                        log.exception("turn failed")
+                        click.echo(f"[error] {_FAILED} ({type(error).__name__})\n")
+                        continue
                     domain = reply.domain.value if reply.domain else "refused"
                     click.echo(f"[{domain}] {reply.text}")
                     for card in reply.cards:
@@ -131,6 +143,8 @@ def chat(
                     if show_timings:
                         click.echo(_timings(reply))
                     click.echo()
+                if failed:
+                    raise SystemExit(1)
                 return
             click.echo("Ask for products, refine ('cheaper', 'in red'), pick ('the second one').")
             click.echo("Ctrl-D to leave.")
@@ -140,7 +154,12 @@ def chat(
                 except (EOFError, click.Abort):
                     click.echo()
                     return
-                reply = runner.run(assistant.turn(session, text, merchant=merchant))
+                try:
+                    reply = runner.run(assistant.turn(session, text, merchant=merchant))
+                except Exception as error:  # one turn's bug must not end the conversation
+                    log.exception("turn failed")
+                    click.echo(f"{_FAILED} ({type(error).__name__})", err=True)
+                    continue
                 click.echo(reply.text)
                 if reply.cards:
                     for row in _table(reply.cards):
