@@ -97,3 +97,16 @@ def test_levels_rank_and_values_that_do_not_are_named() -> None:
         "Their brightness is daylight, warm glow, which I cannot rank. They differ in brightness.",
         (),
     )
+
+
+def test_the_most_of_an_option_named_is_read_from_that_option() -> None:
+    most = find_superlative("which one has the most capacity?")
+    least = find_superlative("which of them has the least capacity")
+    assert most is not None and (most.option, most.more) == ("capacity", True)
+    assert least is not None and (least.option, least.more) == ("capacity", False)
+    assert answer_superlative(most, BAGS) == (
+        "#2 has the most capacity (capacity 35 L).",
+        (BAGS[1],),
+    )
+    assert answer_superlative(least, BAGS)[1] == (BAGS[0],)
+    assert find_superlative("which one has the lowest price?") is None  # the references' own

@@ -13,6 +13,7 @@ from cartagent.retrieval.filters import (
     order_value,
     ordered,
     prep,
+    same_option_value,
 )
 from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
 
@@ -218,3 +219,13 @@ def test_a_word_naming_a_yes_no_option_asks_for_its_yes() -> None:
     assert "waterproof=yes" in hit.matched
     # Without such an option the word is searched for as before.
     assert _boots(SearchQuery(text="rugged boots")) == ["dry-9", "wet-9", "wet-10"]
+
+
+def test_an_amount_is_the_same_value_however_its_unit_is_spaced() -> None:
+    assert same_option_value("storage", "128 gb", "128GB")
+    assert same_option_value("capacity", "1.5 l", "1.5L")
+    assert not same_option_value("storage", "128 gb", "1TB")
+    assert not same_option_value("storage", "64 gb", "128GB")
+    assert same_option_value("color", "Grey", "gray") and not same_option_value(
+        "color", "red", "blue"
+    )

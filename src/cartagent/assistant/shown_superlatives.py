@@ -49,6 +49,14 @@ _WHICH = re.compile(
     r"(?:is|'s|are|would\s+be)\s+(?:the\s+)?"
     r"(?P<word>(?:most|least|more|less)\s+[a-z-]{3,}|[a-z]{2,}est|[a-z]{3,}er)\s*\??$"
 )
+_WHICH_HAS = re.compile(
+    r"^(?:so\s+|and\s+|ok\s+)?which(?:\s+ones?)?(?:\s+of\s+(?:them|these|those|the\s+\w+))?\s+"
+    r"(?:has|have|offers?|gives?)\s+(?:the\s+)?"
+    r"(?P<end>most|more|biggest|bigger|largest|larger|highest|higher|least|less|smallest|smaller"
+    r"|lowest|lower)\s+(?P<option>[a-z][a-z -]{1,25}?)\s*\??$"
+)
+_MORE_WORDS = frozenset({"most", "more", "biggest", "bigger", "largest", "larger", "highest",
+                         "higher"})  # fmt: skip
 _SIZE_ORDER = {"xxs": 0, "xs": 1, "s": 2, "small": 2, "m": 3, "medium": 3, "l": 4, "large": 4,
                "xl": 5, "xxl": 6, "xxxl": 7}  # fmt: skip
 _LEVELS = {"very low": 0, "low": 1, "medium": 2, "mid": 2, "normal": 2, "high": 3,
@@ -58,15 +66,23 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 @dataclass(frozen=True)
 class Superlative:
-    """The word asked ("lightest") and, when it is one this module measures, its stem."""
+    """The word asked ("lightest") and, when it is one this module measures, its stem; or,
+    for "which one has the most storage?", the ``option`` named and whether ``more`` wins."""
 
     word: str
     stem: str | None
+    option: str | None = None
+    more: bool = True
 
 
 def find_superlative(text: str) -> Superlative | None:
     """The superlative ``text`` asks of the results shown, or ``None``."""
-    found = _WHICH.match(" ".join(text.casefold().split()))
+    said = " ".join(text.casefold().split())
+    having = _WHICH_HAS.match(said)
+    if having is not None and having["option"] not in ("price", "money", "rating", "ratings"):
+        end, option = having["end"], having["option"]
+        return Superlative(f"{end} {option}", None, option, end in _MORE_WORDS)
+    found = _WHICH.match(said)
     if found is None or found["word"] in _NOT_HERE:
         return None
     word = found["word"]
@@ -105,6 +121,8 @@ def answer_superlative(
     if len(shown) < 2:
         return "There is only one result shown.", tuple(shown)
     measure = _MEASURES.get(asked.stem or "")
+    if asked.option is not None:
+        measure = (asked.option, (canonical_key(asked.option),), asked.more)
     if measure is None:
         return f"The catalog does not say which is {asked.word}. {_differences(shown)}", ()
     noun, keys, more = measure
@@ -129,7 +147,10 @@ def answer_superlative(
         if len(cards) == len({card.rank for _, card, _, _ in ranked}):
             return f"They all have the same {name}, {value}. {_differences(shown)}", ()
         which = " and ".join(f"#{card.rank}" for card in cards)
-        verb = "is" if len(cards) == 1 else "are"
+        if asked.option is not None:  # "which one has the most storage?"
+            verb = "has" if len(cards) == 1 else "have"
+        else:
+            verb = "is" if len(cards) == 1 else "are"
         return f"{which} {verb} the {asked.word} ({name} {value}).", cards
     given = {
         name: value

@@ -212,14 +212,21 @@ def _same_size(wanted: str, offered: str) -> bool:
         return False
 
 
+_NUMBER_IN = re.compile(r"\d")
+
+
 def same_option_value(name: str, wanted: str, offered: str) -> bool:
     """Whether ``offered``, a variant's value of the option ``name``, is the value ``wanted``:
-    sizes by :func:`_same_size` ("large" is "L", "10" is "10.0"), "grey" is "gray", other
-    values case and spacing aside."""
+    sizes by :func:`_same_size` ("large" is "L", "10" is "10.0"), "grey" is "gray", amounts
+    with their unit however spaced ("128 gb" is "128GB"), other values case and spacing
+    aside."""
     if "size" in canonical_key(name):
         return _same_size(wanted, offered)
     a, b = _normalised(wanted), _normalised(offered)
-    return a == b or _SPELLINGS.get(a, a) == _SPELLINGS.get(b, b)
+    if a == b or _SPELLINGS.get(a, a) == _SPELLINGS.get(b, b):
+        return True
+    # "128 gb" is "128GB": an amount and its unit, however they are spaced or spelled.
+    return bool(_NUMBER_IN.search(a)) and _size_parts(a) == _size_parts(b)
 
 
 def _fmt_price(value: Decimal) -> str:
