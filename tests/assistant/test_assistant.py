@@ -187,6 +187,24 @@ async def test_adding_a_kind_of_product_finds_it_then_asks_which_one(
     assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-blue-m", "hoodie-red"]
 
 
+async def test_the_x_one_points_at_the_shown_result_that_is_x(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = _assistant(memory_store, shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")  # M and S cotton, S polyester
+    one = await assistant.turn(sid, "the polyester one")
+    assert one.domain is Domain.DISCOVERY and one.text.startswith(
+        "#3: T-Shirt (blue, S, polyester)"
+    )
+    several = await assistant.turn(sid, "the cotton ones")
+    assert several.text == "Which one? 2 of those shown are cotton:"
+    assert [c.rank for c in several.cards] == [1, 2]
+    # None shown is red: a refinement, as before.
+    refined = await assistant.turn(sid, "the red one")
+    assert [c.variant_id for c in refined.cards] == ["tee-red-l"]
+
+
 async def test_a_shown_result_is_added_by_the_option_named(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

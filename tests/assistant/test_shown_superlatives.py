@@ -110,3 +110,12 @@ def test_the_most_of_an_option_named_is_read_from_that_option() -> None:
     )
     assert answer_superlative(least, BAGS)[1] == (BAGS[0],)
     assert find_superlative("which one has the lowest price?") is None  # the references' own
+
+
+def test_an_option_named_that_no_result_has_cannot_tell() -> None:
+    longest = find_superlative("which one has the longest battery life?")
+    assert longest is not None and (longest.option, longest.more) == ("battery life", True)
+    assert answer_superlative(longest, BAGS)[0].startswith(
+        "The catalog does not give their battery life, so I cannot tell which has the longest "
+        "battery life."
+    )

@@ -24,10 +24,12 @@ from .references import focus
 from .variant_change import SIZE_OF_WORD, values_asked
 
 __all__ = [
+    "THE_VALUE_ONE",
     "OptionPick",
     "Unshown",
     "describe_values",
     "find_option_pick",
+    "find_shown_by_option",
     "has_values",
     "unshown",
     "values_named",
@@ -67,6 +69,25 @@ def values_named(text: str) -> tuple[tuple[str, str], ...]:
     if change is None:
         return ()
     return change.wanted + tuple(("size", SIZE_OF_WORD[word]) for word in change.words)
+
+
+THE_VALUE_ONE = re.compile(
+    r"^(?:and\s+|ok\s+|so\s+)?(?:the|that|this)\s+(?P<what>[\w -]{1,30}?)\s+ones?\s*[?.!]*$"
+)
+"""A result pointed at by what it is, not its number: "the over-ear one", "the black ones"."""
+
+
+def find_shown_by_option(text: str, conversation: Conversation) -> OptionPick | None:
+    """ "The over-ear one", "the black ones": the shown cards with the values named, or
+    ``None`` when ``text`` is not such a pointer (or names no value, or a kind of product)."""
+    found = THE_VALUE_ONE.match(" ".join(text.casefold().split()))
+    if found is None or not conversation.results or parse(found["what"]).category:
+        return None
+    values = values_named(found["what"])
+    if not values:
+        return None
+    cards = tuple(c for c in conversation.results if has_values(c.options, values))
+    return OptionPick(values, cards)
 
 
 def find_option_pick(text: str, conversation: Conversation) -> OptionPick | None:

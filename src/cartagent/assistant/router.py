@@ -28,6 +28,7 @@ from .cart import ADD_LEAD, TO_CART
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
+from .option_pick import THE_VALUE_ONE
 from .policy_fallback import is_question
 from .product_facts import find_fact_question
 from .product_questions import find_option_question
@@ -115,6 +116,9 @@ def load_examples(text: str | None = None) -> list[Example]:
     return examples
 
 
+_THE_VALUE_ONE = re.compile(
+    r"^(?:and\s+|ok\s+|so\s+)?(?:the|that|this)\s+[\w -]{1,30}?\s+ones?\s*[?.!]*$"
+)
 _ANY = re.compile(r"^\s*(?:any|got|have\s+you\s+got)\b", re.IGNORECASE)
 _MORE = re.compile(r"\b(?:more|another|again)\b", re.IGNORECASE)
 _DEALS = re.compile(
@@ -156,6 +160,7 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
         or find_superlative(text) is not None
         or find_fact_question(text) is not None
         or find_option_question(text) is not None
+        or _points_by_option(text)
     ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if _adds_a_new_product(text):
@@ -173,6 +178,11 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     if refines and not query.text:
         return Route(Domain.DISCOVERY, 1.0, "rules")
     return None
+
+
+def _points_by_option(text: str) -> bool:
+    """Whether ``text`` points at shown results by an option value ("the over-ear one")."""
+    return THE_VALUE_ONE.match(" ".join(text.casefold().split())) is not None
 
 
 def _adds_a_new_product(text: str) -> bool:

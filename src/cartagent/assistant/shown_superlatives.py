@@ -52,11 +52,11 @@ _WHICH = re.compile(
 _WHICH_HAS = re.compile(
     r"^(?:so\s+|and\s+|ok\s+)?which(?:\s+ones?)?(?:\s+of\s+(?:them|these|those|the\s+\w+))?\s+"
     r"(?:has|have|offers?|gives?)\s+(?:the\s+)?"
-    r"(?P<end>most|more|biggest|bigger|largest|larger|highest|higher|least|less|smallest|smaller"
-    r"|lowest|lower)\s+(?P<option>[a-z][a-z -]{1,25}?)\s*\??$"
+    r"(?P<end>most|more|biggest|bigger|largest|larger|highest|higher|longest|longer|least|less"
+    r"|smallest|smaller|lowest|lower|shortest|shorter)\s+(?P<option>[a-z][a-z -]{1,25}?)\s*\??$"
 )
 _MORE_WORDS = frozenset({"most", "more", "biggest", "bigger", "largest", "larger", "highest",
-                         "higher"})  # fmt: skip
+                         "higher", "longest", "longer"})  # fmt: skip
 _SIZE_ORDER = {"xxs": 0, "xs": 1, "s": 2, "small": 2, "m": 3, "medium": 3, "l": 4, "large": 4,
                "xl": 5, "xxl": 6, "xxxl": 7}  # fmt: skip
 _LEVELS = {"very low": 0, "low": 1, "medium": 2, "mid": 2, "normal": 2, "high": 3,
@@ -165,8 +165,9 @@ def answer_superlative(
             f"Their {name} is {', '.join(values)}, which I cannot rank. {_differences(shown)}",
             (),
         )
+    which = f"has the {asked.word}" if asked.option is not None else f"is {asked.word}"
     return (
-        f"The catalog does not give their {noun}, so I cannot tell which is {asked.word}. "
+        f"The catalog does not give their {noun}, so I cannot tell which {which}. "
         f"{_differences(shown)}",
         (),
     )

@@ -40,6 +40,7 @@ from ..comparison import compare_cards, find_comparison
 from ..conversation import Conversation
 from ..domains import Domain
 from ..more_results import wants_more
+from ..option_pick import find_shown_by_option
 from ..product_facts import FactQuestion, answer_fact, find_fact_question
 from ..product_questions import describe_options, find_option_question
 from ..references import LAST, Reference, find_reference, focus, pointed_card
@@ -185,6 +186,13 @@ class DiscoverySpecialist:
         reference = find_reference(turn.text)
         if reference is not None:
             return self._pick(turn.conversation, reference)
+        pointed = find_shown_by_option(turn.text, turn.conversation)
+        if pointed is not None and pointed.cards:  # "the over-ear one"; none shown: a refinement
+            if len(pointed.cards) == 1:
+                card = pointed.cards[0]
+                return Reply(f"#{card.rank}: {card.describe()}.", self.domain, pointed.cards)
+            text = f"Which one? {len(pointed.cards)} of those shown are {pointed.described}:"
+            return Reply(text, self.domain, pointed.cards)
         superlative = find_superlative(turn.text)
         if superlative is not None and turn.conversation.results:
             text, cards = answer_superlative(superlative, turn.conversation.results)
