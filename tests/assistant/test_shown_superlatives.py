@@ -119,3 +119,10 @@ def test_an_option_named_that_no_result_has_cannot_tell() -> None:
         "The catalog does not give their battery life, so I cannot tell which has the longest "
         "battery life."
     )
+
+
+def test_when_one_shown_result_gives_the_option_it_is_said() -> None:
+    most = find_superlative("which one has the most capacity?")
+    assert most is not None
+    mixed = [_card(1, color="red"), _card(2, capacity="30 L")]
+    assert answer_superlative(most, mixed) == ("Only #2 gives its capacity: 30 L.", (mixed[1],))

@@ -126,6 +126,7 @@ def answer_superlative(
     if measure is None:
         return f"The catalog does not say which is {asked.word}. {_differences(shown)}", ()
     noun, keys, more = measure
+    only: tuple[float, ProductCard, str, str] | None = None
     for key in keys:
         held = [
             (card, name, value)
@@ -138,7 +139,10 @@ def answer_superlative(
             for rank, (card, name, value) in zip(_ranks([v for _, _, v in held]), held, strict=True)
             if rank is not None
         ]
-        if len({card.rank for _, card, _, _ in ranked}) < 2:
+        if len({card.rank for _, card, _, _ in ranked}) == 1:
+            only = only or ranked[0]  # said if no other option ranks two of them
+            continue
+        if not ranked:
             continue
         end = (max if more else min)(rank for rank, _, _, _ in ranked)
         picked = [(card, name, value) for rank, card, name, value in ranked if rank == end]
@@ -152,6 +156,9 @@ def answer_superlative(
         else:
             verb = "is" if len(cards) == 1 else "are"
         return f"{which} {verb} the {asked.word} ({name} {value}).", cards
+    if only is not None:
+        _, card, name, value = only
+        return f"Only #{card.rank} gives its {name}: {value}.", (card,)
     given = {
         name: value
         for card in shown
