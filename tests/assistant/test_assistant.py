@@ -224,6 +224,8 @@ async def test_a_shown_result_is_added_by_the_option_named(
     assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-blue-s"]
     sold_out = await cart.turn(sid, "add the polyester one")
     assert "out of stock, so I did not add it" in sold_out.text
+    taken_out = await cart.turn(sid, "take the small cotton one out")  # a removal, not an add
+    assert taken_out.text.startswith("Removed T-Shirt.") and memory_store.load(sid).cart == []
     # Not shown: the product in focus (the sold-out one just shown) in red is added.
     unshown = await cart.turn(sid, "I'll take the red one")
     assert unshown.text.startswith("In red it comes only with size L, material cotton. Added")

@@ -159,7 +159,7 @@ class CheckoutSpecialist:
             return self._reply(change_variant(conversation, swap, product, self.terms))
         reference = find_reference(turn.text)
         pick = None
-        if reference is None or reference.rank == FOCUS:
+        if (reference is None or reference.rank == FOCUS) and not _REMOVE.search(text):
             pick = find_option_pick(turn.text, conversation)
         if pick is not None and reference is not None:
             # "Add it in size 10": the version of the product in focus, not the card itself.
