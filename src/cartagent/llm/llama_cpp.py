@@ -18,7 +18,7 @@ import anyio.to_thread
 
 from cartagent.errors import ConfigurationError
 
-from .model import Completion, Message, ToolSpec, Usage
+from .model import Completion, Message, ToolSpec, Usage, refuse_tools
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -102,14 +102,13 @@ class LlamaCppModel:
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
-        if tools:
-            raise ConfigurationError(
-                "LlamaCppModel has no tool calling; serve the model with an OpenAI-compatible "
-                "server that supports tools and use OpenAICompatibleModel instead"
-            )
-        for message in messages:
-            if message.role == "tool" or message.tool_calls:
-                raise ConfigurationError("LlamaCppModel cannot be sent tool calls or tool results")
+        refuse_tools(
+            "LlamaCppModel",
+            messages,
+            tools,
+            hint="; serve the model with an OpenAI-compatible server that supports tools and "
+            "use OpenAICompatibleModel instead",
+        )
         schema_text = _schema_text(response_format)
         return await anyio.to_thread.run_sync(self._generate, messages, schema_text)
 

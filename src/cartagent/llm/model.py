@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..errors import ConfigurationError
+
 Role = Literal["system", "user", "assistant", "tool"]
 
 
@@ -69,3 +71,14 @@ class Model(Protocol):
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> Completion: ...
+
+
+def refuse_tools(
+    who: str, messages: list[Message], tools: list[ToolSpec] | None, *, hint: str = ""
+) -> None:
+    """Raise when a model without tool calling (``who``) is offered tools (``hint``: what to
+    use instead) or sent tool calls or results."""
+    if tools:
+        raise ConfigurationError(f"{who} has no tool calling{hint}")
+    if any(message.role == "tool" or message.tool_calls for message in messages):
+        raise ConfigurationError(f"{who} cannot be sent tool calls or tool results")

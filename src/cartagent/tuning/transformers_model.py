@@ -16,7 +16,7 @@ from typing import Any, Self
 import anyio
 
 from ..errors import ConfigurationError
-from ..llm.model import Completion, Message, ToolSpec, Usage
+from ..llm.model import Completion, Message, ToolSpec, Usage, refuse_tools
 
 __all__ = ["TransformersModel"]
 
@@ -59,14 +59,11 @@ class TransformersModel:
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
-        if tools or response_format:
+        refuse_tools("TransformersModel", messages, tools)
+        if response_format:
             raise ConfigurationError(
-                "TransformersModel decodes freely: no tool calling and no JSON grammar "
-                "(serve through llama.cpp for those)"
+                "TransformersModel decodes freely, with no JSON grammar: serve through llama.cpp"
             )
-        for message in messages:
-            if message.role == "tool" or message.tool_calls:
-                raise ConfigurationError("TransformersModel cannot be sent tool calls or results")
         return await anyio.to_thread.run_sync(self._generate, messages)
 
     def _generate(self, messages: list[Message]) -> Completion:

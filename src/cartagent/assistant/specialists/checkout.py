@@ -27,6 +27,7 @@ from ...commerce.terms import DEMO_STORE, Quote, StoreTerms
 from ...money import Money
 from ...tools import ToolResult
 from ..cart import (
+    QuantityChange,
     add_card,
     change_quantity,
     describe_cart,
@@ -269,13 +270,9 @@ class CheckoutSpecialist:
                 f"Which line should I take {count} off? Say, for example, 'remove {count} "
                 f"{example}':\n{listing}"
             )
-        line = cart[named[0]]
-        if count >= line.quantity:
-            cart.pop(named[0])
-            return self._reply(f"Removed {line.title}. {describe_cart(cart, self.terms)}")
-        cart[named[0]] = replace(line, quantity=line.quantity - count)
+        left = max(cart[named[0]].quantity - count, 0)
         return self._reply(
-            f"Now {line.quantity - count} x {line.title}. {describe_cart(cart, self.terms)}"
+            change_quantity(conversation, QuantityChange(left, named[0]), self.terms)
         )
 
     # -------------------------------------------------------------------- checkout
