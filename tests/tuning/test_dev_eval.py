@@ -42,6 +42,31 @@ def test_the_transformers_model_answers_within_its_token_bound(
         asyncio.run(model.complete([Message("user", "red running shoes")]))
 
 
+def test_answers_decoded_in_a_batch_are_those_decoded_alone(
+    tiny_base: str, tiny_adapter: Path
+) -> None:
+    from cartagent.tuning.transformers_model import TransformersModel
+
+    asked = [
+        [Message("user", "mouse")],
+        [Message("user", "a cheap backpack under 40 dollars with a padded laptop sleeve")],
+        [Message("system", "Answer in one line."), Message("user", "red running shoes")],
+    ]
+    with TransformersModel.with_adapter(tiny_adapter, tiny_base, max_tokens=8) as alone:
+        expected = [asyncio.run(alone.complete(m)) for m in asked]
+    with TransformersModel.with_adapter(tiny_adapter, tiny_base, max_tokens=8) as model:
+        model.prefetch(asked + asked[:1], batch_size=2)  # padded rows; a repeat asked once
+        model.model = None  # what is prefetched needs no decoding
+        batched = [asyncio.run(model.complete(m)) for m in asked]
+        with pytest.raises(RuntimeError, match="closed"):
+            asyncio.run(model.complete([Message("user", "not prefetched")]))
+
+    assert [b.message.content for b in batched] == [e.message.content for e in expected]
+    assert [b.usage for b in batched] == [e.usage for e in expected]
+    with pytest.raises(ConfigurationError, match="batch_size"):
+        model.prefetch(asked, batch_size=0)
+
+
 def test_the_transformers_model_refuses_what_it_cannot_constrain(
     tiny_base: str, tiny_adapter: Path
 ) -> None:
@@ -72,16 +97,45 @@ def test_the_transformers_backend_scores_an_adapter_on_every_dev_metric(
 
     metrics = evaluate(tiny_adapter)
 
-    assert set(metrics) == {
-        "f1", "exact", "price_exact", "valid_json", "fallback_rate", "p50_ms", "p95_ms"
-    }  # fmt: skip
+    # Decoded in batches: no per-request latency to report.
+    assert set(metrics) == {"f1", "exact", "price_exact", "valid_json", "fallback_rate"}
     # A random tiny model writes no usable line: the rule parser answers every request.
     assert metrics["fallback_rate"] == 1.0
     assert 0.5 < metrics["f1"] <= 1.0
-    assert 0 < metrics["p50_ms"] <= metrics["p95_ms"]
+
+
+def test_the_transformers_backend_decodes_every_dev_request_in_batches(
+    tiny_base: str, tiny_adapter: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cartagent.tuning.transformers_model import TransformersModel
+
+    batches: list[int] = []
+    alone: list[object] = []
+    batch = TransformersModel._generate_batch
+    lone = TransformersModel._generate
+
+    def counted_batch(self: TransformersModel, conversations: list[list[Message]]) -> object:
+        batches.append(len(conversations))
+        return batch(self, conversations)
+
+    def counted_lone(self: TransformersModel, messages: list[Message]) -> object:
+        if self._prefetched.get(tuple((m.role, m.content or "") for m in messages)) is None:
+            alone.append(messages)
+        return lone(self, messages)
+
+    monkeypatch.setattr(TransformersModel, "_generate_batch", counted_batch)
+    monkeypatch.setattr(TransformersModel, "_generate", counted_lone)
+    dev = load_split(write_split(tmp_path / "dev.jsonl", copies=1))
+    cases = tuple(cases_from(dev.examples))
+    DevEvaluator(cases, tiny_base, "line", backend="transformers", batch_size=4)(tiny_adapter)
+
+    assert batches == [4, len(cases) - 4]  # every request asked, none of them alone
+    assert alone == []
 
 
 def test_backends_are_checked_before_any_trial_runs(tiny_base: str) -> None:
+    with pytest.raises(ConfigurationError, match="batch_size must be at least 1"):
+        DevEvaluator((), tiny_base, "line", backend="transformers", batch_size=0)
     with pytest.raises(ConfigurationError, match="unknown dev backend 'vllm'"):
         DevEvaluator((), tiny_base, "line", backend="vllm")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="answers in JSON"):
