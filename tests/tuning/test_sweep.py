@@ -140,6 +140,45 @@ def test_trials_trained_in_worker_processes_are_tracked_like_the_others(
         assert run.data.metrics["f1"] in (0.5, 0.9) and "eval_loss" in run.data.metrics
 
 
+def test_running_an_interrupted_sweep_again_retrains_the_points_that_failed(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
+    trained: list[float] = []
+
+    def interrupted(adapter: Path) -> dict[str, float]:
+        record = json.loads((adapter / "training.json").read_text())
+        trained.append(record["config"]["sft"]["learning_rate"])
+        if record["config"]["sft"]["learning_rate"] > 5e-4:
+            raise KeyboardInterrupt  # as a time limit's SIGINT lands mid-trial
+        return quality(adapter)
+
+    def scored(adapter: Path) -> dict[str, float]:
+        trained.append(
+            json.loads((adapter / "training.json").read_text())["config"]["sft"]["learning_rate"]
+        )
+        return quality(adapter)
+
+    sweep = tmp_path / "sweep"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(config_for(tiny_base), SPACE, train, train, sweep, evaluate=interrupted,
+                  prune=False, progress=False)  # fmt: skip
+    first = list(trained)
+    result = run_sweep(config_for(tiny_base), SPACE, train, train, sweep, evaluate=scored,
+                       prune=False, progress=False)  # fmt: skip
+
+    assert first[-1] == 1e-3  # the sweep stopped there
+    unstarted = [lr for lr in (1e-4,) if lr not in first]
+    # The interrupted point once more, and whatever the first run never reached.
+    assert sorted(trained[len(first) :]) == sorted([1e-3, *unstarted])
+    assert sorted(t.params["learning_rate"] for t in result.trials) == [1e-4, 1e-3]
+    assert all(t.state == "complete" for t in result.trials)
+    assert result.best is not None and result.best.params["learning_rate"] == 1e-3
+    again = run_sweep(config_for(tiny_base), SPACE, train, train, sweep, evaluate=scored,
+                      prune=False, progress=False)  # fmt: skip
+    assert len(again.trials) == 2 and len(trained) == len(first) + 1 + len(unstarted)
+
+
 def test_a_failed_trial_in_a_worker_stops_the_sweep_with_its_error(
     tiny_base: str, tmp_path: Path
 ) -> None:

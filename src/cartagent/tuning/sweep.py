@@ -199,13 +199,49 @@ def run_sweep(
             raise optuna.TrialPruned()
         return result.objective if result.objective is not None else float("-inf")
 
-    remaining = count - len([t for t in study.trials if t.state.is_finished()])
+    remaining = count - len(_done(study))
+    if method == "grid":
+        _retry_failed_points(study)
     if remaining > 0 and workers > 1:
         work = (config, train, dev, evaluate)
         _run_pooled(study, grid, remaining, workers, record, work, progress=progress)
     elif remaining > 0:
         study.optimize(objective, n_trials=remaining, catch=())
     return _write(folder, tracking_uri, results)
+
+
+def _done(study: Any) -> list[Any]:
+    from optuna.trial import TrialState
+
+    return [t for t in study.trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+
+
+def _retry_failed_points(study: Any) -> None:
+    """Queue again each grid point whose trials all failed or were interrupted (Ctrl-C, a time
+    limit), as optuna's own retry does: its grid sampler counts a failed point as visited, so
+    running the sweep into its folder again would otherwise never finish the grid."""
+    import optuna
+    from optuna.trial import TrialState
+
+    done = {_point(t.params) for t in _done(study)}
+    waiting = {_point(t.params) for t in study.get_trials(states=(TrialState.WAITING,))}
+    for trial in study.trials:
+        point = _point(trial.params)
+        if trial.state != TrialState.FAIL or point in done or point in waiting:
+            continue
+        waiting.add(point)
+        study.add_trial(
+            optuna.trial.create_trial(
+                state=TrialState.WAITING,
+                params=trial.params,
+                distributions=trial.distributions,
+                system_attrs={**trial.system_attrs, "failed_trial": trial.number},
+            )
+        )
+
+
+def _point(params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(params.items()))
 
 
 def _metrics(sft: SftResult, evaluate: Evaluator | None) -> dict[str, float]:
