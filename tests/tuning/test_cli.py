@@ -91,3 +91,26 @@ def test_tune_sweep_left_to_choose_compares_what_it_cannot_score_on_dev_loss(
     assert "dev requests not scored" in result.output
     summary = json.loads((tmp_path / "sweep" / "sweep.json").read_text(encoding="utf-8"))
     assert [sorted(t["metrics"]) for t in summary["trials"]] == [["eval_loss", "train_seconds"]]
+
+
+def test_tune_export_writes_the_card_beside_the_gguf_where_model_tuned_reads_it(
+    tiny_base: str, tmp_path: Path
+) -> None:
+    from cartagent.tuning.sft import train_sft
+    from cartagent.tuning.training_data import load_split
+
+    from .test_sft import config_for
+
+    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
+    adapter = train_sft(config_for(tiny_base), train, tmp_path / "run", progress=False).adapter
+    target = tmp_path / "mine.gguf"
+
+    result = CliRunner().invoke(cli, ["tune", "export", str(adapter), "--out", str(target)])
+
+    assert result.exit_code == 0, result.output
+    card = json.loads((tmp_path / "mine.json").read_text(encoding="utf-8"))
+    assert card["gguf"] == "mine.gguf" and card["method"] == "sft"
+    assert (
+        card["config"]["model"]
+        == json.loads((adapter / "training.json").read_text(encoding="utf-8"))["config"]["model"]
+    )

@@ -223,10 +223,13 @@ def train(
 @click.option(
     "--card",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also write the adapter's card (its training record, file hash, git commit) here.",
+    help="Where to write the adapter's card (its training record, file hash, git commit); "
+    "default: beside the GGUF file, named like it with .json, where `--model tuned` looks for "
+    "how to ask the adapter.",
 )
 def export(adapter: Path, out: Path | None, card: Path | None) -> None:
-    """Write a trained adapter as a GGUF LoRA for llama.cpp (PEFT's folder serves vLLM as is)."""
+    """Write a trained adapter as a GGUF LoRA for llama.cpp (PEFT's folder serves vLLM as is),
+    and its card."""
     import hashlib
     import json
 
@@ -244,16 +247,13 @@ def export(adapter: Path, out: Path | None, card: Path | None) -> None:
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"wrote {written} ({written.stat().st_size / 1e6:.1f} MB)")
-    if card is not None:
-        digest = hashlib.sha256(written.read_bytes()).hexdigest()
-        content = {
-            **record,
-            "gguf": written.name,
-            "gguf_sha256": digest,
-            "git_commit": git_commit(),
-        }
-        card.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
-        click.echo(f"wrote {card}")
+    # Without its card, `--model tuned` would ask an adapter of one's own with the JSON prompt,
+    # whatever prompt it was trained on.
+    card = card or written.with_suffix(".json")
+    digest = hashlib.sha256(written.read_bytes()).hexdigest()
+    content = {**record, "gguf": written.name, "gguf_sha256": digest, "git_commit": git_commit()}
+    card.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
+    click.echo(f"wrote {card}")
 
 
 def _registry(folder: Path | None) -> Any:
