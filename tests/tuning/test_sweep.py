@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,13 @@ def quality(adapter: Path) -> dict[str, float]:
     record = json.loads((adapter / "training.json").read_text())
     lr = record["config"]["sft"]["learning_rate"]
     return {"f1": 0.9 if lr > 5e-4 else 0.5, "p50_ms": 100.0 * record["config"]["lora"]["rank"]}
+
+
+def quality_and_threads(adapter: Path) -> dict[str, float]:
+    """:func:`quality`, and the PyTorch threads of the process that scored the trial."""
+    import torch
+
+    return {**quality(adapter), "threads": float(torch.get_num_threads())}
 
 
 def test_a_grid_sweep_tracks_every_trial_and_picks_the_best(tiny_base: str, tmp_path: Path) -> None:
@@ -122,8 +130,9 @@ def test_trials_trained_in_worker_processes_are_tracked_like_the_others(
     finished: list[int] = []
 
     result = run_sweep(
-        config_for(tiny_base), space, train, dev, tmp_path / "sweep", evaluate=quality,
-        progress=False, workers=2, on_trial=lambda t: finished.append(t.number),
+        config_for(tiny_base), space, train, dev, tmp_path / "sweep",
+        evaluate=quality_and_threads, progress=False, workers=2,
+        on_trial=lambda t: finished.append(t.number),
     )  # fmt: skip
 
     points = {(t.params["learning_rate"], t.params["optimizer"]) for t in result.trials}
@@ -131,6 +140,9 @@ def test_trials_trained_in_worker_processes_are_tracked_like_the_others(
     assert sorted(finished) == [0, 1, 2, 3]
     assert all(t.state == "complete" and len(t.losses) == 3 for t in result.trials)
     assert result.best is not None and result.best.params["learning_rate"] == 1e-3
+    # Two workers share the cores instead of each starting a thread per core.
+    share = max(1, (os.cpu_count() or 1) // 2)
+    assert all(t.metrics["threads"] == share for t in result.trials)
     client = mlflow.MlflowClient(result.tracking_uri)
     runs = client.search_runs([client.get_experiment_by_name("cartagent-sweep").experiment_id])
     assert len(runs) == 4

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -336,6 +337,14 @@ def _train_trial(
     return sft, _metrics(sft, evaluate)
 
 
+def _share_cores(threads: int) -> None:
+    """A worker's share of the CPU: each PyTorch process would otherwise start a thread per
+    core, and ``workers`` of them would fight over the cores."""
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def _run_pooled(
     study: Any,
     grid: dict[str, list[Any]],
@@ -361,8 +370,11 @@ def _run_pooled(
     lock = threading.Lock()  # one MLflow run and one write of sweep.json at a time
     errors: list[BaseException] = []
     context = multiprocessing.get_context("spawn")  # CUDA cannot be used in a forked child
+    threads = max(1, (os.cpu_count() or 1) // workers)
     with (
-        ProcessPoolExecutor(workers, mp_context=context) as pool,
+        ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_share_cores, initargs=(threads,)
+        ) as pool,
         tqdm(total=count, desc="trials", unit="trial", disable=not progress) as bar,
     ):
 
