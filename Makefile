@@ -63,8 +63,9 @@ sweep: $(STAMP)
 		--steps 30 --dev-requests 40
 
 ## The same sweep over all four axes, for a machine with a GPU (docs/tuning/sweep-gpu/report.md:
-## an H200 finished 16 of these 36 trials in 7 minutes): 12 trials at a time, scored through
-## transformers where llama.cpp is not installed
+## an H200 finished 28 of these 36 trials in 500 s, before the workers shared the cores): 12
+## trials at a time, scored through transformers in batches where llama.cpp is not installed;
+## run it again into the same folder to finish an interrupted sweep
 sweep-gpu: $(STAMP)
 	$(BIN)/cartagent tune data --out build/tune-data --quiet
 	$(BIN)/cartagent tune sweep --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
