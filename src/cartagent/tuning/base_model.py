@@ -3,10 +3,19 @@
 ``base`` names a packaged GGUF (``smollm2``: dequantized to float32 by transformers), a local
 Hugging Face folder, a ``.gguf`` file, or a model name already in the local Hugging Face cache
 (nothing is downloaded: ``HF_HUB_OFFLINE`` is set by the callers that need it).
+
+Reading a GGUF is slow in transformers (about 25 s for SmolLM2-135M here, most of it parsing the
+file's metadata and tokenizer), and a sweep reads it twice a trial, so the first read saves the
+dequantized model as a Hugging Face folder in ``cache_dir``, under the GGUF's SHA-256, and later
+reads load that (about a second).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +26,10 @@ from ..llm.packaged import PACKAGED_MODELS, packaged_model_path
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["BaseModel", "load_base_config", "load_base_model", "resolve_base"]
+__all__ = ["BASE_CACHE", "BaseModel", "load_base_config", "load_base_model", "resolve_base"]
+
+BASE_CACHE = Path.home() / ".cache" / "cartagent" / "base-models"
+"""Where dequantized GGUF bases are kept (the default ``cache_dir``)."""
 
 
 @dataclass(frozen=True)
@@ -46,11 +58,48 @@ def resolve_base(base: str) -> tuple[str, str | None]:
     return base, None
 
 
-def load_base_config(base: str) -> dict[str, Any]:
+def _cached(where: str, gguf: str | None, cache_dir: Path | None) -> Path | None:
+    """The folder a GGUF base is (or would be) dequantized into; None for other bases."""
+    if gguf is None or cache_dir is None:
+        return None
+    path = Path(where) / gguf
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return cache_dir / f"{path.stem}-{digest.hexdigest()[:16]}"
+
+
+def _source(base: str, cache_dir: Path | None) -> tuple[str, str | None, Path | None]:
+    """``(folder or name, gguf file or None, cache folder or None)`` to load ``base`` from: its
+    dequantized copy when one is kept."""
+    where, gguf = resolve_base(base)
+    cached = _cached(where, gguf, cache_dir)
+    if cached is not None and (cached / "config.json").is_file():
+        return str(cached), None, cached
+    return where, gguf, cached
+
+
+def _keep(model: Any, tokenizer: Any, folder: Path) -> None:
+    """Save the dequantized base into ``folder``, whole or not at all (several sweep workers
+    may load it for the first time at once: the first to finish wins)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        model.save_pretrained(str(partial))
+        tokenizer.save_pretrained(str(partial))
+        os.replace(partial, folder)
+    except OSError:
+        pass  # another process saved it first, or the disk is full: the cache is only a saving
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+def load_base_config(base: str, *, cache_dir: Path | None = BASE_CACHE) -> dict[str, Any]:
     """The base model's Hugging Face config as a dict, without loading its weights."""
     from transformers import AutoConfig
 
-    where, gguf = resolve_base(base)
+    where, gguf, _ = _source(base, cache_dir)
     options: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
     try:
         config: dict[str, Any] = AutoConfig.from_pretrained(where, **options).to_dict()
@@ -59,11 +108,12 @@ def load_base_config(base: str) -> dict[str, Any]:
     return config
 
 
-def load_base_model(base: str) -> BaseModel:
-    """The causal LM and its tokenizer, in float32 on the CPU, ready for a LoRA adapter."""
+def load_base_model(base: str, *, cache_dir: Path | None = BASE_CACHE) -> BaseModel:
+    """The causal LM and its tokenizer, in float32 on the CPU, ready for a LoRA adapter; a GGUF
+    base is dequantized once into ``cache_dir`` (None: every time)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    where, gguf = resolve_base(base)
+    where, gguf, cached = _source(base, cache_dir)
     options: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, **options)
@@ -77,4 +127,6 @@ def load_base_model(base: str) -> BaseModel:
         quantizer.remove_quantization_config(model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if gguf and cached is not None:
+        _keep(model, tokenizer, cached)
     return BaseModel(model, tokenizer, base)
