@@ -7,7 +7,7 @@ Hugging Face folder, a ``.gguf`` file, or a model name already in the local Hugg
 Reading a GGUF is slow in transformers (about 25 s for SmolLM2-135M here, most of it parsing the
 file's metadata and tokenizer), and a sweep reads it twice a trial, so the first read saves the
 dequantized model as a Hugging Face folder in ``cache_dir``, under the GGUF's SHA-256, and later
-reads load that (about a second).
+reads load that (0.3 s).
 """
 
 from __future__ import annotations

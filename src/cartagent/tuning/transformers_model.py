@@ -120,32 +120,9 @@ class TransformersModel:
         return list(encoded["input_ids"])
 
     def _generate(self, messages: list[Message]) -> Completion:
-        import torch
-
         with self._lock:
             ready = self._prefetched.get(_key(messages))
-        if ready is not None:
-            return ready
-        chat = [{"role": m.role, "content": m.content or ""} for m in messages]
-        with self._lock, torch.inference_mode():
-            if self.model is None:
-                raise RuntimeError("this TransformersModel is closed")
-            encoded = self.tokenizer.apply_chat_template(
-                chat, add_generation_prompt=True, return_tensors="pt", return_dict=True
-            )
-            prompt = encoded["input_ids"].to(self.model.device)
-            output = self.model.generate(
-                prompt,
-                attention_mask=encoded["attention_mask"].to(self.model.device),
-                max_new_tokens=self.max_tokens,
-                do_sample=False,
-                pad_token_id=self.tokenizer.pad_token_id,
-            )
-            answer = output[0, prompt.shape[1] :]
-            text = self.tokenizer.decode(answer, skip_special_tokens=True)
-        return Completion(
-            Message("assistant", text.strip()), Usage(int(prompt.shape[1]), int(answer.shape[0]))
-        )
+        return ready if ready is not None else self._generate_batch([messages])[0]
 
     def close(self) -> None:
         """Free the model's memory (the GPU's too); later calls fail."""
