@@ -19,6 +19,7 @@ from .domains import Domain
 
 __all__ = [
     "MAX_SEARCH_CONTEXT",
+    "OPEN_STATUSES",
     "CartLine",
     "Conversation",
     "PendingConfirmation",
@@ -61,7 +62,13 @@ class PendingConfirmation:
     domain: Domain | None = None
 
 
-OrderStatus = Literal["CREATED", "APPROVED", "COMPLETED", "VOIDED"]
+OrderStatus = Literal[
+    "CREATED", "SAVED", "PAYER_ACTION_REQUIRED", "APPROVED", "COMPLETED", "VOIDED"
+]
+
+OPEN_STATUSES = frozenset({"CREATED", "SAVED", "PAYER_ACTION_REQUIRED", "APPROVED"})
+"""PayPal order statuses of an order not paid yet that may still be paid. PayPal creates an
+order as PAYER_ACTION_REQUIRED rather than CREATED whenever it carries a return URL."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,9 @@ class PlacedOrder:
     """A PayPal order this conversation created: what was bought, what was paid and refunded.
 
     ``status`` mirrors PayPal's order status as last seen; ``capture_id`` is set once paid;
-    ``refunded`` is the total refunded so far, in ``currency``.
+    ``paid_at`` once this conversation has recorded the payment (its lines left the cart);
+    ``refunded`` is the total refunded so far, in ``currency``; ``returned`` the variant ids
+    of the lines refunded (each line is refunded at most once).
     """
 
     order_id: str
@@ -82,6 +91,13 @@ class PlacedOrder:
     capture_id: str | None = None
     paid_at: datetime | None = None
     refunded: Decimal = Decimal(0)
+    returned: frozenset[str] = frozenset()
+
+    @property
+    def settled(self) -> bool:
+        """Whether this conversation knows how this order ended (paid and recorded, or
+        cancelled): an unsettled order may have been paid without the conversation hearing."""
+        return self.paid_at is not None or self.status == "VOIDED"
 
 
 @dataclass(frozen=True)
@@ -130,6 +146,27 @@ class Conversation:
                 self.orders[index] = order
                 return
         self.orders.append(order)
+
+    def record_paid(self, order: PlacedOrder, when: datetime) -> PlacedOrder:
+        """Record ``order`` as paid (at ``when`` unless already recorded): what it bought
+        leaves the cart (a line bought in part keeps the rest) and its pending yes is over."""
+        if order.paid_at is not None:
+            self.update_order(order)
+            return order
+        order = replace(order, status="COMPLETED", paid_at=when)
+        self.update_order(order)
+        bought: dict[str, int] = {}
+        for line in order.lines:
+            bought[line.variant_id] = bought.get(line.variant_id, 0) + line.quantity
+        kept = []
+        for line in self.cart:
+            left = line.quantity - bought.pop(line.variant_id, 0)
+            if left > 0:
+                kept.append(replace(line, quantity=left))
+        self.cart[:] = kept
+        if self.pending is not None and self.pending.data.get("order_id") == order.order_id:
+            self.pending = None
+        return order
 
     def search_requests(self) -> list[str]:
         """The requests of the latest searches, oldest first (context for follow-ups)."""

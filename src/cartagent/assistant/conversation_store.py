@@ -123,9 +123,10 @@ orders = sa.Table(
     sa.Column("capture_id", sa.String(36), nullable=True),
     sa.Column("paid_at", sa.DateTime(timezone=True), nullable=True),
     sa.Column("refunded", sa.String(40), nullable=False),
+    sa.Column("returned", sa.Text, nullable=True),
 )
 
-ADDED_COLUMNS = {"chat_pending": ("domain",)}
+ADDED_COLUMNS = {"chat_pending": ("domain",), "chat_orders": ("returned",)}
 """Nullable columns added after a table first shipped: added in place to older databases."""
 
 
@@ -315,6 +316,7 @@ class ConversationStore:
                         "capture_id": order.capture_id,
                         "paid_at": order.paid_at,
                         "refunded": str(order.refunded),
+                        "returned": _dumps(sorted(order.returned)),
                     }
                     for position, order in enumerate(state.orders, 1)
                 ],
@@ -423,4 +425,5 @@ def _order(row: Any) -> PlacedOrder:
         capture_id=row.capture_id,
         paid_at=None if row.paid_at is None else _aware(row.paid_at),
         refunded=Decimal(row.refunded),
+        returned=frozenset(orjson.loads(row.returned or "[]")),
     )

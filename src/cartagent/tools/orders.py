@@ -87,14 +87,20 @@ def _summary(order: dict[str, Any]) -> dict[str, Any]:
         if captures:
             summary["capture_id"] = captures[0]["id"]
             summary["capture_status"] = captures[0]["status"]
-        refunds = [
-            Decimal(refund["amount"]["value"])
+            if captures[0].get("create_time"):
+                summary["capture_time"] = captures[0]["create_time"]
+        live = [
+            refund
             for unit in units
             for refund in (unit.get("payments") or {}).get("refunds") or []
             if refund.get("status") != "CANCELLED" and "amount" in refund
         ]
-        if refunds:
-            summary["refunded"] = str(sum(refunds, Decimal(0)))
+        if live:
+            amounts = (Decimal(refund["amount"]["value"]) for refund in live)
+            summary["refunded"] = str(sum(amounts, Decimal(0)))
+            invoices = [str(r["invoice_id"]) for r in live if r.get("invoice_id")]
+            if invoices:
+                summary["refund_invoice_ids"] = invoices
     return summary
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -12,7 +13,11 @@ from cartagent.assistant import Conversation
 from cartagent.assistant.cart import find_quantity_change
 from cartagent.assistant.consent import Grant, granting
 from cartagent.assistant.conversation import CartLine
-from cartagent.assistant.specialists import CheckoutSpecialist, DiscoverySpecialist
+from cartagent.assistant.specialists import (
+    CheckoutSpecialist,
+    DiscoverySpecialist,
+    OrdersSpecialist,
+)
 from cartagent.assistant.specialists.checkout import PAY_ORDER
 from cartagent.money import Money
 from cartagent.tools import Toolkit
@@ -310,5 +315,95 @@ async def test_checking_out_again_after_a_lost_capture_gives_the_receipt(
     with granting(Grant("capture_order", "order_id", order_id, Money.of("56.38", "USD"))):
         assert not (await shop_toolkit.call("capture_order", {"order_id": order_id})).is_error
     _, again = await say(checkout, shown, "checkout", shop_toolkit)
-    assert again.text.startswith(f"Paid. Receipt for order {order_id}")
+    assert again.text.startswith(f"Order {order_id} was already paid on PayPal")
+    assert f"Paid. Receipt for order {order_id}" in again.text
     assert shown.cart == [] and len(shown.orders) == 1
+
+
+_RETURN = "http://127.0.0.1:8000/shop?session={session}"
+
+
+async def _captures(toolkit: Toolkit, conversation: Conversation) -> int:
+    """How many of the conversation's orders PayPal shows captured."""
+    found = 0
+    for order in conversation.orders:
+        seen = await toolkit.call("get_order", {"order_id": order.order_id})
+        found += seen.content.get("status") == "COMPLETED"
+    return found
+
+
+async def test_a_capture_lost_to_a_crash_is_not_charged_again_when_paypal_awaits_the_payer(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    # With a return URL PayPal creates the order as PAYER_ACTION_REQUIRED, not CREATED.
+    checkout = CheckoutSpecialist(return_url=_RETURN)
+    await say(checkout, shown, "add the first one to my cart", shop_toolkit)
+    _, ordered = await say(checkout, shown, "checkout", shop_toolkit)
+    order_id = ordered.data["order"]["id"]
+    assert shown.orders[0].status == "PAYER_ACTION_REQUIRED"
+    http.post(f"/checkoutnow?token={order_id}", data={}, follow_redirects=False)
+    stored = copy.deepcopy(shown)  # what the database holds when the server dies
+    _, paid = await say(checkout, shown, "yes", shop_toolkit)
+    assert paid.text.startswith("Paid.")
+
+    after_crash = copy.deepcopy(stored)
+    _, reply = await say(checkout, after_crash, "checkout", shop_toolkit)
+    assert reply.text.startswith(f"Order {order_id} was already paid"), reply.text
+    assert after_crash.cart == [] and len(after_crash.orders) == 1
+    assert after_crash.pending is None
+    # Asked where the order is first, the conversation learns it was paid there.
+    asked_first = copy.deepcopy(stored)
+    _, status = await say(OrdersSpecialist(), asked_first, "where is my order", shop_toolkit)
+    assert f"Order {order_id} (56.38 USD): paid on" in status.text, status.text
+    assert asked_first.cart == [] and asked_first.pending is None
+    _, empty = await say(checkout, asked_first, "checkout", shop_toolkit)
+    assert empty.text.startswith("Your cart is empty")
+    assert await _captures(shop_toolkit, shown) == 1
+
+
+async def test_a_capture_lost_to_a_crash_then_a_changed_cart_pays_only_the_difference(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist(return_url=_RETURN)
+    await say(checkout, shown, "add the first one to my cart", shop_toolkit)
+    _, ordered = await say(checkout, shown, "checkout", shop_toolkit)
+    first = ordered.data["order"]["id"]
+    approved = http.post(f"/checkoutnow?token={first}", data={}, follow_redirects=False)
+    assert approved.status_code == 303
+    stored = copy.deepcopy(shown)
+    await say(checkout, shown, "yes", shop_toolkit)
+    await say(checkout, stored, "make it 3", shop_toolkit)  # after the crash
+    _, settled = await say(checkout, stored, "checkout", shop_toolkit)
+    assert settled.text.startswith(f"Order {first} was already paid"), settled.text
+    assert [line.quantity for line in stored.cart] == [2]
+    _, rest = await say(checkout, stored, "checkout", shop_toolkit)
+    assert rest.data["order"]["id"] != first and "2 x T-Shirt" in rest.text, rest.text
+
+
+async def test_checking_out_again_after_approving_resumes_the_approved_order(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist(return_url=_RETURN)
+    await say(checkout, shown, "add the first one to my cart", shop_toolkit)
+    _, ordered = await say(checkout, shown, "checkout", shop_toolkit)
+    order_id = ordered.data["order"]["id"]
+    http.post(f"/checkoutnow?token={order_id}", data={}, follow_redirects=False)
+    _, again = await say(checkout, shown, "checkout", shop_toolkit)
+    assert again.data["order"]["id"] == order_id and "PayPal shows it approved" in again.text
+    assert len(shown.orders) == 1
+
+
+@pytest.mark.parametrize("change", ["make it 3", "add the second one to my cart", "remove it"])
+async def test_a_yes_given_before_the_cart_changed_pays_nothing(
+    change: str, shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    checkout = CheckoutSpecialist()
+    order_id = await _checked_out(shown, shop_toolkit)
+    approve_on_paypal(http, order_id)
+    await say(checkout, shown, change, shop_toolkit)
+    cart = list(shown.cart)
+    _, stale = await say(checkout, shown, "yes", shop_toolkit)
+    assert "Your cart changed after order" in stale.text, stale.text
+    assert shown.cart == cart and shown.pending is None
+    status = await shop_toolkit.call("get_order", {"order_id": order_id})
+    assert status.content["status"] == "APPROVED"

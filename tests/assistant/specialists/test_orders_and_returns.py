@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -84,8 +85,9 @@ async def test_a_refund_made_by_the_store_shows_and_bounds_a_return(
     _, asked = await say(
         ReturnsSpecialist(clock=days_after(paid_at, 3)), shown, "return the t-shirt", shop_toolkit
     )
-    # The T-shirt's 50.39 USD is more than the 46.38 USD left of the order.
-    assert "I would refund 46.38 USD" in asked.text
+    # The order's items and tax are 50.39 USD (shipping is never refunded); 10.00 of it is
+    # gone, so 40.39 USD is left to give back.
+    assert "I would refund 40.39 USD" in asked.text
 
 
 async def test_an_exchange_is_a_return_and_the_version_asked_for_in_stock_as_a_card(
@@ -161,7 +163,13 @@ async def test_a_return_is_refunded_after_a_yes_within_the_window(
     assert "I would refund 12.96 USD" in asked.text
     assert shown.pending == PendingConfirmation(
         REFUND,
-        {"order_id": order_id, "amount": "12.96", "currency": "USD", "what": "1 x Coffee Mug"},
+        {
+            "order_id": order_id,
+            "variant_id": "mug-white",
+            "amount": "12.96",
+            "currency": "USD",
+            "what": "1 x Coffee Mug",
+        },
         returns.domain,
     )
     _, refunded = await say(returns, shown, "yes", shop_toolkit)
@@ -208,3 +216,60 @@ async def test_money_moves_only_under_a_matching_grant(
     with granting(Grant("create_refund", "capture_id", capture_id, Money.of("10.00", "USD"))):
         granted = await shop_toolkit.call("create_refund", refund)
     assert not granted.is_error, granted.content
+
+
+async def _refunded(toolkit: Toolkit, order_id: str) -> Decimal:
+    order = await toolkit.call("get_order", {"order_id": order_id})
+    return Decimal(str(order.content.get("refunded") or 0))
+
+
+async def test_a_returned_line_is_refunded_once_and_never_from_another_line(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _paid(shown, shop_toolkit, http, "first", "second")  # 62.33 + 5.99
+    returns = ReturnsSpecialist(clock=days_after(shown.orders[0].paid_at, 2))
+    await say(returns, shown, "I want to return the t-shirt", shop_toolkit)
+    _, first = await say(returns, shown, "yes", shop_toolkit)
+    assert "of 50.39 USD for 1 x T-Shirt is completed" in first.text, first.text
+    for _ in range(3):  # the probe asked four times and was refunded the mug's money too
+        _, again = await say(returns, shown, "I want to return the t-shirt", shop_toolkit)
+        assert "has already been refunded" in again.text, again.text
+        assert shown.pending is None
+        await say(returns, shown, "yes", shop_toolkit)
+    assert await _refunded(shop_toolkit, order_id) == Decimal("50.39")
+    # The whole order now means the mug alone; after it, nothing is left (not the shipping).
+    _, rest = await say(returns, shown, "I want to return my order", shop_toolkit)
+    assert "I would refund 12.96 USD" in rest.text, rest.text
+    await say(returns, shown, "yes", shop_toolkit)
+    _, none = await say(returns, shown, "I want to return my order", shop_toolkit)
+    assert "nothing left to refund" in none.text, none.text
+    assert await _refunded(shop_toolkit, order_id) == Decimal("63.35")
+
+
+async def test_a_one_line_order_returned_twice_never_refunds_the_shipping(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _paid(shown, shop_toolkit, http, "first")  # 50.39 + 5.99 shipping
+    returns = ReturnsSpecialist(clock=days_after(shown.orders[0].paid_at, 2))
+    for _ in range(2):
+        await say(returns, shown, "return it", shop_toolkit)
+        await say(returns, shown, "yes", shop_toolkit)
+    assert await _refunded(shop_toolkit, order_id) == Decimal("50.39")
+
+
+async def test_a_refund_whose_turn_was_lost_is_read_back_from_paypal_not_repeated(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _paid(shown, shop_toolkit, http, "first", "second")
+    returns = ReturnsSpecialist(clock=days_after(shown.orders[0].paid_at, 2))
+    await say(returns, shown, "I want to return the mug", shop_toolkit)
+    before_yes = copy.deepcopy(shown)
+    await say(returns, shown, "yes", shop_toolkit)
+    # The server died before the refund's turn was stored: the conversation is as before the
+    # yes, and the shopper says it again (or asks again).
+    _, replayed = await say(returns, before_yes, "yes", shop_toolkit)
+    assert "Coffee Mug from order" in replayed.text and "already been refunded" in replayed.text
+    _, asked = await say(returns, before_yes, "return the mug", shop_toolkit)
+    assert "already been refunded" in asked.text, asked.text
+    assert await _refunded(shop_toolkit, order_id) == Decimal("12.96")
+    assert before_yes.orders[0].returned == frozenset({"mug-white"})

@@ -5,10 +5,15 @@
 2. "checkout": the cart becomes a PayPal order (``create_order``: items with per-unit tax,
    shipping under the store's terms); the shopper gets the order's approve link and is asked
    to say "yes" here once they have approved the payment on PayPal's page.
-3. "yes": the order is read back; only if PayPal says it is APPROVED, and for no more than
-   the total the shopper was shown, is it captured (``capture_order`` under a
-   :class:`~cartagent.assistant.consent.Grant`). Then the receipt; the cart is emptied.
-   "done" reads the order's status and asks for the yes; "no" takes no payment.
+3. "yes": the order is read back; only if PayPal says it is APPROVED, for no more than the
+   total the shopper was shown, and only while the cart is still what the order holds (a yes
+   given before "make it 3" is not a yes to the new cart), is it captured (``capture_order``
+   under a :class:`~cartagent.assistant.consent.Grant`). Then the receipt; what was bought
+   leaves the cart. "done" reads the order's status and asks for the yes; "no" takes no payment.
+
+Before a new order is created, every order of the conversation not known to be paid is read
+back from PayPal: one paid though the conversation never heard so (a crash after the capture,
+a turn that timed out) is recorded with its receipt instead of being charged again.
 
 Nothing here is decided by a model: the approval gate refuses a capture without the grant.
 """
@@ -38,9 +43,10 @@ from ..cart import (
 )
 from ..confirmation import read_answer
 from ..consent import Grant, granting
-from ..conversation import Conversation, PendingConfirmation, PlacedOrder
+from ..conversation import OPEN_STATUSES, Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
 from ..option_pick import OptionPick, find_option_pick, unshown
+from ..placed_orders import seen
 from ..policy_fallback import is_question, policy_answer
 from ..references import (
     FOCUS,
@@ -285,6 +291,9 @@ class CheckoutSpecialist:
             return self._reply("Payments are not set up in this assistant, so I cannot check out.")
         if self.remote is not None:
             return await self.remote.start(turn)
+        settled = await self._settle(turn)
+        if settled is not None:
+            return settled
         try:
             quote = self.terms.quote(conversation.cart)
         except ValueError as error:
@@ -348,6 +357,39 @@ class CheckoutSpecialist:
             {"order": _order_json(order, quote)},
         )
 
+    async def _settle(self, turn: TurnContext) -> Reply | None:
+        """The receipt of an order PayPal has paid that this conversation had not recorded
+        (its lines leave the cart), else ``None``; an order that cannot be read blocks a new
+        one, since it may have been paid."""
+        conversation = turn.conversation
+        for order in [o for o in conversation.orders if not o.settled]:
+            result = await turn.call("get_order", {"order_id": order.order_id})
+            if result.is_error and result.content.get("status") == 404:
+                # PayPal forgets an order that lapsed unpaid; a paid one is never forgotten.
+                conversation.update_order(replace(order, status="VOIDED"))
+                continue
+            if result.is_error:
+                return self._reply(
+                    f"I could not check order {order.order_id} with PayPal "
+                    f"({_error(result)}), so I am not creating another order that could be "
+                    "paid twice. Please try again in a moment."
+                )
+            order = seen(turn, order, result.content)
+            if order.paid_at is not None:
+                receipt = self._receipt(order)
+                left = (
+                    f"\nYour cart still holds: {describe_cart(conversation.cart, self.terms)} "
+                    "Say 'checkout' to pay for it."
+                    if conversation.cart
+                    else ""
+                )
+                return self._reply(
+                    f"Order {order.order_id} was already paid on PayPal, so I did not create "
+                    f"another one.\n{receipt.text}{left}",
+                    receipt.data,
+                )
+        return None
+
     async def _resume(self, turn: TurnContext, quote: Quote) -> Reply | None:
         """The unpaid order this conversation made for the same cart, if PayPal still has it
         waiting: checking out again must not leave the shopper two orders to approve."""
@@ -356,7 +398,7 @@ class CheckoutSpecialist:
         waiting = [
             o
             for o in conversation.orders
-            if o.status in ("CREATED", "APPROVED")
+            if o.status in OPEN_STATUSES
             and o.lines == cart
             and Money(o.total, o.currency) == quote.total
         ]
@@ -367,10 +409,7 @@ class CheckoutSpecialist:
         order, problem = await self._read(turn, earlier)
         if problem is not None:
             return None
-        if order.status == "COMPLETED":  # paid, though this conversation never heard so
-            return self._paid(conversation, order)
-        conversation.update_order(order)
-        if order.status not in ("CREATED", "APPROVED"):
+        if order.status not in OPEN_STATUSES:
             return None
         conversation.pending = PendingConfirmation(
             PAY_ORDER, {"order_id": order.order_id}, domain=self.domain
@@ -382,12 +421,7 @@ class CheckoutSpecialist:
         result = await turn.call("get_order", {"order_id": order.order_id})
         if result.is_error:
             return order, _error(result)
-        seen = result.content
-        return replace(
-            order,
-            status=seen.get("status", order.status),
-            capture_id=seen.get("capture_id") or order.capture_id,
-        ), None
+        return seen(turn, order, result.content), None
 
     async def _status(self, turn: TurnContext, pending: PendingConfirmation) -> Reply:
         order = turn.conversation.order(str(pending.data.get("order_id")))
@@ -395,9 +429,10 @@ class CheckoutSpecialist:
             turn.conversation.pending = None
             return self._reply("I lost track of that order; say 'checkout' to start again.")
         order, problem = await self._read(turn, order)
-        turn.conversation.update_order(order)
         if problem is not None:
             return self._reply(f"I could not reach PayPal to check the order: {problem}")
+        if order.paid_at is not None:
+            return self._receipt(order)
         if order.status == "APPROVED":
             return self._reply(
                 f"PayPal shows order {order.order_id} approved. Say 'yes' to pay "
@@ -421,6 +456,16 @@ class CheckoutSpecialist:
         order, problem = await self._read(turn, order)
         if problem is not None:
             return self._reply(f"I could not reach PayPal to check the order: {problem}")
+        if order.paid_at is not None:  # paid before a lost turn: read back, not repeated
+            return self._receipt(order)
+        if order.lines != tuple(conversation.cart):
+            conversation.pending = None
+            return self._reply(
+                f"Your cart changed after order {order.order_id} was created, so I did not "
+                "take that payment: a yes pays only for the cart as it was ordered. Say "
+                f"'checkout' to pay for the cart as it is now.\n"
+                f"{describe_cart(conversation.cart, self.terms)}"
+            )
         if order.status == "APPROVED":
             grant = Grant(
                 "capture_order", "order_id", order.order_id, Money(order.total, order.currency)
@@ -430,30 +475,14 @@ class CheckoutSpecialist:
             if result.is_error:
                 # A capture that went through before a crash is read back, not repeated.
                 order, problem = await self._read(turn, order)
-                if order.status != "COMPLETED":
-                    conversation.update_order(order)
+                if order.paid_at is None:
                     return self._reply(f"The payment did not go through: {_error(result)}")
-            else:
-                order = replace(
-                    order,
-                    status="COMPLETED"
-                    if result.content.get("status") == "COMPLETED"
-                    else order.status,
-                    capture_id=result.content.get("capture_id"),
-                )
-        if order.status != "COMPLETED":
-            conversation.update_order(order)
-            return self._not_approved(order)
-        return self._paid(conversation, order)
-
-    def _paid(self, conversation: Conversation, order: PlacedOrder) -> Reply:
-        """Record ``order`` as paid, take its lines out of the cart, answer the receipt."""
-        order = replace(order, paid_at=order.paid_at or self._clock())
+                return self._receipt(order)
+            if result.content.get("status") == "COMPLETED":
+                captured = replace(order, capture_id=result.content.get("capture_id"))
+                return self._receipt(conversation.record_paid(captured, self._clock()))
         conversation.update_order(order)
-        conversation.pending = None
-        paid = {line.variant_id for line in order.lines}
-        conversation.cart[:] = [line for line in conversation.cart if line.variant_id not in paid]
-        return self._receipt(order)
+        return self._not_approved(order)
 
     def _receipt(self, order: PlacedOrder) -> Reply:
         quote = self.terms.quote(order.lines)

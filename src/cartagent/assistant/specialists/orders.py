@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..cart import describe_line
-from ..conversation import PlacedOrder
+from ..conversation import OPEN_STATUSES, PlacedOrder
 from ..domains import Domain
 from ..placed_orders import refreshed
 from ..policy_fallback import policy_answer
@@ -35,6 +35,8 @@ MAX_SHOWN = 5
 
 _STATUS_WORDS = {
     "CREATED": "waiting for your approval on PayPal",
+    "SAVED": "waiting for your approval on PayPal",
+    "PAYER_ACTION_REQUIRED": "waiting for your approval on PayPal",
     "APPROVED": "approved on PayPal, waiting for your 'yes' to pay",
     "COMPLETED": "paid",
     "VOIDED": "cancelled",
@@ -96,7 +98,7 @@ class OrdersSpecialist:
         """Cancel the latest of ``orders`` not paid yet: it is never captured (PayPal lets an
         unpaid order lapse); a paid one can only be returned."""
         conversation = turn.conversation
-        unpaid = [o for o in orders if o.status in ("CREATED", "APPROVED")]
+        unpaid = [o for o in orders if o.status in OPEN_STATUSES]
         if not unpaid:
             latest = orders[-1]
             if latest.status == "VOIDED":
@@ -143,7 +145,7 @@ class OrdersSpecialist:
         if order.refunded:
             head += f"; refunded {order.refunded} {order.currency}"
         text = f"{head}.\n{lines}"
-        if order.status == "CREATED" and order.approve_url:
+        if order.status in OPEN_STATUSES - {"APPROVED"} and order.approve_url:
             text += f"\nApprove it here: {order.approve_url}"
         if order.status == "COMPLETED":
             text += "\n" + describe_shipping(trackers)

@@ -1,12 +1,16 @@
 """Returns and refunds: check the store's policy, ask for an explicit yes, then refund.
 
 A refund is for one line of a paid order (the item's price and tax) or, when no item is
-named, for the whole order's items and tax; shipping is not refunded (the store's returns
-policy). Only orders this conversation paid for can be refunded, only within the return
-window counted from the payment, and never more than is left unrefunded (as PayPal has it:
-the store may have refunded some from its back office). ``create_refund`` runs only after the
-shopper's "yes", under a :class:`~cartagent.assistant.consent.Grant` for that capture and at
-most that amount. An exchange ("can I exchange them for a size 10?") is the same return plus
+named, for the lines of the order not returned yet; shipping is never refunded (the store's
+returns policy). Each line is refunded at most once: its refund carries an invoice id PayPal
+refuses to see twice (:func:`~cartagent.assistant.placed_orders.refund_invoice_id`), so a
+refund whose turn was lost to a crash is read back, not repeated. Only orders this
+conversation paid for can be refunded, only within the return window counted from the
+payment, and never more than the order's items and tax less all that was refunded (as PayPal
+has it: the store may have refunded some from its back office). The amount is worked out
+again from PayPal's figures when the shopper says "yes". ``create_refund`` runs only after
+that "yes", under a :class:`~cartagent.assistant.consent.Grant` for that capture and at most
+that amount. An exchange ("can I exchange them for a size 10?") is the same return plus
 the version asked for, offered as cards when in stock (:mod:`..exchange`).
 """
 
@@ -27,7 +31,7 @@ from ..consent import Grant, granting
 from ..conversation import CartLine, PendingConfirmation, PlacedOrder
 from ..domains import Domain
 from ..exchange import EXCHANGE, exchange_offer
-from ..placed_orders import refreshed
+from ..placed_orders import refreshed, refund_invoice_id
 from ..policy_fallback import policy_answer
 from ..reply import Reply
 from ..specialist import TurnContext
@@ -77,6 +81,7 @@ class ReturnsSpecialist:
             if answer in ("no", "done"):
                 conversation.pending = None
                 return Reply("OK, no refund. Nothing was changed.", self.domain)
+            conversation.pending = None  # a new request: a later "yes" is not to the old offer
         paid = [o for o in conversation.orders if o.status == "COMPLETED" and o.capture_id]
         exchange = EXCHANGE.search(turn.text) is not None
         named = (
@@ -98,9 +103,14 @@ class ReturnsSpecialist:
         order, line, problem = self._target(turn.text, paid)
         if problem is not None:
             return Reply(problem, self.domain)
-        assert order is not None
+        assert order is not None  # _target gives an order or a problem
         order = await refreshed(turn, order)
-        assert order.paid_at is not None
+        if order.paid_at is None:
+            return Reply(
+                f"I could not confirm the payment of order {order.order_id} with PayPal; "
+                "please ask again in a moment.",
+                self.domain,
+            )
         deadline = order.paid_at + timedelta(days=self.terms.return_days)
         if self._clock() > deadline:
             return Reply(
@@ -112,12 +122,13 @@ class ReturnsSpecialist:
             )
         amount = self._amount(order, line)
         if amount.amount <= 0:
-            return Reply(f"Order {order.order_id} has already been refunded in full.", self.domain)
+            return Reply(self._refunded_already(order, line), self.domain)
         what = f"{line.quantity} x {line.title}" if line else f"order {order.order_id}"
         conversation.pending = PendingConfirmation(
             REFUND,
             {
                 "order_id": order.order_id,
+                "variant_id": None if line is None else line.variant_id,
                 "amount": str(amount.amount),
                 "currency": amount.currency,
                 "what": what,
@@ -175,13 +186,30 @@ class ReturnsSpecialist:
         return None, None, f"Which item do you want to return? Name it or its order. {listed}"
 
     def _amount(self, order: PlacedOrder, line: CartLine | None) -> Money:
-        left = Money(order.total - order.refunded, order.currency)
-        if line is not None:
-            wanted = self.terms.line_total(line)
-        else:
-            quote = self.terms.quote(order.lines)
-            wanted = quote.items + quote.tax
-        return wanted if wanted.amount <= left.amount else left
+        """What returning ``line`` (``None``: every line not returned yet) gives back: its
+        price and tax, within the order's items and tax less all refunded so far (never the
+        shipping), and nothing for a line already returned."""
+        quote = self.terms.quote(order.lines)
+        refundable = min(quote.items.amount + quote.tax.amount, order.total)
+        left = max(refundable - order.refunded, Decimal(0))
+        lines = [line] if line is not None else list(order.lines)
+        wanted = sum(
+            (self.terms.line_total(x).amount for x in lines if x.variant_id not in order.returned),
+            Decimal(0),
+        )
+        return Money(min(wanted, left), order.currency)
+
+    @staticmethod
+    def _refunded_already(order: PlacedOrder, line: CartLine | None) -> str:
+        if line is not None and line.variant_id in order.returned:
+            return (
+                f"{line.title} from order {order.order_id} has already been refunded; "
+                "each item is refunded once."
+            )
+        return (
+            f"Order {order.order_id} has nothing left to refund: its items and tax have been "
+            "refunded (shipping is not refunded)."
+        )
 
     async def _refund(self, turn: TurnContext, pending: PendingConfirmation) -> Reply:
         conversation = turn.conversation
@@ -189,23 +217,43 @@ class ReturnsSpecialist:
         order = conversation.order(str(pending.data.get("order_id")))
         if order is None or order.capture_id is None or turn.toolkit is None:
             return Reply("I lost track of that order; ask again to return it.", self.domain)
-        amount = Money.of(str(pending.data["amount"]), str(pending.data["currency"]))
+        variant = pending.data.get("variant_id")
+        line = next((x for x in order.lines if x.variant_id == variant), None)
+        if variant is not None and line is None:
+            return Reply("I lost track of that item; ask again to return it.", self.domain)
+        # What was offered, unless PayPal now shows some of it refunded meanwhile.
+        order = await refreshed(turn, order)
+        offered = Money.of(str(pending.data["amount"]), str(pending.data["currency"]))
+        now = self._amount(order, line)
+        amount = offered if offered.amount <= now.amount else now
+        if amount.amount <= 0:
+            return Reply(self._refunded_already(order, line), self.domain)
+        capture_id = order.capture_id
+        if capture_id is None:
+            return Reply("I lost track of that payment; ask again to return it.", self.domain)
         arguments = {
-            "capture_id": order.capture_id,
+            "capture_id": capture_id,
             "amount": str(amount.amount),
             "currency": amount.currency,
             "note": f"Return of {pending.data.get('what', 'your order')}"[:255],
+            "invoice_id": refund_invoice_id(order, line),
         }
-        with granting(Grant("create_refund", "capture_id", order.capture_id, amount)):
+        with granting(Grant("create_refund", "capture_id", capture_id, amount)):
             result = await turn.call("create_refund", arguments)
         if result.is_error:
+            order = await refreshed(turn, order)
+            if self._amount(order, line).amount <= 0:  # refunded by a turn that was lost
+                return Reply(self._refunded_already(order, line), self.domain)
             return Reply(
                 f"The refund did not go through: {result.content.get('message')}. Nothing was "
                 "refunded; you can ask again.",
                 self.domain,
             )
         refunded = Decimal(str(result.content.get("amount", amount.amount)))
-        conversation.update_order(replace(order, refunded=order.refunded + refunded))
+        returned = {x.variant_id for x in ([line] if line is not None else order.lines)}
+        conversation.update_order(
+            replace(order, refunded=order.refunded + refunded, returned=order.returned | returned)
+        )
         return Reply(
             f"Refund {result.content.get('id')} of {refunded} {amount.currency} for "
             f"{pending.data.get('what')} is {str(result.content.get('status')).lower()}. "
