@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -20,6 +21,7 @@ from cartagent.assistant import (
     StoredMessage,
     UnknownSession,
 )
+from tests.conftest import _drop_postgres_database, _postgres_database
 
 CARD = ProductCard(
     id="tee",
@@ -150,8 +152,12 @@ def test_placed_orders_and_the_pending_domain_round_trip(conversations: Conversa
         capture_id="2GG279541U471931P",
         paid_at=paid,
         refunded=Decimal("54.95"),
+        returned=frozenset({"tee-blue-m"}),
     )
-    second = PlacedOrder("8AB12345CD678901E", "CREATED", Decimal("5.99"), "USD", (), paid)
+    # With a return URL PayPal creates orders as PAYER_ACTION_REQUIRED (21 characters).
+    second = PlacedOrder(
+        "8AB12345CD678901E", "PAYER_ACTION_REQUIRED", Decimal("5.99"), "USD", (), paid
+    )
     state.orders = [first, second]
     state.pending = PendingConfirmation(
         "pay_order", {"order_id": second.order_id}, Domain.CART_CHECKOUT
@@ -181,3 +187,36 @@ def test_a_database_from_before_the_pending_domain_gets_the_column(tmp_path: Pat
         assert store.load(sid).pending == PendingConfirmation("refund", {}, Domain.RETURNS_REFUNDS)
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_database_from_before_returns_gets_its_orders_table_brought_up_to_date(
+    backend: str, tmp_path: Path
+) -> None:
+    if backend == "sqlite":
+        url = f"sqlite:///{tmp_path / 'old.db'}"
+    else:
+        url = _postgres_database(f"cartagent_test_orders_{os.getpid()}")
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as conn:  # chat_orders as it shipped: a short status, no "returned"
+        conn.exec_driver_sql(
+            "CREATE TABLE chat_orders (session_id VARCHAR(64) NOT NULL, position INTEGER NOT NULL, "
+            "order_id VARCHAR(36) NOT NULL, status VARCHAR(16) NOT NULL, total VARCHAR(40) NOT "
+            "NULL, currency VARCHAR(3) NOT NULL, lines TEXT NOT NULL, created_at TIMESTAMP WITH "
+            "TIME ZONE NOT NULL, approve_url TEXT, capture_id VARCHAR(36), paid_at TIMESTAMP "
+            "WITH TIME ZONE, refunded VARCHAR(40) NOT NULL, PRIMARY KEY (session_id, position))"
+        )
+    engine.dispose()
+    store = ConversationStore.open(url)
+    try:
+        sid = store.create_session()
+        state = store.load(sid)
+        at = datetime(2026, 11, 21, 12, tzinfo=UTC)
+        order = PlacedOrder("8AB12345CD678901E", "PAYER_ACTION_REQUIRED", Decimal(1), "USD", (), at)
+        state.orders = [order]
+        store.save_turn(state, _turn("checkout"))
+        assert store.load(sid).orders == [order]
+    finally:
+        store.close()
+        if backend == "postgresql":
+            _drop_postgres_database(f"cartagent_test_orders_{os.getpid()}")

@@ -114,7 +114,7 @@ orders = sa.Table(
     sa.Column("session_id", sa.ForeignKey("chat_sessions.id"), primary_key=True),
     sa.Column("position", sa.Integer, primary_key=True),
     sa.Column("order_id", sa.String(36), nullable=False, index=True),
-    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),  # PAYER_ACTION_REQUIRED is 21
     sa.Column("total", sa.String(40), nullable=False),
     sa.Column("currency", sa.String(3), nullable=False),
     sa.Column("lines", sa.Text, nullable=False),
@@ -128,6 +128,10 @@ orders = sa.Table(
 
 ADDED_COLUMNS = {"chat_pending": ("domain",), "chat_orders": ("returned",)}
 """Nullable columns added after a table first shipped: added in place to older databases."""
+
+WIDENED_COLUMNS = {"chat_orders": ("status",)}
+"""String columns made longer after a table first shipped: widened in place where the
+database enforces lengths (PostgreSQL; SQLite does not)."""
 
 
 class UnknownSession(CartagentError, LookupError):
@@ -162,6 +166,7 @@ class ConversationStore:
         self._clock = clock
         metadata.create_all(engine)
         _add_missing_columns(engine)
+        _widen_columns(engine)
 
     @classmethod
     def open(cls, url: str, *, clock: Callable[[], datetime] = _now) -> ConversationStore:
@@ -381,6 +386,22 @@ def _add_missing_columns(engine: Engine) -> None:
             kind = metadata.tables[name].c[column].type.compile(dialect=engine.dialect)
             with engine.begin() as conn:
                 conn.exec_driver_sql(f"ALTER TABLE {name} ADD COLUMN {column} {kind}")
+
+
+def _widen_columns(engine: Engine) -> None:
+    if engine.dialect.name != "postgresql":
+        return
+    inspector = sa.inspect(engine)
+    for name, columns in WIDENED_COLUMNS.items():
+        present = {c["name"]: c["type"] for c in inspector.get_columns(name)}
+        for column in columns:
+            wanted = metadata.tables[name].c[column].type
+            length = getattr(present.get(column), "length", None)
+            if length is None or length >= getattr(wanted, "length", 0):
+                continue
+            kind = wanted.compile(dialect=engine.dialect)
+            with engine.begin() as conn:
+                conn.exec_driver_sql(f"ALTER TABLE {name} ALTER COLUMN {column} TYPE {kind}")
 
 
 def _cart_row(line: CartLine) -> dict[str, Any]:
