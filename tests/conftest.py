@@ -6,23 +6,27 @@ import asyncio
 import base64
 import hashlib
 import os
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
+from hypothesis import settings
 
 from cartagent.paypal import AsyncPayPalClient
 from cartagent.sandbox import Clock, IdFactory, Sandbox, create_app, ensure_merchant, open_sandbox
 from cartagent.sandbox.store import Store
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# No per-example deadline for any property test: Hypothesis' default 200 ms fails a test on a
+# slow or busy machine, not on a wrong answer. A test's own @settings changes only what it names.
+settings.register_profile("cartagent", deadline=None)
+settings.load_profile("cartagent")
 # The run's own data folder (cached vectors, merged models, key files), never the user's; child
 # processes inherit it.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="cartagent-test-data-")
@@ -36,15 +40,38 @@ BACKENDS = os.environ.get("CARTAGENT_TEST_BACKENDS", "sqlite,postgresql").split(
 START = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
 
 
+# Where a PostgreSQL server must be there (CI), set to make its absence a failure, not a skip.
+REQUIRE_POSTGRES = os.environ.get("CARTAGENT_REQUIRE_POSTGRES", "") not in ("", "0")
+_postgres_down: list[str] = []  # why the server did not answer, once it did not
+
+
+def _no_postgres(reason: str) -> NoReturn:
+    """Skip the PostgreSQL case (fail it under ``CARTAGENT_REQUIRE_POSTGRES=1``): the test
+    set-up starts no server and installs nothing, so it never needs the network."""
+    message = (
+        f"PostgreSQL does not answer at {POSTGRES_ADMIN_URL} ({reason}). Start one with "
+        "`bash scripts/ensure-postgres.sh` (starts the installed server, or installs Debian's "
+        "with apt-get), or point CARTAGENT_TEST_POSTGRES_URL at one; "
+        "CARTAGENT_TEST_BACKENDS=sqlite runs SQLite only."
+    )
+    if REQUIRE_POSTGRES:
+        pytest.fail(message + " (CARTAGENT_REQUIRE_POSTGRES is set)", pytrace=False)
+    pytest.skip(message)
+
+
 def _postgres_database(name: str) -> str:
-    """Create (fresh) database ``name`` on the test server, starting one if none answers."""
+    """Create (fresh) database ``name`` on the test server; skip when none answers."""
+    if _postgres_down:
+        _no_postgres(_postgres_down[0])
     admin = POSTGRES_ADMIN_URL.replace("postgresql://", "postgresql+psycopg://", 1)
     engine = sa.create_engine(admin, isolation_level="AUTOCOMMIT")
     try:
         conn = engine.connect()
-    except sa.exc.OperationalError:
-        subprocess.run(["bash", str(ROOT / "scripts" / "ensure-postgres.sh")], check=True)
-        conn = engine.connect()
+    except sa.exc.OperationalError as error:
+        engine.dispose()
+        _postgres_down.append((str(error.orig or error).strip().splitlines() or ["refused"])[0])
+    if _postgres_down:
+        _no_postgres(_postgres_down[0])  # outside the except: no chained traceback
     with conn:
         conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.exec_driver_sql(f'CREATE DATABASE "{name}"')

@@ -60,3 +60,20 @@ async def test_grants_do_not_leak_between_concurrent_turns() -> None:
 
     await asyncio.gather(confirmed(), unconfirmed())
     assert sorted(seen) == [False, True]
+
+
+def _refund(capture_id: str, amount: str | None) -> ApprovalRequest:
+    money = None if amount is None else Money.of(amount, "USD")
+    arguments = {"capture_id": capture_id, "amount": amount, "currency": "USD"}
+    return ApprovalRequest("create_refund", arguments, money, False, True)
+
+
+def test_a_refund_grant_approves_its_capture_up_to_its_amount_and_no_further() -> None:
+    with granting(Grant("create_refund", "capture_id", "CAPTURE1", Money.of("24.99", "USD"))):
+        assert approve_granted(_refund("CAPTURE1", "24.99"))
+        assert approve_granted(_refund("CAPTURE1", "0.01"))
+        assert not approve_granted(_refund("CAPTURE1", "25.00"))  # a cent over
+        assert not approve_granted(_refund("CAPTURE1", "999999.00"))
+        assert not approve_granted(_refund("CAPTURE2", "24.99"))  # another capture
+        assert not approve_granted(_refund("CAPTURE1", None))  # "what is left": unknown
+    assert not approve_granted(_refund("CAPTURE1", "24.99"))

@@ -229,3 +229,35 @@ def test_an_amount_is_the_same_value_however_its_unit_is_spaced() -> None:
     assert same_option_value("color", "Grey", "gray") and not same_option_value(
         "color", "red", "blue"
     )
+
+
+# The "matched" report tells the shopper why a result fits: it must name only what matched.
+
+BLUE_MUG = Product(
+    id="mug",
+    title="Stoneware Mug",
+    category=("Kitchen", "Mugs"),
+    variants=(Variant(id="mug-blue", options={"color": "blue"}, price=Decimal("9")),),
+)
+
+
+def test_of_several_wanted_values_the_one_the_product_has_is_reported() -> None:
+    for wanted in (["red", "blue"], ["blue", "red"]):
+        hit = check(Plan.of(SearchQuery(options={"color": wanted}), WORDS), BLUE_MUG, 1.0, WORDS)
+        assert hit is not None and hit.matched == ["color=blue"], wanted
+
+
+def test_only_the_words_of_the_text_the_product_holds_are_reported() -> None:
+    found = run(SearchQuery(text="red velvet shirt"))
+    assert found is not None
+    assert found[1] == ["text: red shirt"]
+    none_found = run(SearchQuery(text="velvet banana"))
+    assert none_found is not None
+    assert not [label for label in none_found[1] if label.startswith("text")]
+
+
+def test_in_stock_is_reported_when_asked_for_and_the_variant_is() -> None:
+    found = run(SearchQuery(options={"color": ["red"]}, available_only=True))
+    assert found is not None and found[1] == ["color=red", "in stock"]
+    anywhere = run(SearchQuery(options={"color": ["red"]}))
+    assert anywhere is not None and "in stock" not in anywhere[1]
