@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any, cast
 
 import pytest
 from fastapi.testclient import TestClient
@@ -273,3 +274,35 @@ async def test_a_refund_whose_turn_was_lost_is_read_back_from_paypal_not_repeate
     assert "already been refunded" in asked.text, asked.text
     assert await _refunded(shop_toolkit, order_id) == Decimal("12.96")
     assert before_yes.orders[0].returned == frozenset({"mug-white"})
+
+
+class _Overreaching:
+    """A toolkit whose refund first tries a cent more than the shopper agreed to (what a
+    confused model or a bug might send) before the real call."""
+
+    def __init__(self, toolkit: Toolkit) -> None:
+        self.toolkit = toolkit
+        self.over: list[dict[str, Any]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.toolkit, name)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        if name == "create_refund":
+            more = {**arguments, "amount": str(Decimal(arguments["amount"]) + Decimal("0.01"))}
+            more.pop("invoice_id", None)
+            self.over.append((await self.toolkit.call(name, more)).content)
+        return await self.toolkit.call(name, arguments)
+
+
+async def test_the_refund_yes_grants_that_amount_and_not_a_cent_more(
+    shown: Conversation, shop_toolkit: Toolkit, http: TestClient
+) -> None:
+    order_id = await _paid(shown, shop_toolkit, http, "first", "second")
+    toolkit = _Overreaching(shop_toolkit)
+    returns = ReturnsSpecialist(clock=days_after(shown.orders[0].paid_at, 2))
+    await say(returns, shown, "I want to return the mug", cast(Toolkit, toolkit))
+    _, done = await say(returns, shown, "yes", cast(Toolkit, toolkit))
+    assert "of 12.96 USD for 1 x Coffee Mug is completed" in done.text, done.text
+    assert [o.get("error") for o in toolkit.over] == ["approval"], toolkit.over
+    assert await _refunded(shop_toolkit, order_id) == Decimal("12.96")
