@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from hypothesis import settings
 
+from cartagent.data import tau_retail, webshop_dev
 from cartagent.paypal import AsyncPayPalClient
 from cartagent.sandbox import Clock, IdFactory, Sandbox, create_app, ensure_merchant, open_sandbox
 from cartagent.sandbox.store import Store
@@ -32,7 +33,10 @@ settings.load_profile("cartagent")
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="cartagent-test-data-")
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+# The data the tests read ships in the package: a clone needs nothing beside it
+# (tests/test_self_contained.py keeps it so).
+TAU = tau_retail()
+WEBSHOP = webshop_dev()
 POSTGRES_ADMIN_URL = os.environ.get(
     "CARTAGENT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
@@ -116,7 +120,8 @@ def sandbox(database_url: str, request: pytest.FixtureRequest) -> Sandbox:
     """
     base = _SANDBOXES.get(database_url)
     if base is None:
-        base = _SANDBOXES[database_url] = open_sandbox(database_url)
+        # Client secrets hashed cheaply: a merchant per test would otherwise cost a scrypt each.
+        base = _SANDBOXES[database_url] = open_sandbox(database_url, secret_cost=4)
     fresh = Sandbox(
         store=base.store, clock=Clock(START), ids=IdFactory(_seed_for(request.node.nodeid))
     )

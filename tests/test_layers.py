@@ -118,3 +118,13 @@ def test_mcp_transport_serves_mcp_and_commerce_and_imports_neither() -> None:
     assert graph["mcp_transport"] == set()
     assert "mcp_transport" in graph["mcp"] and "mcp_transport" in graph["commerce"]
     assert "mcp" not in graph["commerce"] and "tools" not in graph["commerce"]
+
+
+def _imports_of(package: str) -> set[str]:
+    return {t for module in (PACKAGE / package).rglob("*.py") for t in _imported(module)}
+
+
+def test_the_sandbox_shares_no_code_with_the_client_it_tests() -> None:
+    # The oracle: of cartagent, only the outbound-URL guard, the body limit and the exceptions.
+    assert _imports_of("sandbox") - {"sandbox"} <= {"outbound", "body_limit", "errors"}
+    assert "outbound" not in _imports_of("paypal") | _imports_of("tools")

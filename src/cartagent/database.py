@@ -16,7 +16,12 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["SerialWriter", "create_engine"]
+from .files import private_file
+
+__all__ = ["SQLITE_COMPANIONS", "SerialWriter", "create_engine"]
+
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal", ".lock")
+"""The files SQLite (and :class:`SerialWriter`) keep beside a database."""
 
 
 class SerialWriter:
@@ -55,7 +60,8 @@ class SerialWriter:
 def create_engine(url: str) -> Engine:
     """An engine for ``url``: SQLite with WAL and write transactions that lock up front
     (``BEGIN IMMEDIATE``, so two writers queue instead of failing), or PostgreSQL
-    (``postgresql://`` URLs use psycopg 3)."""
+    (``postgresql://`` URLs use psycopg 3). A SQLite file is created (or tightened to) mode
+    0600, a missing folder for it 0700; SQLite gives its companion files the database's mode."""
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     if not url.startswith("sqlite"):
@@ -63,7 +69,8 @@ def create_engine(url: str) -> Engine:
     path = sa.engine.make_url(url).database
     options: dict[str, Any] = {}
     if path and path != ":memory:":
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        # Conversations and checkouts are the shoppers' data: readable by the owner only.
+        private_file(Path(path).expanduser(), SQLITE_COMPANIONS)
     else:  # an in-memory database lives in one connection: every thread must share it
         options["poolclass"] = sa.pool.StaticPool
     engine = sa.create_engine(

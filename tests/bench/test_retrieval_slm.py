@@ -15,9 +15,8 @@ from cartagent.evals.retrieval import load_retrieval_cases
 from cartagent.evals.understanding import load_cases, score_set
 from cartagent.retrieval.embeddings import MiniLMEmbedder
 from cartagent.retrieval.rules import parse
-from tests.conftest import SHARED
+from tests.conftest import TAU
 
-TAU = SHARED / "data" / "tau-bench-retail"
 SHOES = {"category": "shoes", "options": {"color": ["red"]}, "price": {"max": 40}}
 SHIRT = {"category": "t-shirt", "options": {"color": ["blue"]}}
 TEST_CASES = [

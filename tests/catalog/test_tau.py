@@ -11,12 +11,7 @@ import pytest
 
 from cartagent.catalog import Product, tau_catalog
 from cartagent.catalog.tau import TAU_CATEGORIES
-
-TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench-retail"
-
-pytestmark = pytest.mark.skipif(
-    not (TAU / "products.json").is_file(), reason="needs ../shared/data/tau-bench-retail"
-)
+from tests.conftest import TAU
 
 
 @pytest.fixture(scope="module")

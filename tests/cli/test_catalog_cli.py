@@ -16,9 +16,8 @@ from cartagent.data import tau_retail
 from cartagent.retrieval.embeddings import EMBEDDERS
 from cartagent.retrieval.store import read_manifest
 from cartagent.testing import HashingEmbedder
-from tests.conftest import SHARED
+from tests.conftest import TAU
 
-TAU = SHARED / "data" / "tau-bench-retail"
 PRODUCTS = list(synthetic_catalog(30, seed=4))
 
 

@@ -12,9 +12,7 @@ from click.testing import CliRunner
 from cartagent.cli.search import locate_catalog, search, understand
 from cartagent.retrieval.embeddings import EMBEDDERS
 from cartagent.testing import HashingEmbedder
-from tests.conftest import SHARED
-
-TAU = SHARED / "data" / "tau-bench-retail"
+from tests.conftest import TAU
 
 
 def test_search_json_over_the_default_catalog() -> None:

@@ -31,11 +31,10 @@ from cartagent.commerce.acp import API_VERSION
 from cartagent.database import create_engine
 from cartagent.paypal import PayPalClient, RetryPolicy
 from cartagent.sandbox import Sandbox, ensure_merchant
-from tests.conftest import SHARED
+from tests.conftest import TAU
 from tests.paypal.conftest import TestClientTransport
 
 BASE_URL = "http://merchant.test"
-TAU = SHARED / "data" / "tau-bench-retail"
 
 
 @cache

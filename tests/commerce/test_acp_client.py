@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
@@ -11,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from cartagent.commerce import Address, Agents, Merchant
 from cartagent.commerce.acp.client import AcpClient, parse_json_path
-from cartagent.commerce.acp.schema import spec_file
+from cartagent.commerce.acp.schema import API_VERSION, spec_file
 from cartagent.errors import CheckoutError
 from cartagent.paypal import PayPalClient
 from tests.commerce.conftest import ADDRESS, BASE_URL, PayPalFaults, in_stock, tau_products
@@ -133,6 +134,54 @@ def test_discovery_refuses_a_merchant_on_another_version() -> None:
     with pytest.raises(CheckoutError) as caught:
         AcpClient.discover("http://x", "t", transport=httpx.MockTransport(answer))
     assert caught.value.code == "unsupported_api_version"
+
+
+def discovery(api_base_url: str) -> dict[str, Any]:
+    return {"protocol": {"name": "acp", "version": API_VERSION,
+                         "supported_versions": [API_VERSION]},
+            "api_base_url": api_base_url, "transports": ["rest"],
+            "capabilities": {"services": ["checkout"]}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.1:8780", "http://0177.0.0.1:8780", "http://localhost.:8780", "http://[::1]"]
+)
+def test_a_merchant_at_a_non_public_address_is_refused_unasked(url: str) -> None:
+    sent: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200, json=discovery(url))
+
+    with pytest.raises(CheckoutError) as caught:
+        AcpClient.discover(url, "t", transport=httpx.MockTransport(answer))
+    assert (caught.value.code, caught.value.status) == ("destination_refused", 403)
+    assert sent == []
+
+
+def test_a_discovery_document_pointing_inwards_is_refused() -> None:
+    inward = discovery("http://169.254.169.254/latest")
+    with pytest.raises(CheckoutError) as caught:
+        AcpClient.discover(
+            "https://shop.test",
+            "t",
+            transport=httpx.MockTransport(lambda _: httpx.Response(200, json=inward)),
+        )
+    assert caught.value.code == "destination_refused"
+
+
+def test_a_merchant_whose_name_resolves_privately_is_refused() -> None:
+    with pytest.raises(CheckoutError) as caught:
+        AcpClient.discover("https://shop.test", "t", resolver=lambda host, port: ["192.168.0.4"])
+    assert caught.value.code == "destination_refused"
+    assert "192.168.0.4 is a private address" in caught.value.message
+
+
+def test_a_merchant_on_this_machine_is_reached_with_the_opt_in() -> None:
+    local = "http://127.0.0.1:8780"
+    answer = httpx.MockTransport(lambda _: httpx.Response(200, json=discovery(local)))
+    shop = AcpClient.discover(local, "t", transport=answer, allow_private=True)
+    assert shop.base_url == local
 
 
 def test_json_paths_parse_into_keys_and_indexes() -> None:

@@ -146,6 +146,37 @@ def test_a_decline_keeps_the_session_open_and_another_instrument_pays(
     assert order["status"] == "COMPLETED"
 
 
+def paying_with(token: str) -> dict[str, Any]:
+    credential = {"type": "paypal_payment_token", "token": token}
+    return {"payment_data": {**PAYMENT, "instrument": {"type": "paypal", "credential": credential}}}
+
+
+@pytest.mark.parametrize("token", ["4000000000000002", "NOT-A-TOKEN", "garbage"])
+def test_a_declining_or_unknown_token_is_a_decline_and_the_session_stays_payable(
+    acp: AcpClient, agents: Agents, merchant: Merchant, merchant_paypal: PayPalClient, token: str
+) -> None:
+    session = ready(acp)
+    path = f"/checkout_sessions/{session['id']}/complete"
+    declined = acp.post(path, paying_with(token))
+    assert (declined.status_code, declined.json()["code"]) == (402, "payment_declined")
+    after = acp.get(f"/checkout_sessions/{session['id']}").json()
+    assert after["status"] == "ready_for_payment" and "order" not in after
+    assert [m["code"] for m in after["messages"]] == ["payment_declined"]
+    paid = acp.post(path, {"payment_data": PAYMENT})
+    assert paid.status_code == 200 and paid.json()["status"] == "completed"
+    checkout = merchant.get(owner(acp, agents), session["id"])
+    assert checkout.payment.attempt == 1
+    order = merchant_paypal.get_order(checkout.payment.paypal_order_id or "")
+    assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
+
+
+def test_a_token_paypal_could_not_even_read_is_refused_before_paypal(acp: AcpClient) -> None:
+    session = ready(acp)
+    refused = acp.post(f"/checkout_sessions/{session['id']}/complete", paying_with("tok en!"))
+    assert (refused.status_code, refused.json()["code"]) == (400, "invalid")
+    assert refused.json()["param"] == "$.payment_data.instrument.credential.token"
+
+
 @pytest.mark.parametrize(
     ("payment", "param"),
     [

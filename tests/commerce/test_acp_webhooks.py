@@ -99,6 +99,23 @@ def test_a_failing_receiver_is_retried_with_backoff_then_given_up(
     assert len(receiver.calls) == MAX_ATTEMPTS
 
 
+def test_the_operators_own_receiver_on_this_machine_gets_its_events(
+    merchant: Merchant, agent_token: str
+) -> None:
+    # --webhook-url is the operator's, not someone else's say-so: it is not guarded.
+    local = "http://127.0.0.1:9/acp/order_events"
+    name = "local-" + agent_token[-8:]
+    agents = Agents([AgentKey(name, agent_token, webhook_url=local, webhook_secret=SECRET)])
+    app = create_merchant_app(merchant, agents, base_url=BASE_URL)
+    with TestClient(app, base_url=BASE_URL, raise_server_exceptions=False) as http:
+        acp = AcpClient(http, agent_token)
+        acp.post(f"/checkout_sessions/{ready(acp)['id']}/complete", {"payment_data": PAYMENT})
+    receiver = Receiver()
+    sender = WebhookSender(merchant.records, agents, transport=receiver)
+    assert sender.deliver_due() == 1
+    assert [str(call.url) for call in receiver.calls] == [local]
+
+
 def test_an_agent_without_a_receiver_gets_no_events(acp: AcpClient, merchant: Merchant) -> None:
     before = len(merchant.records.events())
     session = ready(acp)

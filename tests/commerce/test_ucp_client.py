@@ -20,6 +20,7 @@ from cartagent.commerce.ucp import client as ucp_client
 from cartagent.commerce.ucp.client import UcpClient, parse_json_path
 from cartagent.commerce.ucp.payment import handlers
 from cartagent.commerce.ucp.profile import CHECKOUT, FULFILLMENT, LOOKUP, ORDER, SEARCH
+from cartagent.commerce.ucp.signatures import SigningKey
 from cartagent.errors import CheckoutError, ConfigurationError
 from cartagent.paypal import PayPalClient
 from tests.commerce.conftest import ADDRESS, PayPalFaults, in_stock, out_of_stock, tau_products
@@ -158,6 +159,38 @@ def test_a_whole_checkout_through_the_client(
         assert request.headers["Request-Id"]
         keyed = request.method != "GET"
         assert ("Idempotency-Key" in request.headers) == keyed
+
+
+def test_with_the_secret_the_client_signs_and_pays_where_signing_is_required(
+    wire: Recording, agent_token: str, merchant: Merchant, agents: Agents
+) -> None:
+    token = agent_token + "-s"  # the agent that must sign (secret "s3cret")
+    unsigned = UcpClient.discover(BASE_URL, token, profile_url=PLATFORM, transport=wire)
+    with pytest.raises(CheckoutError) as caught:
+        unsigned.create([(in_stock()[0], 1)], address=HOME, contact=ADA)
+    assert (caught.value.code, caught.value.status) == ("signature_missing", 401)
+    shop = UcpClient.discover(
+        BASE_URL, token, profile_url=PLATFORM, transport=wire, signing_secret="s3cret"
+    )
+    session = shop.create([(in_stock()[0], 1)], address=HOME, contact=ADA)
+    assert shop.products()
+    paid = shop.complete(session.id, "BA-SIGNED")
+    assert paid.status == "completed" and shop.get(session.id).status == "completed"
+    signed = [r for r in wire.sent if "Signature" in r.headers]
+    assert {r.method for r in signed} == {"GET", "POST"}
+    for request in signed:
+        covered = request.headers["Signature-Input"]
+        assert '"ucp-agent"' in covered
+        if request.content:
+            assert '"content-digest" "content-type"' in covered
+    with pytest.raises(ConfigurationError):
+        UcpClient(
+            BASE_URL,
+            token,
+            profile_url=PLATFORM,
+            signing_secret="s3cret",
+            signing_key=SigningKey.generate(),
+        )
 
 
 def test_an_update_keeps_what_it_is_not_given(shop: UcpClient) -> None:
@@ -346,6 +379,50 @@ def test_an_endpoint_that_is_no_url_is_refused() -> None:
     bad = profile()
     bad["ucp"]["services"]["dev.ucp.shopping"][0]["endpoint"] = "ftp://b.test/api"
     assert refused(lambda _: httpx.Response(200, json=bad)).code == "invalid_response"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://127.1", "https://0177.0.0.1", "https://localhost.", "https://[::ffff:10.0.0.1]"],
+)
+def test_a_business_at_a_non_public_address_is_refused_unasked(url: str) -> None:
+    sent: list[httpx.Request] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200, json=profile())
+
+    with pytest.raises(CheckoutError) as caught:
+        UcpClient.discover(url, "t", profile_url=PLATFORM, transport=httpx.MockTransport(answer))
+    assert (caught.value.code, caught.value.status) == ("destination_refused", 403)
+    assert sent == []
+
+
+@pytest.mark.parametrize("endpoint", ["https://10.0.0.9/api", "https://[::1]/api"])
+def test_a_profile_whose_endpoint_is_not_public_is_refused(endpoint: str) -> None:
+    inward = profile()
+    inward["ucp"]["services"]["dev.ucp.shopping"][0]["endpoint"] = endpoint
+    assert refused(lambda _: httpx.Response(200, json=inward)).code == "destination_refused"
+
+
+def test_a_business_whose_name_resolves_to_this_machine_is_refused() -> None:
+    with pytest.raises(CheckoutError) as caught:
+        UcpClient.discover(
+            "https://b.test", "t", profile_url=PLATFORM, resolver=lambda host, port: ["127.0.0.1"]
+        )
+    assert caught.value.code == "destination_refused" and "b.test" in caught.value.message
+
+
+def test_a_business_on_this_machine_is_reached_with_the_opt_in() -> None:
+    local = business_profile("http://127.0.0.1:8780/ucp", handlers("sandbox"))
+    shop = UcpClient.discover(
+        "http://127.0.0.1:8780",
+        "t",
+        profile_url=PLATFORM,
+        transport=httpx.MockTransport(lambda _: httpx.Response(200, json=local)),
+        allow_private=True,
+    )
+    assert shop.base_url == "http://127.0.0.1:8780/ucp"
 
 
 def test_the_profile_url_must_be_one_the_business_accepts() -> None:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
+import httpx
 import orjson
 import pytest
+from fastapi.testclient import TestClient
 from mcp.client.client import Client
 
 from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpService, UcpSettings
-from cartagent.commerce.ucp.mcp import ucp_mcp_server, ucp_tools
+from cartagent.commerce.ucp.mcp import ucp_mcp_app, ucp_mcp_server, ucp_tools
+from cartagent.commerce.ucp.signatures import SharedKey, sign_request
 from tests.commerce.conftest import in_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,
@@ -158,3 +162,95 @@ async def test_update_cancel_and_the_catalog_reads_over_mcp(
     assert [(m["code"], m["severity"]) for m in _body(again)["messages"]] == [
         ("invalid_state", "unrecoverable")
     ]
+
+
+def _signer(agents: Agents) -> str:
+    return next(key.name for key in agents.keys if key.signing_secret is not None)
+
+
+async def test_in_memory_a_signing_agent_cannot_sign_so_nothing_is_served(
+    merchant: Merchant, agents: Agents
+) -> None:
+    server = ucp_mcp_server(_service(merchant, agents), local_agent=_signer(agents))
+    checkout = {"line_items": [{"item": {"id": in_stock()[0]}, "quantity": 1}]}
+    async with Client(server) as client:
+        created = await client.call_tool(
+            "create_checkout", {"meta": _meta(key=True), "checkout": checkout}
+        )
+    assert created.is_error and _body(created)["code"] == "signature_missing"
+
+
+class _McpHttp:
+    """Streamable HTTP JSON-RPC to the binding's app, each POST signed with ``key`` if given."""
+
+    def __init__(self, http: TestClient, token: str) -> None:
+        self.http = http
+        self.headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+        }
+        self.ids = iter(range(1, 1000))
+        answer = self.post("initialize", {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}})  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        self.headers["Mcp-Session-Id"] = answer.headers["mcp-session-id"]
+        self.headers["Mcp-Protocol-Version"] = "2025-11-25"
+        self.post("notifications/initialized", None)
+
+    def post(
+        self, method: str, params: Any, *, key: SharedKey | None = None, tamper: bool = False
+    ) -> httpx.Response:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not method.startswith("notifications/"):
+            message["id"] = next(self.ids)
+        body = orjson.dumps(message)
+        headers = dict(self.headers)
+        if key is not None:
+            url = str(self.http.base_url.join("/mcp"))
+            headers = sign_request(key, "POST", url, headers, body, datetime.now(UTC))
+        if tamper:
+            body = body.replace(b'"quantity":1', b'"quantity":5')
+        return self.http.post("/mcp", content=body, headers=headers)
+
+    def call(self, tool: str, arguments: dict[str, Any], **signing: Any) -> dict[str, Any]:
+        answer = self.post("tools/call", {"name": tool, "arguments": arguments}, **signing)
+        assert answer.status_code == 200, answer.text
+        result: dict[str, Any] = answer.json()["result"]
+        return result
+
+
+def test_over_http_a_signing_agent_signs_the_json_rpc_post(
+    merchant: Merchant, agents: Agents, agent_token: str
+) -> None:
+    app = ucp_mcp_app(_service(merchant, agents), host="127.0.0.1", port=8899)
+    secret = SharedKey.from_secret("s3cret")
+    checkout = {
+        "line_items": [{"item": {"id": in_stock()[0]}, "quantity": 1}],
+        "buyer": {"email": "ada@example.com", "first_name": "Ada", "last_name": "Lovelace"},
+        "fulfillment": SHIPPING,
+    }
+    with TestClient(app, base_url="http://127.0.0.1:8899") as http:
+        mcp = _McpHttp(http, agent_token + "-s")
+        create = {"meta": _meta(key=True), "checkout": checkout}
+        unsigned = mcp.call("create_checkout", create)
+        assert unsigned["isError"]
+        assert unsigned["structuredContent"]["code"] == "signature_missing"
+        tampered = mcp.call("create_checkout", create, key=secret, tamper=True)
+        assert tampered["structuredContent"]["code"] == "digest_mismatch"
+        created = mcp.call("create_checkout", create, key=secret)
+        assert not created["isError"], created
+        session = created["structuredContent"]
+        assert session["status"] == "ready_for_complete"
+        pay = {"meta": _meta(key=True), "id": session["id"], "checkout": PAYMENT}
+        refused = mcp.call("complete_checkout", pay)
+        assert refused["structuredContent"]["code"] == "signature_missing"
+        paid = mcp.call("complete_checkout", pay, key=secret)
+        assert not paid["isError"] and paid["structuredContent"]["status"] == "completed"
+        # An agent that does not sign is served over the same binding as before.
+        plain = _McpHttp(http, agent_token)
+        found = plain.call("search_catalog", {"meta": _meta(), "catalog": {"query": "shirt"}})
+        assert not found["isError"] and found["structuredContent"]["products"]

@@ -344,10 +344,62 @@ def test_unreachable_and_refused_hosts() -> None:
         "https://[::1]/ucp",
         "https://10.0.0.8/ucp",
         "https://localhost/ucp",
+        *REFUSED_PROFILE_URLS,
     ):
         with pytest.raises(ProfileUnreachable):
             profiles.document(url)
     assert origin.calls == 1
+
+
+REFUSED_PROFILE_URLS = (
+    "https://localhost./ucp",
+    "https://foo.localhost/ucp",
+    "https://127.1/ucp",
+    "https://2130706433/ucp",
+    "https://0x7f000001/ucp",
+    "https://0177.0.0.1/ucp",
+    "https://[::ffff:127.0.0.1]/ucp",
+    "https://0.0.0.0/ucp",
+    "https://100.64.0.1/ucp",
+    "https://169.254.169.254/ucp",
+    "https://[fe80::1]/ucp",
+    "https://[fc00::1]/ucp",
+    "https://224.0.0.1/ucp",
+    "https://240.0.0.1/ucp",
+)
+
+
+@pytest.mark.parametrize("url", REFUSED_PROFILE_URLS)
+def test_no_spelling_of_a_non_public_host_is_fetched(url: str) -> None:
+    origin = Origin(lambda _r: httpx.Response(200, content=orjson.dumps(platform_profile())))
+    with pytest.raises(ProfileUnreachable, match="not fetched"):
+        fetched(origin, [datetime(2026, 1, 1, tzinfo=UTC)]).document(url)
+    assert origin.calls == 0
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "10.0.0.8", "100.64.0.1", "::1", "fd00::1"])
+def test_a_profile_host_that_resolves_to_a_non_public_address_is_not_fetched(
+    address: str,
+) -> None:
+    asked: list[str] = []
+
+    def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return [address]
+
+    profiles = FetchedProfiles(resolver=resolve)  # the real transport: it stops before connecting
+    try:
+        with pytest.raises(ProfileUnreachable, match="resolves to"):
+            profiles.document("https://platform.test/.well-known/ucp")
+    finally:
+        profiles.close()
+    assert asked == ["platform.test"]
+
+
+def test_profiles_on_this_machine_are_fetched_with_the_opt_in() -> None:
+    origin = Origin(lambda _r: httpx.Response(200, content=orjson.dumps(platform_profile())))
+    profiles = FetchedProfiles(transport=httpx.MockTransport(origin), allow_private=True)
+    assert profiles.document("https://127.0.0.1:8443/ucp") == platform_profile()
 
 
 def test_a_platform_known_only_by_url_is_fetched_through_the_fallback(

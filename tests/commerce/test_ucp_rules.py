@@ -1,12 +1,14 @@
-"""UCP's protocol rules: authentication, idempotency keys, payment instruments, failures,
-isolation between agents."""
+"""UCP's protocol rules: authentication, request signatures, idempotency keys, payment
+instruments, failures, isolation between agents."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 import sqlalchemy as sa
 
@@ -14,11 +16,13 @@ from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.records import fingerprint
 from cartagent.commerce.ucp import KnownProfiles
 from cartagent.commerce.ucp.profile import CHECKOUT, FULFILLMENT
+from cartagent.commerce.ucp.signatures import SharedKey, Signer, SigningKey, sign_request
 from cartagent.paypal import PayPalClient
 from tests.commerce.conftest import PayPalFaults, in_stock
 from tests.commerce.test_ucp_checkout import (
     PAYMENT,
     PLATFORM,
+    SHIPPING,
     UcpClient,
     conforms,
     instrument,
@@ -48,6 +52,91 @@ def test_a_call_without_valid_credentials_is_401(ucp: UcpClient) -> None:
         assert response.json()["code"] == "unauthorized"
     api_key = {"Authorization": "", "X-API-Key": ucp.token}
     assert ucp.post("/checkout-sessions", body_of(), headers=api_key).status_code == 201
+
+
+SECRET = SharedKey.from_secret("s3cret")  # the signing agent's (tests/commerce/conftest.py)
+
+
+def signed(
+    client: UcpClient,
+    method: str,
+    path: str,
+    body: Any,
+    *,
+    key: Signer = SECRET,
+    sent_body: Any = None,
+) -> httpx.Response:
+    """``client``'s call signed (RFC 9421) with ``key``; ``sent_body`` replaces the body after
+    signing (a body changed on the way)."""
+    content = None if body is None else orjson.dumps(body)
+    extra = {"Content-Type": "application/json"} if content is not None else None
+    headers = client.headers(extra, key=method != "GET")
+    request = client.http.build_request(method, path, content=content, headers=headers)
+    now = datetime.now(UTC)
+    out = sign_request(key, method, str(request.url), request.headers, content or b"", now)
+    headers = {k: v for k, v in out.items() if k.lower() not in ("content-length", "host")}
+    sent = content if sent_body is None else orjson.dumps(sent_body)
+    return client.http.request(method, path, content=sent, headers=headers)
+
+
+def test_a_signing_agent_must_sign_every_ucp_call(
+    ucp: UcpClient, agents: Agents, merchant: Merchant, merchant_paypal: PayPalClient
+) -> None:
+    signer = UcpClient(ucp.http, ucp.token + "-s")  # the agent with a signing secret
+    body = {
+        "line_items": lines(in_stock()[0]),
+        "buyer": {"email": "ada@example.com", "first_name": "Ada", "last_name": "Lovelace"},
+        "fulfillment": SHIPPING,
+    }
+    unsigned = signer.post("/checkout-sessions", body)
+    assert (unsigned.status_code, unsigned.json()["code"]) == (401, "signature_missing")
+    created = signed(signer, "POST", "/checkout-sessions", body)
+    assert created.status_code == 201, created.text
+    path = f"/checkout-sessions/{created.json()['id']}"
+    for response in (
+        signer.get(path),
+        signer.put(path, body),
+        signer.post(f"{path}/complete", PAYMENT),
+        signer.post(f"{path}/cancel", None),
+        signer.search({"query": "shirt"}),
+    ):
+        assert (response.status_code, response.json()["code"]) == (401, "signature_missing")
+    complete = f"{path}/complete"
+    other_secret = signed(signer, "POST", complete, PAYMENT, key=SharedKey.from_secret("guess"))
+    assert (other_secret.status_code, other_secret.json()["code"]) == (401, "key_not_found")
+    forged_key = SharedKey(SECRET.kid, b"guess")
+    forged = signed(signer, "POST", complete, PAYMENT, key=forged_key)
+    assert (forged.status_code, forged.json()["code"]) == (401, "signature_invalid")
+    other_token = {"payment": {"instruments": [instrument(credential={
+        "type": "paypal_payment_token", "token": "BA-SOMEONE-ELSES"})]}}  # fmt: skip
+    altered = signed(signer, "POST", complete, PAYMENT, sent_body=other_token)
+    assert (altered.status_code, altered.json()["code"]) == (400, "digest_mismatch")
+    assert signed(signer, "GET", path, None).json()["status"] == "ready_for_complete"
+
+    paid = signed(signer, "POST", complete, PAYMENT)
+    assert paid.status_code == 200 and paid.json()["status"] == "completed"
+    checkout = merchant.get(owner(signer, agents), created.json()["id"])
+    order = merchant_paypal.get_order(checkout.payment.paypal_order_id or "")
+    assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
+
+
+def test_only_an_agent_bound_to_its_profile_may_sign_with_the_profiles_key(
+    merchant: Merchant, agents: Agents, agent_token: str
+) -> None:
+    key = SigningKey.generate()
+    profile = {**platform_profile(), "signing_keys": [key.jwk()]}
+    signer = next(agent for agent in agents.keys if agent.signing_secret is not None)
+    body = body_of()
+    bound = {signer.name: frozenset({PLATFORM})}
+    with serve(merchant, agents, KnownProfiles({PLATFORM: profile}), agent_profiles=bound) as http:
+        created = signed(UcpClient(http, signer.token), "POST", "/checkout-sessions", body, key=key)
+        assert created.status_code == 201, created.text
+    # Unbound, the caller names the profile itself: its key proves nothing the token does not.
+    with serve(merchant, agents, KnownProfiles({PLATFORM: profile})) as http:
+        refused = signed(UcpClient(http, signer.token), "POST", "/checkout-sessions", body, key=key)
+        assert (refused.status_code, refused.json()["code"]) == (401, "key_not_found")
+        secret = signed(UcpClient(http, signer.token), "POST", "/checkout-sessions", body)
+        assert secret.status_code == 201
 
 
 def test_every_state_changing_call_needs_a_well_formed_idempotency_key(ucp: UcpClient) -> None:
@@ -178,6 +267,25 @@ def test_a_decline_keeps_the_session_open_and_another_try_pays(
     paid = ucp.post(path, PAYMENT)
     assert paid.json()["status"] == "completed"
     assert merchant.get(owner(ucp, agents), session["id"]).payment.attempt == 1
+
+
+@pytest.mark.parametrize("token", ["4000000000000002", "NOT-A-TOKEN"])
+def test_a_declining_or_unknown_token_is_a_decline_and_the_session_stays_payable(
+    ucp: UcpClient, agents: Agents, merchant: Merchant, merchant_paypal: PayPalClient, token: str
+) -> None:
+    session = ready(ucp)
+    path = f"/checkout-sessions/{session['id']}/complete"
+    credential = {"type": "paypal_payment_token", "token": token}
+    declined = ucp.post(path, {"payment": {"instruments": [instrument(credential=credential)]}})
+    body = declined.json()
+    conforms("checkout", body)
+    assert body["status"] == "ready_for_complete" and "order" not in body
+    assert ("warning", "payment_declined") in [(m["type"], m["code"]) for m in body["messages"]]
+    paid = ucp.post(path, PAYMENT)
+    assert paid.json()["status"] == "completed"
+    checkout = merchant.get(owner(ucp, agents), session["id"])
+    order = merchant_paypal.get_order(checkout.payment.paypal_order_id or "")
+    assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
 
 
 @pytest.mark.parametrize(

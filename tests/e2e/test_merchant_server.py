@@ -24,9 +24,8 @@ from mcp.client.streamable_http import streamable_http_client
 from cartagent.child_process import ServerProcess, free_port
 from cartagent.commerce.webhooks import verify_merchant_signature
 from cartagent.paypal import PayPalClient
-from tests.conftest import SHARED
+from tests.conftest import TAU
 
-TAU = SHARED / "data" / "tau-bench-retail"
 TOKEN = "acp-e2e-token"
 HOOK_SECRET = "whsec-e2e"
 
@@ -122,7 +121,6 @@ def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, An
     return answer
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(300)
 def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
     sandbox_port = free_port()
@@ -183,7 +181,6 @@ def test_an_agent_buys_over_acp_from_the_real_server(tmp_path: Path) -> None:
         assert round(float(capture["transaction_amount"]["value"]) * 100) == total
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(120)
 @pytest.mark.anyio
 async def test_the_mcp_bindings_are_served_with_the_agent_token(tmp_path: Path) -> None:
@@ -227,7 +224,6 @@ async def test_the_mcp_bindings_are_served_with_the_agent_token(tmp_path: Path) 
     assert not found.is_error and json.loads(found.content[0].text)["products"]
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(300)
 def test_cartagent_chat_shops_at_the_merchant(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
@@ -240,6 +236,7 @@ def test_cartagent_chat_shops_at_the_merchant(tmp_path: Path) -> None:
         args = [
             "--db", f"sqlite:///{tmp_path / 'chat.db'}",
             "--merchant-url", process.base_url, "--merchant-token", TOKEN,
+            "--allow-private-urls",  # the merchant is on 127.0.0.1
         ]  # fmt: skip
         script = "a blue t-shirt under 60\nadd the first one to my cart\ncheckout\nyes\n"
         result = CliRunner().invoke(chat, args, input=script)
@@ -251,7 +248,6 @@ def test_cartagent_chat_shops_at_the_merchant(tmp_path: Path) -> None:
     assert paid.startswith("[cart_checkout] Paid ")
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(180)
 def test_worker_processes_share_the_checkouts(tmp_path: Path) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", "API-Version": "2026-04-17"}
@@ -268,7 +264,6 @@ def test_worker_processes_share_the_checkouts(tmp_path: Path) -> None:
                 assert fresh.get(f"/checkout_sessions/{session_id}").status_code == 200
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(180)
 def test_paypal_store_sync_cart_with_a_sandbox_jwt(tmp_path: Path) -> None:
     sandbox_port = free_port()
@@ -327,7 +322,6 @@ def test_paypal_store_sync_cart_with_a_sandbox_jwt(tmp_path: Path) -> None:
         assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(180)
 def test_a_platform_buys_over_ucp_from_the_real_server(tmp_path: Path) -> None:
     from tests.commerce.test_ucp_checkout import PAYMENT, PLATFORM, SHIPPING, platform_profile
@@ -354,7 +348,42 @@ def test_a_platform_buys_over_ucp_from_the_real_server(tmp_path: Path) -> None:
         assert order.status_code == 200, order.text
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
+@pytest.mark.timeout(180)
+def test_with_a_signing_secret_cartagents_ucp_client_still_buys_and_others_are_401(
+    tmp_path: Path,
+) -> None:
+    from cartagent.commerce import Address
+    from cartagent.commerce.ucp.client import UcpClient
+    from tests.commerce.conftest import ADDRESS
+    from tests.commerce.test_ucp_checkout import PLATFORM, platform_profile
+
+    profile = tmp_path / "platform.json"
+    profile.write_text(json.dumps(platform_profile()))
+    process = MerchantProcess(tmp_path, free_port(), "http://127.0.0.1:9/none")
+    process.extra = ["--ucp-platform", f"{PLATFORM}={profile}", "--signing-secret", "e2e-secret"]
+    headers = {"Authorization": f"Bearer {TOKEN}", "UCP-Agent": f'profile="{PLATFORM}"'}
+    body = {"line_items": [{"item": {"id": "9612497925"}, "quantity": 1}]}
+    with process:
+        unsigned = httpx.post(
+            f"{process.base_url}/ucp/checkout-sessions",
+            json=body,
+            headers={**headers, "Idempotency-Key": str(uuid.uuid4())},
+        )
+        assert (unsigned.status_code, unsigned.json()["code"]) == (401, "signature_missing")
+        with UcpClient.discover(
+            process.base_url,
+            TOKEN,
+            profile_url=PLATFORM,
+            signing_secret="e2e-secret",
+            allow_private=True,
+        ) as shop:
+            session = shop.create([("9612497925", 1)], address=Address(**ADDRESS))
+            assert session.ready, session.problems
+            paid = shop.complete(session.id, "BA-E2E")
+        assert paid.status == "completed"
+        assert len(sandbox_captures(process.sandbox_port, session.id)) == 1
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process tree from /proc")
 @pytest.mark.timeout(120)
 def test_the_sandbox_child_stops_when_the_merchant_is_killed(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from cartagent.child_process import free_port
-from tests.e2e.test_merchant_server import TAU, TOKEN, MerchantProcess, sandbox_captures
+from tests.e2e.test_merchant_server import TOKEN, MerchantProcess, sandbox_captures
 
 ucp_sdk = pytest.importorskip("ucp_sdk")
 
@@ -121,7 +121,6 @@ class Platform:
         return answer
 
 
-@pytest.mark.skipif(not TAU.is_dir(), reason="needs the tau-bench store in ../shared")
 @pytest.mark.timeout(300)
 def test_an_sdk_built_platform_buys_over_ucp_and_paypal_captures_once(tmp_path: Path) -> None:
     sandbox_port = free_port()

@@ -31,9 +31,7 @@ from cartagent.evals.retrieval import (
 )
 from cartagent.retrieval.filters import Hit
 from cartagent.retrieval.rules import parse
-from tests.conftest import SHARED
-
-TAU = SHARED / "data" / "tau-bench-retail"
+from tests.conftest import TAU
 
 
 def _v(vid: str, price: str, available: bool = True, **options: str) -> Variant:
@@ -329,13 +327,16 @@ def test_the_command_prints_understanding_agreement_and_retrieval(
     assert {h["grade"] for h in query["results"]["lexical"]["hits"]} <= {0, 1, 2}
 
 
-def test_the_command_notes_missing_webshop_data_and_goes_on(
+def test_the_command_compares_with_the_shipped_webshop_set_from_any_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # no shared/data beside this folder
-    result = CliRunner().invoke(cli, ["eval", "retrieval", "--no-dense"])
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "figures.json"
+    args = ["eval", "retrieval", "--no-dense", "--limit", "3", "--json", str(out)]
+    result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert "WebShop data not found" in result.output
+    assert "agreement with human WebShop queries (goal_query_map.dev.json)" in result.output
+    assert json.loads(out.read_text())["webshop"]["instructions"] == 3
     assert "| lexical+understanding |" in result.output
 
 

@@ -17,9 +17,8 @@ from cartagent.errors import ConfigurationError
 from cartagent.indexing import LocalEngine, PreparedBatch, build_index, content_hash
 from cartagent.retrieval.product_vectors import embed_products, product_fields
 from cartagent.testing import HashingEmbedder
-from tests.conftest import SHARED
+from tests.conftest import TAU
 
-TAU = SHARED / "data" / "tau-bench-retail"
 PRODUCTS = list(synthetic_catalog(7, seed=5))
 
 

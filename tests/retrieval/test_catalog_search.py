@@ -20,9 +20,7 @@ from cartagent.retrieval.catalog_search import (
 from cartagent.retrieval.rules import parse
 from cartagent.retrieval.search import Searcher
 from cartagent.testing import HashingEmbedder
-from tests.conftest import SHARED
-
-TAU = SHARED / "data" / "tau-bench-retail"
+from tests.conftest import TAU
 
 
 class CountingEmbedder(HashingEmbedder):

@@ -12,9 +12,7 @@ from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import SearchQuery
 from cartagent.retrieval.rules import parse
 from cartagent.retrieval.search import Searcher, SearchResult, hit_summary
-from tests.conftest import SHARED
-
-TAU = SHARED / "data" / "tau-bench-retail"
+from tests.conftest import TAU
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib.resources as package_files
 import json
 import logging
 from typing import Any
@@ -17,12 +18,13 @@ from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 
 from cartagent.sandbox import Sandbox, delegate_payment, ensure_merchant
-from cartagent.sandbox.delegate_payment import KIND, PATH, schema_bundle
+from cartagent.sandbox.delegate_payment import KIND, PATH, SCHEMA_FILE, schema_bundle
 from cartagent.sandbox.store import idempotency, resources
-from tests.conftest import SHARED, Api, issues
+from tests.conftest import Api, issues
 
 NUMBER = "4242424242424242"
 CVC = "9731"
+SESSION = "csn_01HV3P3"  # the allowance's checkout session
 
 
 @pytest.fixture
@@ -54,7 +56,7 @@ def vault_body(merchant: str = "acme", **allowance: Any) -> dict[str, Any]:
             "reason": "one_time",
             "max_amount": 2000,
             "currency": "usd",
-            "checkout_session_id": "csn_01HV3P3",
+            "checkout_session_id": SESSION,
             "merchant_id": merchant,
             "expires_at": "2026-11-21T13:00:00Z",  # an hour after the sandbox's START
             **allowance,
@@ -95,11 +97,19 @@ def vault(platform: Api, merchant: str, **allowance: Any) -> str:
     return token
 
 
-def token_order(token: str, value: str = "20.00", currency: str = "USD") -> dict[str, Any]:
-    """An order body as the merchant's ``commerce.payment.paypal_order`` sends it."""
+def token_order(
+    token: str, value: str = "20.00", currency: str = "USD", session: str = SESSION
+) -> dict[str, Any]:
+    """An order body as the merchant's ``commerce.payment.paypal_order`` sends it: for
+    checkout ``session``."""
+    unit = {
+        "reference_id": session,
+        "custom_id": session,
+        "amount": {"currency_code": currency, "value": value},
+    }
     return {
         "intent": "CAPTURE",
-        "purchase_units": [{"amount": {"currency_code": currency, "value": value}}],
+        "purchase_units": [unit],
         "payment_source": {"token": {"id": token, "type": "BILLING_AGREEMENT"}},
     }
 
@@ -208,7 +218,11 @@ def test_an_order_over_max_amount_is_refused_and_leaves_the_token_usable(
     assert over.json()["details"][0]["field"] == "/payment_source/token/id"
     two_units = token_order(token)
     two_units["purchase_units"] = [
-        {"reference_id": ref, "amount": {"currency_code": "USD", "value": "10.01"}}
+        {
+            "reference_id": ref,
+            "custom_id": SESSION,
+            "amount": {"currency_code": "USD", "value": "10.01"},
+        }
         for ref in ("a", "b")
     ]
     assert issues(api.post("/v2/checkout/orders", two_units)) == ["TRANSACTION_REFUSED"]
@@ -267,6 +281,55 @@ def test_a_token_pays_one_order_only(api: Api, platform: Api) -> None:
         assert issues(again) == ["MAX_NUMBER_OF_PAYMENT_ATTEMPTS_EXCEEDED"]
 
 
+def test_an_order_for_another_checkout_session_is_refused(api: Api, platform: Api) -> None:
+    token = vault(platform, api.client_id)  # for SESSION
+    other = api.post("/v2/checkout/orders", token_order(token, session="csn_OTHER"))
+    assert other.status_code == 422
+    assert issues(other) == ["PAYMENT_SOURCE_CANNOT_BE_USED"]
+    unnamed = token_order(token)
+    del unnamed["purchase_units"][0]["reference_id"], unnamed["purchase_units"][0]["custom_id"]
+    assert issues(api.post("/v2/checkout/orders", unnamed)) == ["PAYMENT_SOURCE_CANNOT_BE_USED"]
+    # Refusals do not use the token up; relabelling the order after creating it is caught at
+    # capture, and the order as created still captures.
+    body = token_order(token)
+    body["purchase_units"][0]["reference_id"] = "unit-1"  # the session named by custom_id only
+    order = api.post("/v2/checkout/orders", body).json()
+    path = f"/v2/checkout/orders/{order['id']}"
+    relabel = [{"op": "replace", "path": "/purchase_units/@reference_id=='unit-1'/custom_id",
+                "value": "csn_OTHER"}]  # fmt: skip
+    assert api.patch(path, relabel).status_code == 204
+    refused = api.post(f"{path}/capture")
+    assert (refused.status_code, issues(refused)) == (422, ["TRANSACTION_REFUSED"])
+    relabel[0]["value"] = SESSION
+    assert api.patch(path, relabel).status_code == 204
+    assert api.post(f"{path}/capture").status_code == 201
+
+
+def test_a_mock_response_header_makes_every_charge_of_the_token_fail(
+    api: Api, platform: Api
+) -> None:
+    mock = {"PayPal-Mock-Response": '{"mock_application_codes": "INSTRUMENT_DECLINED"}'}
+    response = delegate(platform, vault_body(api.client_id), headers=mock)
+    assert response.status_code == 201
+    token = response.json()["id"]
+    for _ in range(2):
+        refused = api.post("/v2/checkout/orders", token_order(token))
+        assert (refused.status_code, issues(refused)) == (422, ["INSTRUMENT_DECLINED"])
+    outage = {"PayPal-Mock-Response": '{"mock_application_codes": "INTERNAL_SERVER_ERROR"}'}
+    failing = delegate(platform, vault_body(api.client_id), key="key-2", headers=outage)
+    down = api.post("/v2/checkout/orders", token_order(failing.json()["id"]))
+    assert down.status_code == 500
+
+
+@pytest.mark.parametrize("header", ["nope", '{"mock_application_codes": "NO_SUCH_ISSUE"}'])
+def test_a_mock_response_header_must_name_an_issue_of_the_charge(
+    platform: Api, header: str
+) -> None:
+    response = delegate(platform, vault_body(), headers={"PayPal-Mock-Response": header})
+    assert (response.status_code, response.json()["code"]) == (400, "invalid_card")
+    assert "PayPal-Mock-Response" in response.json()["message"]
+
+
 def test_unknown_delegated_tokens_decline_and_other_tokens_are_unchanged(api: Api) -> None:
     unknown = api.post("/v2/checkout/orders", token_order("vt_NOSUCHTOKEN0000"))
     assert unknown.status_code == 422
@@ -286,7 +349,7 @@ def test_the_declining_test_card_vaults_and_declines_charges(api: Api, platform:
 def test_capture_checks_the_allowance_again_after_a_patch(api: Api, platform: Api) -> None:
     token = vault(platform, api.client_id)
     order = api.post("/v2/checkout/orders", token_order(token, "10.00")).json()
-    path = "/purchase_units/@reference_id=='default'/amount"
+    path = f"/purchase_units/@reference_id=='{SESSION}'/amount"
     raised = {"currency_code": "USD", "value": "25.00"}
     patch = [{"op": "replace", "path": path, "value": raised}]
     assert api.patch(f"/v2/checkout/orders/{order['id']}", patch).status_code == 204
@@ -510,9 +573,11 @@ def test_the_body_must_be_a_json_object(platform: Api) -> None:
         assert valid("Error", response.json())
 
 
+# sha256 of spec/2026-04-17/json-schema/schema.delegate_payment.json in the ACP repository.
+ACP_2026_04_17_SCHEMA = "307739ae400e7368eaa25c6024d30751348a4af8a516d071565fcd8aa328cf4d"
+
+
 def test_the_shipped_schema_is_acp_2026_04_17_unchanged() -> None:
-    source = SHARED / "data/agentic-commerce/acp/spec/2026-04-17/json-schema"
-    original = source / "schema.delegate_payment.json"
-    if not original.exists():
-        pytest.skip("the ACP release is not in ../shared")
-    assert json.loads(original.read_text("utf-8")) == schema_bundle()
+    shipped = package_files.files("cartagent.sandbox").joinpath(SCHEMA_FILE)
+    assert hashlib.sha256(shipped.read_bytes()).hexdigest() == ACP_2026_04_17_SCHEMA
+    assert json.loads(shipped.read_text("utf-8")) == schema_bundle()

@@ -3,7 +3,10 @@ replaces one the server closed without a failed request or a ping per checkout."
 
 from __future__ import annotations
 
+import os
+import stat
 import time
+from pathlib import Path
 
 import click
 import pytest
@@ -11,6 +14,7 @@ import sqlalchemy as sa
 
 from cartagent.cli.bench import sandbox_bench
 from cartagent.cli.sandbox import sandbox as sandbox_command
+from cartagent.sandbox import ensure_merchant, open_sandbox
 from cartagent.sandbox.engine import (
     DB_CALLS,
     DEFAULT_POOL_SIZE,
@@ -94,3 +98,23 @@ def test_a_sandbox_makes_its_database_calls_where_it_is_told(
     finally:
         threads.store.engine.dispose()
         inline.store.engine.dispose()
+
+
+def test_a_sandbox_database_and_its_companions_are_0600_in_a_0700_folder(tmp_path: Path) -> None:
+    previous = os.umask(0o022)  # the usual umask: SQLite alone would make them 0644
+    try:
+        folder = tmp_path / "data" / "sandbox"
+        sandbox = open_sandbox(f"sqlite:///{folder / 'sandbox.db'}")  # migrates: it writes
+        ensure_merchant(sandbox, "modes", "secret")
+        made = [folder, *folder.iterdir()]
+        assert {p.name for p in made} >= {"sandbox.db", "sandbox.db-wal", "sandbox.db-shm"}
+        assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
+        assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in made} == {
+            p.name: 0o700 if p == folder else 0o600 for p in made
+        }
+        sandbox.store.engine.dispose()
+        (folder / "sandbox.db").chmod(0o644)  # as versions before this one left it
+        create_engine(f"sqlite:///{folder / 'sandbox.db'}").dispose()
+        assert stat.S_IMODE((folder / "sandbox.db").stat().st_mode) == 0o600
+    finally:
+        os.umask(previous)

@@ -268,3 +268,38 @@ def test_the_buyer_page_approves_another_merchants_order_as_that_merchant(
     assert other_api.get(f"/v2/checkout/orders/{order['id']}").status_code == 404
     assert http.post("/checkoutnow?token=NO-SUCH-ORDER", data={}).status_code == 404
     assert http.get("/checkoutnow?token=NO-SUCH-ORDER").status_code == 404
+
+
+def _order(value: str) -> dict[str, Any]:
+    return {
+        "intent": "CAPTURE",
+        "purchase_units": [{"amount": {"currency_code": "USD", "value": value}}],
+    }
+
+
+def test_a_request_id_replays_only_for_the_merchant_that_sent_it(api: Api, other_api: Api) -> None:
+    key = {"PayPal-Request-Id": "shared-key-1"}
+    mine = api.post("/v2/checkout/orders", json=_order("10.00"), headers=key)
+    theirs = other_api.post("/v2/checkout/orders", json=_order("20.00"), headers=key)
+    assert (mine.status_code, theirs.status_code) == (201, 201), theirs.text
+    assert theirs.json()["id"] != mine.json()["id"]
+    shown = other_api.get(f"/v2/checkout/orders/{theirs.json()['id']}")
+    assert shown.status_code == 200, shown.text  # its own order, not the other merchant's
+    assert shown.json()["purchase_units"][0]["amount"]["value"] == "20.00"
+    # Each merchant's own retry still replays its own answer.
+    again = other_api.post("/v2/checkout/orders", json=_order("20.00"), headers=key)
+    assert (again.status_code, again.json()["id"]) == (200, theirs.json()["id"])
+
+
+def test_a_request_id_replays_only_for_the_operation_it_was_sent_with(api: Api) -> None:
+    key = {"PayPal-Request-Id": "one-key-for-create-and-capture"}
+    created = api.post("/v2/checkout/orders", json=_order("15.00"), headers=key)
+    assert created.status_code == 201, created.text
+    order_id = created.json()["id"]
+    assert approve(api, order_id).status_code == 200
+    captured = api.post(f"/v2/checkout/orders/{order_id}/capture", headers=key)
+    assert captured.status_code == 201, captured.text  # a capture, not the create replayed
+    assert captured.json()["status"] == "COMPLETED"
+    captures = captured.json()["purchase_units"][0]["payments"]["captures"]
+    assert [c["amount"]["value"] for c in captures] == ["15.00"]
+    assert api.get(f"/v2/checkout/orders/{order_id}").json()["status"] == "COMPLETED"

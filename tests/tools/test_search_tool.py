@@ -13,9 +13,7 @@ from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.search import Searcher
 from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig, ToolResult
 from cartagent.tools.search import SearchProductsArgs, search_tool
-from tests.conftest import SHARED
-
-TAU = SHARED / "data" / "tau-bench-retail"
+from tests.conftest import TAU
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,7 @@ import pytest
 
 from cartagent.catalog import Product
 from cartagent.tuning import Dataset, HeldOut, build_dataset, held_out_requests, training_catalog
-from tests.conftest import SHARED
-
-TAU = SHARED / "data" / "tau-bench-retail"
-WEBSHOP = SHARED / "data" / "webshop" / "goal_query_map.dev.json"
+from tests.conftest import TAU, WEBSHOP
 
 
 @pytest.fixture(scope="package")

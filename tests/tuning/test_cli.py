@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cartagent.cli.main import cli
+from tests.conftest import TAU
 
-from .conftest import TAU
 from .tiny_model import tiny_base, write_split
 
 __all__ = ["tiny_base"]

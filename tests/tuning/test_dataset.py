@@ -15,8 +15,7 @@ from cartagent.retrieval.prompt import query_json, understanding_messages
 from cartagent.tuning import SPLITS, Dataset, HeldOut, TrainingExample, build_dataset, write_dataset
 from cartagent.tuning.dataset import dedupe_key
 from cartagent.tuning.holdout import normalise
-
-from .conftest import TAU, WEBSHOP
+from tests.conftest import TAU, WEBSHOP
 
 
 def _all(dataset: Dataset) -> list[TrainingExample]:

@@ -9,8 +9,7 @@ import pytest
 from cartagent.errors import ConfigurationError
 from cartagent.tuning import held_out_requests
 from cartagent.tuning.holdout import normalise
-
-from .conftest import WEBSHOP
+from tests.conftest import WEBSHOP
 
 
 def test_normalise_ignores_case_and_spacing() -> None:

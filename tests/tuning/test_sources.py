@@ -8,8 +8,7 @@ import pytest
 
 from cartagent.errors import ConfigurationError
 from cartagent.tuning import training_catalog
-
-from .conftest import TAU
+from tests.conftest import TAU
 
 
 def test_a_folder_and_synthetic_products_are_combined() -> None:

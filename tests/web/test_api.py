@@ -24,6 +24,8 @@ from cartagent.assistant import (
 from cartagent.database import create_engine
 from cartagent.retrieval.search import Searcher
 from cartagent.web import ApiKeys, create_api
+from tests import asgi
+from tests.asgi import megabytes
 
 from .conftest import (
     ALICE,
@@ -202,6 +204,61 @@ def test_a_long_message_under_the_body_limit_gets_the_assistants_clear_refusal(
     reply = say(client, new_session(client), "x" * 5000)
     assert reply.status_code == 200
     assert reply.json()["domain"] is None and "5,000 characters" in reply.json()["text"]
+
+
+def _message_of(size: int) -> bytes:
+    """A message body of exactly ``size`` bytes."""
+    body = b'{"text": "' + b"x" * (size - 12) + b'"}'
+    assert len(body) == size
+    return body
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+def test_a_body_of_exactly_16_kib_is_read_and_one_byte_more_is_413(
+    client: TestClient, chunked: bool
+) -> None:
+    session_id = new_session(client)
+    headers = {**bearer(ALICE), "Content-Type": "application/json"}
+    for size, status in ((16 * 1024, 200), (16 * 1024 + 1, 413)):
+        body = _message_of(size)
+        content = iter([body[:1000], body[1000:]]) if chunked else body
+        response = client.post(
+            f"/api/sessions/{session_id}/messages", content=content, headers=headers
+        )
+        assert response.status_code == status, size
+        if status == 200:  # read, and refused by the assistant for its length, not the server
+            assert "characters" in response.json()["text"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("headers", [{}, bearer("not-a-key-of-anyone-at-all")])
+async def test_a_big_body_without_a_valid_key_gets_401_and_is_never_read(
+    assistant: Assistant, keys: ApiKeys, headers: dict[str, str]
+) -> None:
+    app = create_api(assistant, keys)
+    for path in ("/api/sessions/abc/messages", "/api/sessions/abc/messages/stream"):
+        sent = await asgi.request(app, "POST", path, headers=headers, chunks=megabytes(64))
+        assert sent.status == 401 and sent.json()["detail"].startswith("a valid API key")
+        assert sent.pulled == 0
+
+
+def test_a_message_with_a_lone_surrogate_gets_422_saying_so_and_the_next_is_answered(
+    client: TestClient,
+) -> None:
+    session_id = new_session(client)
+    headers = {**bearer(ALICE), "Content-Type": "application/json"}
+    for path in ("messages", "messages/stream"):
+        refused = client.post(
+            f"/api/sessions/{session_id}/{path}",
+            content=b'{"text": "red shirt \\ud800"}',  # valid JSON: a lone surrogate
+            headers=headers,
+        )
+        assert refused.status_code == 422
+        assert refused.json()["detail"].startswith("text: must be valid Unicode text")
+        assert "lone surrogate" in refused.json()["detail"]
+    assert say(client, session_id, "show me t-shirts").status_code == 200
+    history = client.get(f"/api/sessions/{session_id}/messages", headers=bearer(ALICE))
+    assert history.json()["messages"][0]["text"] == "show me t-shirts"
 
 
 @pytest.mark.parametrize(

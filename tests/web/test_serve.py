@@ -8,7 +8,6 @@ import logging
 import os
 import signal
 import sys
-import time
 from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
@@ -159,10 +158,11 @@ def test_without_paypal_serve_runs_the_seeded_sandbox_beside_the_api(
             auth=(local.client_id, local.client_secret),
         )
         assert token.status_code == 200
-        if "seeded 50 products" in result.output:  # the tau-bench data is beside the repo
-            headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
-            products = client.get("/v1/catalogs/products", headers=headers).json()
-            assert products["products"]
+        # The demo store ships in the package: serve always seeds it.
+        assert "seeded 50 products" in result.output, result.output
+        headers = {"Authorization": f"Bearer {token.json()['access_token']}"}
+        products = client.get("/v1/catalogs/products", headers=headers).json()
+        assert products["products"]
 
 
 # The real server: a child process on free loopback ports.
@@ -246,9 +246,7 @@ def test_the_real_server_answers_over_http_and_stops_cleanly_on_sigterm(
 
         assert process.proc is not None
         os.killpg(process.proc.pid, signal.SIGTERM)
-        begun = time.monotonic()
-        assert process.proc.wait(timeout=30) == 0
-        assert time.monotonic() - begun < 30
+        assert process.proc.wait(timeout=30) == 0  # the bound is a hang guard, not a figure
         for url in (f"{process.base_url}/api/health", sandbox):
             with pytest.raises(httpx.TransportError):
                 httpx.get(url, timeout=2)

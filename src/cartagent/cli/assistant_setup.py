@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .search import load_catalog, locate_catalog
-from .settings import option_or, run_settings
+from .settings import data_folder, option_or, run_settings
 from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ __all__ = ["AssistantOptions", "assistant_options", "build_assistant", "default_
 
 
 def default_db() -> str:
-    return f"sqlite:///{run_settings().data_dir / 'chat.db'}"
+    return f"sqlite:///{data_folder() / 'chat.db'}"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import orjson
 
-from .evaluate import _locate_webshop
+from ..data import webshop_dev
 from .search import load_catalog, locate_catalog
 
 
@@ -112,7 +112,7 @@ def slm_bench(
             retrieval_cases=load_retrieval_cases(None),
             test_cases=cases_from(test.examples[:test_limit]),
             labelled_cases=load_cases(None),
-            webshop=_locate_webshop(None),
+            webshop=webshop_dev(),
             webshop_limit=webshop_limit,
             router=router,
         )

@@ -92,6 +92,12 @@ def _timings(reply: Reply) -> str:
     "without it the merchant is spoken to over ACP.",
 )
 @click.option(
+    "--allow-private-urls",
+    is_flag=True,
+    help="Let --merchant-url (and the endpoints its discovery document names) be at loopback "
+    "or private addresses, e.g. a merchant on 127.0.0.1. For local development only.",
+)
+@click.option(
     "--buyer",
     "buyer_file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -108,12 +114,24 @@ def chat(
     merchant_url: str | None,
     merchant_token: str | None,
     ucp_profile: str | None,
+    allow_private_urls: bool,
     buyer_file: Path | None,
 ) -> None:
     """Chat with the shopping assistant (one turn per line when stdin is not a terminal)."""
     client = paypal_client(options)
-    token = option_or(merchant_token, run_settings().merchant.agent_token)
-    shop = None if merchant_url is None else _merchant(merchant_url, token, ucp_profile)
+    chosen = run_settings().merchant
+    token = option_or(merchant_token, chosen.agent_token)
+    shop = (
+        None
+        if merchant_url is None
+        else _merchant(
+            merchant_url,
+            token,
+            ucp_profile,
+            allow_private=allow_private_urls,
+            signing_secret=chosen.signing_secret,
+        )
+    )
     shopper = None if shop is None else load_shopper(buyer_file)
     assistant = build_assistant(options, client, merchant=shop, shopper=shopper)
     try:
@@ -172,7 +190,16 @@ def chat(
                 shop.close()
 
 
-def _merchant(url: str, token: str | None, ucp_profile: str | None) -> ShopClient:
+def _merchant(
+    url: str,
+    token: str | None,
+    ucp_profile: str | None,
+    *,
+    allow_private: bool,
+    signing_secret: str | None = None,
+) -> ShopClient:
+    """The merchant's client; with ``signing_secret`` (``CARTAGENT_MERCHANT_SIGNING_SECRET``,
+    what a merchant started with ``--signing-secret`` shares) every request is signed."""
     from ..commerce.acp import AcpClient
     from ..commerce.ucp.client import UcpClient
     from ..errors import CheckoutError, ConfigurationError
@@ -183,7 +210,17 @@ def _merchant(url: str, token: str | None, ucp_profile: str | None) -> ShopClien
         )
     try:
         if ucp_profile is not None:
-            return UcpClient.discover(url, token, profile_url=ucp_profile)
-        return AcpClient.discover(url, token)
+            return UcpClient.discover(
+                url,
+                token,
+                profile_url=ucp_profile,
+                allow_private=allow_private,
+                signing_secret=signing_secret,
+            )
+        return AcpClient.discover(
+            url, token, allow_private=allow_private, signing_secret=signing_secret
+        )
     except (CheckoutError, ConfigurationError) as error:
-        raise click.UsageError(f"{url}: {error}") from None
+        refused = isinstance(error, CheckoutError) and error.code == "destination_refused"
+        hint = " (pass --allow-private-urls for a merchant on this machine)" if refused else ""
+        raise click.UsageError(f"{url}: {error}{hint}") from None

@@ -20,24 +20,25 @@ if TYPE_CHECKING:
     from ..retrieval.search import Understander
 
 _webshop_option = click.option(
-    "--webshop", default=None, help="WebShop goal_query_map JSON (default: ../shared)."
+    "--webshop",
+    default=None,
+    help="WebShop goal_query_map JSON (default: the WebShop instructions cartagent ships).",
 )
 _limit_option = click.option(
     "--limit", type=int, default=None, help="Only the first N WebShop instructions."
 )
 
 
-def _locate_webshop(given: str | None) -> Path | None:
-    """``given`` (which must exist), else the WebShop development set in ``shared/data`` beside
-    the checkout, else None (it does not ship with cartagent)."""
-    from ..data import WEBSHOP_DEV, shared_file
+def _locate_webshop(given: str | None) -> Path:
+    """``given`` (which must exist), else the WebShop development set cartagent ships."""
+    from ..data import webshop_dev
 
     if given:
         path = Path(given)
         if not path.is_file():
             raise click.BadParameter(f"{path} is not a file", param_hint="--webshop")
         return path
-    return shared_file(WEBSHOP_DEV)
+    return webshop_dev()
 
 
 @click.group("eval")
@@ -103,9 +104,6 @@ def _understanding_sections(
         "webshop": None,
     }
     path = _locate_webshop(webshop)
-    if path is None:
-        click.echo("WebShop data not found: pass --webshop PATH", err=True)
-        return figures
     agreement = webshop_agreement(understand, path, limit=limit)
     click.echo(f"\nagreement with human WebShop queries ({path.name})")
     click.echo(_agreement_table(agreement))

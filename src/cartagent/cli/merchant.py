@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .assistant_setup import paypal_endpoint, paypal_options
-from .settings import option_or, run_settings
+from .settings import data_folder, option_or, run_settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -36,14 +36,15 @@ TOKEN_FILE = "merchant-agent-token"
 
 
 def _token(data_dir: Path) -> str:
-    """The demo agent token kept in the data folder, so restarts keep working for the agent."""
+    """The demo agent token kept in the data folder (created readable by its owner only), so
+    restarts keep working for the agent."""
     path = data_dir / TOKEN_FILE
     if path.is_file():
         return path.read_text().strip()
-    data_dir.mkdir(parents=True, exist_ok=True)
     token = "acp_" + secrets.token_urlsafe(24)
-    path.write_text(token + "\n")
-    path.chmod(0o600)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(token + "\n")
     return token
 
 
@@ -97,7 +98,8 @@ def _token(data_dir: Path) -> str:
 @click.option(
     "--signing-secret",
     default=None,
-    help="If set, agents must sign each request (Signature, Timestamp) with this secret  "
+    help="If set, agents must sign each request with this secret: over ACP (Signature, "
+    "Timestamp), over UCP as an RFC 9421 message signature (hmac-sha256), REST and MCP alike  "
     "[env var: CARTAGENT_MERCHANT_SIGNING_SECRET].",
 )
 @click.option(
@@ -132,6 +134,12 @@ def _token(data_dir: Path) -> str:
     default=None,
     help="Where PayPal's JWT signing keys are; default: the sandbox's /v1/agentic-commerce/jwks.",
 )
+@click.option(
+    "--allow-private-urls",
+    is_flag=True,
+    help="Let platform profiles be fetched from, and order events go to the webhook URLs they "
+    "name at, loopback or private addresses. For local development only.",
+)
 def merchant(
     host: str,
     port: int,
@@ -151,6 +159,7 @@ def merchant(
     paypal_merchant_id: str | None,
     paypal_jwks_url: str | None,
     ucp_platforms: tuple[str, ...],
+    allow_private_urls: bool,
 ) -> None:
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
@@ -182,12 +191,12 @@ def merchant(
         raise click.UsageError("--paypal-merchant-id with --paypal needs --paypal-jwks-url")
     setup = MerchantSetup(
         catalog=str(locate_catalog(catalog_path)),
-        database=db_url or f"sqlite:///{settings.data_dir / 'merchant.db'}",
+        database=db_url or f"sqlite:///{data_folder() / 'merchant.db'}",
         base_url=(base_url or f"http://{host}:{port}").rstrip("/"),
         paypal_url=url,
         paypal_id=paypal_id,
         paypal_secret=paypal_secret,
-        agent_token=agent_token or _token(settings.data_dir),
+        agent_token=agent_token or _token(data_folder()),
         signing_secret=signing_secret,
         webhook_url=webhook_url,
         webhook_secret=webhook_secret,
@@ -196,6 +205,7 @@ def merchant(
         paypal_merchant_id=paypal_merchant_id,
         paypal_jwks_url=paypal_jwks_url,
         ucp_platforms=tuple(_platform(option) for option in ucp_platforms),
+        allow_private_urls=allow_private_urls,
     )
     app = build_app(setup)  # also in the parent with --workers: it checks the setup first
     store = app.state.acp.merchant
@@ -214,7 +224,9 @@ def merchant(
     if setup.ucp_mcp_url:
         lines.append(f"  UCP's MCP binding on {setup.ucp_mcp_url} (the same bearer token)")
     if signing_secret:
-        lines.append("  requests must be signed (Signature, Timestamp)")
+        lines.append(
+            "  requests must be signed (ACP: Signature, Timestamp; UCP: RFC 9421 hmac-sha256)"
+        )
     if webhook_url:
         lines.append(f"  order events to {webhook_url}")
     if setup.paypal_merchant_id:
@@ -296,6 +308,7 @@ class MerchantSetup:
     paypal_merchant_id: str | None = None
     paypal_jwks_url: str | None = None
     ucp_platforms: tuple[tuple[str, str], ...] = ()
+    allow_private_urls: bool = False
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
@@ -309,7 +322,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         create_merchant_app,
     )
     from ..commerce.paypal_cart import JwksKeys, JwtVerifier, http_jwks
-    from ..commerce.ucp import FetchedProfiles, KnownProfiles
+    from ..commerce.ucp import FetchedProfiles, KnownProfiles, PlatformProfiles
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
@@ -330,16 +343,17 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         agents = Agents([key])
     except ValueError as error:
         raise click.UsageError(str(error)) from None
-    # Always: ACP events go to --webhook-url, UCP events to the URL each platform's profile gives.
-    sender = WebhookSender(records, agents)
+    # Always: ACP events go to --webhook-url, UCP events to the URL each platform's profile gives
+    # (someone else's say-so: public addresses only, unless --allow-private-urls).
+    sender = WebhookSender(records, agents, allow_private=setup.allow_private_urls)
     cart = None
     if setup.paypal_merchant_id and setup.paypal_jwks_url:
         keys = JwksKeys(http_jwks(setup.paypal_jwks_url))
         cart = JwtVerifier(keys, issuer=setup.paypal_url, audience=setup.paypal_merchant_id)
-    profiles = None
+    profiles: PlatformProfiles = FetchedProfiles(allow_private=setup.allow_private_urls)
     if setup.ucp_platforms:
         known = {url: _profile_file(path) for url, path in setup.ucp_platforms}
-        profiles = KnownProfiles(known, fallback=FetchedProfiles())
+        profiles = KnownProfiles(known, fallback=profiles)
     return create_merchant_app(
         store,
         agents,

@@ -9,7 +9,7 @@ import time
 
 import click
 
-from .settings import option_or, run_settings
+from .settings import data_folder, option_or, run_settings
 
 # sandbox.engine.DB_CALLS, not imported: that would load SQLAlchemy for every command.
 DB_CALLS_CHOICE = click.Choice(("auto", "inline", "threads"))
@@ -67,6 +67,12 @@ DB_CALLS_CHOICE = click.Choice(("auto", "inline", "threads"))
     "--workers.",
 )
 @click.option(
+    "--allow-private-urls",
+    is_flag=True,
+    help="Let webhooks be registered at, and delivered to, loopback and private addresses "
+    "(plain http too, to this machine). For local development only.",
+)
+@click.option(
     "--exit-with-parent",
     is_flag=True,
     hidden=True,
@@ -84,10 +90,12 @@ def sandbox(
     workers: int,
     pool_size: int,
     db_calls: str,
+    allow_private_urls: bool,
     exit_with_parent: bool,
 ) -> None:
     """Serve the PayPal-compatible REST sandbox (OAuth2, Orders, Payments, Invoicing, ...)."""
     local = run_settings().sandbox
+    data_folder()  # the default database's folder: readable by its owner only
     db_url = option_or(db_url, local.db_url)
     client_id = option_or(client_id, local.client_id)
     client_secret = option_or(client_secret, local.client_secret)
@@ -111,6 +119,7 @@ def sandbox(
             workers=workers,
             pool_size=pool_size,
             db_calls=db_calls,
+            allow_private_webhooks=allow_private_urls,
         )
     except SeedDataNotFound as error:
         raise click.ClickException(error.message) from None

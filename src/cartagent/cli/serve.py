@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .assistant_setup import AssistantOptions, assistant_options, build_assistant, paypal_client
-from .settings import option_or, run_settings
+from .settings import data_folder, option_or, run_settings
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -104,9 +104,10 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
     from ..web.server import serve_together
 
     settings = run_settings()
-    keys, keys_file, demo = _api_keys(
-        option_or(keys_path, settings.api_keys_file), settings.data_dir
-    )
+    data_dir = settings.data_dir
+    if data_dir.is_dir():
+        data_folder()  # tighten a folder an older version left open; made only when needed
+    keys, keys_file, demo = _api_keys(option_or(keys_path, settings.api_keys_file), data_dir)
     client = paypal_client(options)
     configs: list[uvicorn.Config] = []
     lines = [
@@ -125,7 +126,7 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
     # PayPal sends the shopper back to the shop page, which picks the session up again.
     return_url = f"http://{host}:{port}/shop?session={{session}}"
     assistant = build_assistant(options, client, return_url=return_url)
-    secret_file = settings.data_dir / GUEST_SECRET_FILE
+    secret_file = data_dir / GUEST_SECRET_FILE
     api = create_api(assistant, keys, guests=GuestTokens(lambda: guest_secret(secret_file)))
     config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
     configs.insert(0, config)

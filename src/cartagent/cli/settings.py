@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TypeVar, cast
 
 import click
 
+from ..files import private_folder
 from ..settings import Settings
 
 _KEY = "cartagent.settings"
@@ -20,6 +22,20 @@ def run_settings() -> Settings:
     if _KEY not in meta:
         meta[_KEY] = Settings.from_env()
     return cast(Settings, meta[_KEY])
+
+
+def data_folder() -> Path:
+    """The run's data folder, where keys, secrets and databases are kept: created, or left,
+    readable by its owner only (0700; one made more open, e.g. by an older version, is
+    tightened)."""
+    folder = run_settings().data_dir
+    private_folder(folder)
+    try:
+        if folder.stat().st_mode & 0o077:
+            folder.chmod(0o700)
+    except PermissionError:  # a folder someone else owns: theirs to set
+        pass
+    return folder
 
 
 def option_or(value: T | None, setting: T) -> T:

@@ -2,7 +2,7 @@
 
 ``cartagent tune data --out tune-data`` writes ``train.jsonl``, ``dev.jsonl``, ``test.jsonl``,
 ``card.json`` and ``card.md`` from the tau-bench store plus synthetic products, holding out
-the labelled sets (and WebShop's file when it is found beside the repository), and prints the
+the labelled sets and WebShop's shopper queries (both shipped with cartagent), and prints the
 card's summary.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from .evaluate import _locate_webshop
+from ..data import webshop_dev
 from .search import locate_catalog
 from .settings import run_settings
 
@@ -72,7 +72,7 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
     def report(problem: RowProblem) -> None:
         click.echo(f"{path}:{problem.line}: skipped: {problem.message}", err=True)
 
-    webshop = _locate_webshop(None)
+    webshop = webshop_dev()
     try:
         source = training_catalog(path, synthetic, seed, on_problem=report)
         held_out = held_out_requests(webshop)
@@ -92,10 +92,6 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
         card = write_dataset(dataset, out)
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from error
-    if webshop is None:
-        click.echo(
-            "note: no WebShop file found; only the packaged labelled sets are held out", err=True
-        )
     click.echo(card.summary())
     click.echo(f"wrote {out}: train.jsonl, dev.jsonl, test.jsonl, card.json, card.md")
 

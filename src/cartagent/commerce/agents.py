@@ -1,6 +1,9 @@
 """The agents a merchant lets in: bearer tokens, and the secrets their requests are signed with.
 
-ACP asks the merchant to publish its signature scheme out of band; cartagent's is::
+An agent with a secret (:attr:`AgentKey.must_sign`) must sign every request over every protocol;
+each protocol verifies its own way, with that one secret. UCP uses RFC 9421 message signatures
+(:mod:`cartagent.commerce.ucp.signatures`, ``hmac-sha256`` keyed by the secret). ACP asks the
+merchant to publish its signature scheme out of band; cartagent's is::
 
     Signature: base64url(HMAC-SHA256(secret, Timestamp + "." + canonical JSON of the body))
 
@@ -36,6 +39,12 @@ class AgentKey:
     signing_secret: str | None = None
     webhook_url: str | None = None
     webhook_secret: str | None = None
+
+    @property
+    def must_sign(self) -> bool:
+        """Whether every request of this agent must be signed with its secret, whatever the
+        protocol (ACP: ``Signature``/``Timestamp``; UCP: an RFC 9421 message signature)."""
+        return self.signing_secret is not None
 
     def __post_init__(self) -> None:
         if not self.name or not self.token:

@@ -5,7 +5,10 @@ nothing of any wire format. A protocol supplies its answers for the key's states
 :class:`KeyRules` (ACP: a conflict is 422 and a replay says ``Idempotent-Replayed: true``; UCP:
 a conflict is 409 and a replay is the stored answer as it was) and how an unexpected failure of
 the work is answered. 5xx answers are never stored (the records release the key), so a retry
-after an outage runs again; a failure to reach the key table fails closed with the protocol's
+after an outage runs again; nor is any answer that says when to try again (``Retry-After``, e.g.
+"the checkout is being paid by another request"): it describes a moment, not this request's
+outcome, and the retry it asks for must run again rather than hear the same words after the
+moment has passed. A failure to reach the key table fails closed with the protocol's
 "unavailable" answer.
 """
 
@@ -108,7 +111,10 @@ class Idempotency:
             status, payload, headers = failed.status, failed.body, failed.headers
         encoded = orjson.dumps(payload)
         try:
-            self.records.finish(scope, key, status, encoded)
+            if status >= 500 or any(name.lower() == "retry-after" for name in headers):
+                self.records.release(scope, key)
+            else:
+                self.records.finish(scope, key, status, encoded)
         except sa.exc.SQLAlchemyError:
             # The work is done; the key stays in flight until it counts as abandoned and a
             # retry runs again, which the merchant's own exactly-once rules make safe.

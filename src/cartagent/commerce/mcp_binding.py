@@ -4,7 +4,9 @@ called by an authenticated agent, answered by the protocol's service as over RES
 A binding gives its tools, its error shape and a ``dispatch`` that turns one tool call into a
 service call; :func:`binding_server` does the rest (listing, the agent, unknown tools, a failure
 that escapes the service) and :func:`binding_app` serves it over streamable HTTP
-(:mod:`cartagent.mcp_transport`) with each agent's bearer token.
+(:mod:`cartagent.mcp_transport`) with each agent's bearer token. ``dispatch`` also gets the HTTP
+request that carried the call (``None`` over stdio or in memory): a protocol whose message
+signatures cover that request (UCP) verifies them there.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from starlette.applications import Starlette
+from starlette.requests import Request
 
 from .. import __version__
 from ..mcp_transport import MCP_PATH, http_app
 from .agents import AgentKey, Agents
+from .requests import HttpMessage, http_message
 
 __all__ = [
     "MCP_PATH",
@@ -37,8 +41,11 @@ log = logging.getLogger(__name__)
 
 ErrorResult = Callable[[str, str], types.CallToolResult]
 """A refusal in the protocol's error shape, from a code and a message."""
-Dispatch = Callable[[AgentKey, str, dict[str, Any]], Awaitable[types.CallToolResult]]
-"""One tool call (the agent, the tool's name, its arguments) answered by the service."""
+Dispatch = Callable[
+    [AgentKey, str, dict[str, Any], HttpMessage | None], Awaitable[types.CallToolResult]
+]
+"""One tool call (the agent, the tool's name, its arguments, the HTTP request that carried it)
+answered by the service."""
 
 
 def tool_result(body: bytes, structured: Any, *, failed: bool) -> types.CallToolResult:
@@ -84,7 +91,8 @@ def binding_server(
         if agent is None:
             return error("unauthorized", "no agent is authenticated")
         try:
-            return await dispatch(agent, params.name, params.arguments or {})
+            message = await _http_message(ctx)
+            return await dispatch(agent, params.name, params.arguments or {}, message)
         except Exception:  # guards the transport; the services answer their own failures
             log.exception("%s: %s failed", name, params.name)
             return error("internal_error", f"{params.name} failed unexpectedly")
@@ -97,6 +105,15 @@ def binding_server(
         on_call_tool=call_tool,
         get_tool_input_schema=schemas.get,
     )
+
+
+async def _http_message(ctx: ServerRequestContext[Any]) -> HttpMessage | None:
+    """The streamable HTTP request the call came in (its body is the JSON-RPC message, which
+    the transport has read already), or ``None`` over another transport."""
+    request = ctx.request
+    if not isinstance(request, Request):
+        return None
+    return http_message(request, await request.body())
 
 
 class AgentTokenVerifier:

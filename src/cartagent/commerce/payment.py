@@ -13,6 +13,7 @@ vault hands an agent; a declined capture is reported as :class:`PaymentDeclined`
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,9 +26,18 @@ from ..money import Money
 from ..paypal import PayPalClient
 from .checkout import Bill, Checkout
 
-__all__ = ["PayPalPayments", "PaymentDeclined", "PaymentNotApproved", "Receipt", "paypal_order"]
+__all__ = [
+    "PayPalPayments",
+    "PaymentDeclined",
+    "PaymentNotApproved",
+    "Receipt",
+    "is_payment_token",
+    "paypal_order",
+]
 
-# PayPal issues that mean "this instrument will not pay", as opposed to a bad request.
+# PayPal issues that mean "this instrument will not pay", as opposed to a bad request: an unknown
+# or unusable token is the agent's instrument failing, to be answered as a decline (another
+# instrument may pay), never a merchant failure.
 DECLINES = frozenset(
     {
         "INSTRUMENT_DECLINED",
@@ -39,9 +49,24 @@ DECLINES = frozenset(
         "COMPLIANCE_VIOLATION",
         "CARD_EXPIRED",
         "PAYMENT_DENIED",
+        "BILLING_AGREEMENT_NOT_FOUND",
+        "AGREEMENT_ALREADY_CANCELLED",
+        "TOKEN_ID_NOT_FOUND",
+        "TOKEN_EXPIRED",
+        "PAYMENT_SOURCE_CANNOT_BE_USED",
+        "PAYMENT_SOURCE_DECLINED_BY_PROCESSOR",
+        "REFERENCED_CARD_EXPIRED",
     }
 )
 TITLE_MAX = 127
+_TOKEN = re.compile(r"[0-9A-Za-z_-]{1,255}", re.ASCII)  # Orders v2's payment_source.token.id
+
+
+def is_payment_token(value: str) -> bool:
+    """Whether ``value`` can be a PayPal payment token at all (Orders v2's ``token.id``: 1 to
+    255 letters, digits, ``-`` and ``_``); a protocol refuses anything else as the agent's
+    mistake before PayPal is asked (PayPal would answer 400, a merchant bug)."""
+    return _TOKEN.fullmatch(value) is not None
 
 
 class PaymentDeclined(Exception):

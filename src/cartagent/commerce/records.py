@@ -367,13 +367,19 @@ class CheckoutRecords:
 
     def finish(self, scope: str, key: str, status_code: int, body: bytes) -> None:
         """Store the answer to replay; a 5xx releases the key instead (it is never replayed)."""
+        if status_code >= 500:
+            self.release(scope, key)
+            return
         where = sa.and_(idempotency_keys.c.scope == scope, idempotency_keys.c.key == key)
         with self._serial, self.engine.begin() as conn:
-            if status_code >= 500:
-                conn.execute(sa.delete(idempotency_keys).where(where))
-            else:
-                conn.execute(
-                    sa.update(idempotency_keys)
-                    .where(where)
-                    .values(state="done", status_code=status_code, body=body)
-                )
+            conn.execute(
+                sa.update(idempotency_keys)
+                .where(where)
+                .values(state="done", status_code=status_code, body=body)
+            )
+
+    def release(self, scope: str, key: str) -> None:
+        """Forget ``key`` in ``scope``: its next use runs the call again."""
+        where = sa.and_(idempotency_keys.c.scope == scope, idempotency_keys.c.key == key)
+        with self._serial, self.engine.begin() as conn:
+            conn.execute(sa.delete(idempotency_keys).where(where))

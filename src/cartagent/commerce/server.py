@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import orjson
 from fastapi import FastAPI
+from starlette.types import Scope
 
+from ..body_limit import BodyLimit
 from .acp import AcpService, AcpSettings, acp_router
 from .agents import Agents
 from .merchant import Merchant
 from .paypal_cart import JwtVerifier, PayPalCartService, paypal_cart_router
+from .paypal_cart import wire as paypal_cart_wire
+from .requests import MAX_BODY
 from .ucp import FetchedProfiles, PlatformProfiles, UcpService, UcpSettings, ucp_router
 from .webhooks import WebhookSender
 
@@ -43,6 +49,10 @@ def create_merchant_app(
     With ``webhooks``, order events (ACP's and UCP's, the latter signed with the UCP business
     key) are delivered in the background while the app runs;
     ``mcp_url`` is where the ACP MCP binding is served, if it is (see ``acp_mcp_app``).
+
+    A body over :data:`~cartagent.commerce.requests.MAX_BODY` is refused with 413 before it is
+    read (in the error shape of the protocol its path belongs to), and each protocol's routes
+    check the caller's credentials before they read a body.
     """
 
     profiles = ucp_profiles or FetchedProfiles()
@@ -76,4 +86,17 @@ def create_merchant_app(
     if paypal_cart is not None:
         cart = PayPalCartService(merchant, paypal_cart)
         app.include_router(paypal_cart_router(cart), prefix=PAYPAL_CART_PREFIX)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY, refusal=_too_large)
     return app
+
+
+def _too_large(scope: Scope, message: str) -> bytes:
+    """A 413's body in the error shape of the protocol the request's path belongs to."""
+    path = str(scope.get("path", ""))
+    if path.startswith(PAYPAL_CART_PREFIX + "/"):
+        body = paypal_cart_wire.error("INVALID_REQUEST", message, secrets.token_hex(8))
+    elif path.startswith(UCP_PREFIX + "/"):
+        body = {"code": "request_too_large", "content": message}
+    else:
+        body = {"type": "invalid_request", "code": "request_too_large", "message": message}
+    return orjson.dumps(body)

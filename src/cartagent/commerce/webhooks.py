@@ -11,6 +11,12 @@ webhook secret::
 
 UCP's (RFC 9421 with the business's key) is in :mod:`cartagent.commerce.ucp.events`; a sender
 only leases the events of protocols it has a signer for, leaving the others pending.
+
+An agent's configured ``webhook_url`` is the operator's; any other receiver (a UCP platform's
+profile names it) is someone else's say-so and is sent to through
+:func:`~cartagent.outbound.guarded_transport`: an event whose receiver is, or resolves to, a
+non-public address fails at once, without retries (``allow_private`` lifts this for local
+development).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from typing import Protocol
 
 import httpx
 
+from ..errors import DestinationRefused
+from ..outbound import Resolver, guarded_transport, system_resolver
 from .agents import Agents
 from .records import CheckoutRecords, PendingEvent
 
@@ -104,7 +112,9 @@ class WebhookSender:
     """Sends the outbox's due events; :meth:`start` runs it in a background thread.
 
     ``signers`` sign other protocols' events than ACP's (by protocol name); :meth:`sign_with`
-    adds one later.
+    adds one later. ``allow_private`` lets events go to receivers at loopback and private
+    addresses that no agent was configured with (local development only); ``resolver``
+    resolves their hosts (tests pass one).
     """
 
     def __init__(
@@ -117,13 +127,20 @@ class WebhookSender:
         clock: Callable[[], datetime] = _now,
         interval: float = 0.5,
         timeout: float = 10.0,
+        allow_private: bool = False,
+        resolver: Resolver = system_resolver,
     ) -> None:
         self.records = records
         self.agents = agents
         self.clock = clock
         self.interval = interval
         self.signers: dict[str, WebhookSigner] = {"acp": AcpSigner(agents), **(signers or {})}
+        self._configured = frozenset(key.webhook_url for key in agents.keys if key.webhook_url)
         self._http = httpx.Client(transport=transport, timeout=timeout)
+        self._guarded = httpx.Client(
+            transport=guarded_transport(transport, allow_private=allow_private, resolver=resolver),
+            timeout=timeout,
+        )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -144,11 +161,16 @@ class WebhookSender:
             except CannotSign as error:
                 self.records.event_failed(pending.id, str(error), now, 1)
                 continue
+            http = self._http if pending.url in self._configured else self._guarded
             try:
-                response = self._http.post(pending.url, content=pending.body, headers=headers)
+                response = http.post(pending.url, content=pending.body, headers=headers)
                 problem = None if response.is_success else f"HTTP {response.status_code}"
             except httpx.HTTPError as error:
                 problem = f"{type(error).__name__}: {error}"
+            except (DestinationRefused, httpx.InvalidURL) as error:  # sending again cannot help
+                log.warning("webhook %s not sent: %s", pending.id, error)
+                self.records.event_failed(pending.id, f"not sent: {error}", now, 1)
+                continue
             if problem is None:
                 delivered += 1
                 self.records.event_delivered(pending.id)
@@ -176,3 +198,4 @@ class WebhookSender:
             self._thread.join(timeout=10)
             self._thread = None
         self._http.close()
+        self._guarded.close()

@@ -1,11 +1,12 @@
 """Where cartagent's data files are.
 
-Data cartagent needs at run time ships inside the package and is found with
-:mod:`importlib.resources`, so an installed wheel works from any folder: :func:`tau_retail` is
-the tau-bench retail store (MIT, see ``tau-bench-retail/NOTICE``), the default catalog of
-``cartagent search`` and the demo store ``cartagent sandbox seed`` loads. Development data that
-does not ship (the WebShop instructions ``cartagent eval`` compares with) is looked up in the
-project's ``shared/data`` beside the checkout only: :func:`shared_file`.
+All the data cartagent reads ships inside the package and is found with
+:mod:`importlib.resources`, so a clone and an installed wheel work alike, from any folder:
+:func:`tau_retail` is the tau-bench retail store (MIT, see ``tau-bench-retail/NOTICE``), the
+default catalog of ``cartagent search`` and the demo store ``cartagent sandbox seed`` loads;
+:func:`webshop_dev` is WebShop's shopper instructions with the queries people typed for them
+(MIT, see ``webshop/NOTICE``), which ``cartagent eval`` compares with and ``cartagent tune
+data`` holds out.
 """
 
 from __future__ import annotations
@@ -15,30 +16,26 @@ from pathlib import Path
 
 from ..errors import ConfigurationError
 
-__all__ = ["TAU_RETAIL", "WEBSHOP_DEV", "shared_file", "tau_retail"]
+__all__ = ["TAU_RETAIL", "WEBSHOP_DEV", "tau_retail", "webshop_dev"]
 
 TAU_RETAIL = "tau-bench-retail"
-WEBSHOP_DEV = Path("webshop", "goal_query_map.dev.json")
+WEBSHOP_DEV = "webshop/goal_query_map.dev.json"
 
 
 def tau_retail() -> Path:
     """The tau-bench retail folder shipped with cartagent (products, users, orders JSON)."""
-    return _packaged(TAU_RETAIL)
+    return _packaged(TAU_RETAIL, folder=True)
 
 
-def shared_file(relative: str | Path) -> Path | None:
-    """``relative`` under ``shared/data`` beside the current folder or in it (a development
-    checkout: the repository and ``shared/`` side by side), else ``None``."""
-    for root in (Path.cwd().parent, Path.cwd()):
-        candidate = root / "shared" / "data" / relative
-        if candidate.exists():
-            return candidate.resolve()
-    return None
+def webshop_dev() -> Path:
+    """The WebShop development instructions shipped with cartagent (``goal_query_map`` JSON:
+    each instruction with the queries shoppers typed for it)."""
+    return _packaged(WEBSHOP_DEV, folder=False)
 
 
-def _packaged(name: str) -> Path:
+def _packaged(name: str, *, folder: bool) -> Path:
     found = resources.files(__package__).joinpath(name)
-    # Callers hand these folders to code that opens files by path (tantivy, SQL seeding).
-    if not isinstance(found, Path) or not found.is_dir():
+    # Callers hand these to code that opens files by path (tantivy, SQL seeding).
+    if not isinstance(found, Path) or not (found.is_dir() if folder else found.is_file()):
         raise ConfigurationError(f"cartagent's packaged {name} data is missing (found {found})")
     return found

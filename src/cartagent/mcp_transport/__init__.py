@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from .auth import StaticTokenVerifier, auth_settings
 from .oauth import JwtTokenVerifier, OAuthResource, oauth_resource
-from .serve import MCP_PATH, http_app, serve_http, serve_stdio
+from .serve import MAX_BODY, MCP_PATH, http_app, serve_http, serve_stdio
 
 __all__ = [
+    "MAX_BODY",
     "MCP_PATH",
     "JwtTokenVerifier",
     "OAuthResource",

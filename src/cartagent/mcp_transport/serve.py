@@ -11,11 +11,14 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from ..body_limit import BodyLimit
 from ..errors import ConfigurationError
 from .auth import StaticTokenVerifier, auth_settings
 from .oauth import OAuthResource
 
 MCP_PATH = "/mcp"
+MAX_BODY = 1024 * 1024
+"""The largest request body (a JSON-RPC message) the HTTP transport reads."""
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -40,7 +43,8 @@ def http_app(
     A missing or wrong token gets 401 with ``WWW-Authenticate: Bearer`` (naming the protected
     resource metadata with ``oauth``); a token without a required scope, 403. Requests whose
     Host or Origin is not loopback are refused when bound to loopback (DNS rebinding
-    protection).
+    protection). A body over :data:`MAX_BODY` gets 413 before it is read; the token is checked
+    before the body is read (by the SDK's authentication middleware, inside the limit).
     """
     if sum(given is not None for given in (token, oauth, verifier)) > 1:
         raise ConfigurationError(
@@ -53,7 +57,7 @@ def http_app(
     else:
         auth = auth_settings(f"http://{host}:{port}")
         verifier = verifier or StaticTokenVerifier(token)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         # Plain JSON answers: this server never streams progress or asks the client anything.
         json_response=True,
@@ -62,6 +66,8 @@ def http_app(
         token_verifier=verifier,
         custom_starlette_routes=routes,
     )
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY)  # outermost of the app's own middleware
+    return app
 
 
 async def serve_http(

@@ -8,10 +8,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Scope
 
+from ..body_limit import BodyLimit
 from . import (
     agentic_commerce,
     auth,
@@ -34,6 +37,7 @@ from . import (
     transactions,
     webhooks,
 )
+from .client_secrets import LOG2_N
 from .clock import Clock
 from .database import migrate
 from .engine import DEFAULT_POOL_SIZE, create_engine
@@ -44,6 +48,9 @@ from .state import Sandbox
 from .store import Store
 
 log = logging.getLogger("cartagent.sandbox")
+
+MAX_BODY = 10 * 1024 * 1024
+"""Bytes of one request body: room for a dispute's evidence file (PayPal takes 10 MB each)."""
 
 ROUTERS = (
     auth.router,
@@ -76,22 +83,32 @@ def open_sandbox(
     ids: IdFactory | None = None,
     pool_size: int = DEFAULT_POOL_SIZE,
     db_calls: str = "auto",
+    allow_private_webhooks: bool = False,
+    secret_cost: int = LOG2_N,
 ) -> Sandbox:
     """Connect to (and migrate) the sandbox database at ``db_url`` (``pool_size``: PostgreSQL
-    connections for requests; ``db_calls``: see :func:`~.engine.calls_inline`)."""
-    store = Store(create_engine(db_url, pool_size=pool_size), db_calls=db_calls)
+    connections for requests; ``db_calls``: see :func:`~.engine.calls_inline`;
+    ``allow_private_webhooks``: webhooks may go to loopback and private addresses, for local
+    development; ``secret_cost``: log2 of scrypt's N for the client secrets it stores, see
+    :mod:`.client_secrets`)."""
+    engine = create_engine(db_url, pool_size=pool_size)
+    store = Store(engine, db_calls=db_calls, secret_cost=secret_cost)
     migrate(store.engine)
     key = store.meta_get("token_key") or store.meta_setdefault("token_key", secrets.token_hex(32))
-    sandbox = Sandbox(store=store, clock=clock or Clock(), ids=ids or IdFactory())
+    sandbox = Sandbox(
+        store=store,
+        clock=clock or Clock(),
+        ids=ids or IdFactory(),
+        allow_private_webhooks=allow_private_webhooks,
+    )
     sandbox.token_key = bytes.fromhex(key)
     return sandbox
 
 
 def ensure_merchant(sandbox: Sandbox, client_id: str, client_secret: str) -> str:
-    """Create the merchant owning these credentials if it does not exist; return its id."""
+    """Create the merchant owning these credentials if it does not exist (an existing one
+    takes this secret); return its id."""
     existing = sandbox.store.merchant_by_client_id(client_id)
-    if existing is not None and existing.client_secret == client_secret:
-        return existing.id
     merchant_id = existing.id if existing is not None else sandbox.ids.payer()
     merchant = sandbox.store.ensure_merchant(
         merchant_id,
@@ -142,6 +159,13 @@ def create_app(sandbox: Sandbox, *, deliver_webhooks: bool = False) -> FastAPI:
         log.exception("unhandled error in %s %s", request.method, request.url.path)
         return _error_response(sandbox, PayPalError(500))
 
+    def too_large(_scope: Scope, message: str) -> tuple[bytes, dict[str, str]]:
+        debug_id = sandbox.ids.debug_id()
+        sentence = f"{message[:1].upper()}{message[1:]}."  # PayPal's messages are sentences
+        error = PayPalError(413, name="REQUEST_ENTITY_TOO_LARGE", message=sentence)
+        return orjson.dumps(error.body(debug_id)), {"Paypal-Debug-Id": debug_id}
+
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY, refusal=too_large)
     return app
 
 

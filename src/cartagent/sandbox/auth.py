@@ -15,6 +15,7 @@ from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
 from .errors import authentication_failure
 from .responses import json_response
@@ -94,20 +95,20 @@ def basic_credentials(header: str) -> tuple[str, str] | None:
     return client_id, secret
 
 
-def client_merchant(sandbox: Sandbox, credentials: tuple[str, str]) -> Merchant | None:
-    """The merchant these client credentials belong to, if any."""
-    client_id, secret = credentials
-    merchant = sandbox.store.merchant_by_client_id(client_id)
-    if merchant is None or not hmac.compare_digest(merchant.client_secret, secret):
+async def client_merchant(sandbox: Sandbox, credentials: tuple[str, str] | None) -> Merchant | None:
+    """The merchant these client credentials belong to, if any: checked before a body is
+    read, in a worker thread (the stored secret is a hash that takes a scrypt to check)."""
+    if credentials is None:
         return None
-    return merchant
+    return await run_in_threadpool(sandbox.store.merchant_by_credentials, *credentials)
 
 
 @router.post("/v1/oauth2/token")
 async def token(request: Request) -> Response:
     sandbox: Sandbox = request.app.state.sandbox
     credentials = basic_credentials(request.headers.get("authorization", ""))
-    if credentials is None:
+    merchant = await client_merchant(sandbox, credentials)
+    if merchant is None:
         return oauth_error(401, "invalid_client", "Client Authentication failed")
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
     grant = form.get("grant_type", [""])[0]
@@ -115,9 +116,6 @@ async def token(request: Request) -> Response:
         return oauth_error(
             400, "unsupported_grant_type", f"Grant Type is NULL or not supported: {grant}"
         )
-    merchant = client_merchant(sandbox, credentials)
-    if merchant is None:
-        return oauth_error(401, "invalid_client", "Client Authentication failed")
     access_token, ttl = issue_token(sandbox, merchant.id)
     return json_response(
         {

@@ -116,7 +116,7 @@ def _scopes(value: str | None) -> list[str]:
 async def token(request: Request) -> Response:
     sandbox: Sandbox = request.app.state.sandbox
     credentials = basic_credentials(request.headers.get("authorization", ""))
-    merchant = None if credentials is None else client_merchant(sandbox, credentials)
+    merchant = await client_merchant(sandbox, credentials)
     if credentials is None or merchant is None:
         return oauth_error(401, "invalid_client", "Client Authentication failed")
     try:

@@ -23,6 +23,15 @@ Source: the Agentic Commerce Protocol release 2026-04-17 (Apache-2.0, OpenAI and
     ``{id: "vt_…", created, metadata}``; ``metadata`` is the request's plus ``merchant_id``,
     ``checkout_session_id`` and ``idempotency_key``.
 
+Negative testing: a request with ``PayPal-Mock-Response: {"mock_application_codes": "<ISSUE>"}``
+vaults the card as usual, and every charge of the token is then refused with that issue (the
+status ``orders.create``/``capture``/``authorize`` documents for it, ``TRANSACTION_REFUSED`` where
+the operation does not list it; ``INTERNAL_SERVER_ERROR`` and the other generic codes as
+:mod:`.mocks` answers them): a platform tests a merchant's decline (or outage) path through the
+token it hands the agent. The issue must be one ``orders.create`` or ``orders.capture`` documents,
+or a generic one (400 ``invalid_card`` otherwise; ``Error.code`` has nothing closer). The header
+is not part of the idempotency fingerprint: a replay answers the first token, as it was vaulted.
+
 Card data: the vault keeps the brand (from the number's IIN range, else ``display_brand``),
 the last four digits and the expiry, nothing else of the card (no number, CVC, name, billing
 address or card metadata); the idempotency record keeps the response and a keyed hash
@@ -49,6 +58,10 @@ operation and a merchant treats as a decline. When an operation does not documen
 
 - ``allowance.merchant_id`` is the charging merchant's sandbox account id (the
   ``payee.merchant_id`` of its orders) or its REST client id; otherwise ``PAYER_CANNOT_PAY``.
+- The order pays for the allowance's checkout session: every purchase unit names
+  ``allowance.checkout_session_id`` as its ``reference_id`` or ``custom_id`` (a merchant's
+  ``commerce.payment`` sets both to its checkout's id); otherwise ``PAYMENT_SOURCE_CANNOT_BE_USED``
+  (a token vaulted for session X never pays session Y).
 - One order per token (``reason: one_time``, one checkout session): a second order is
   ``MAX_NUMBER_OF_PAYMENT_ATTEMPTS_EXCEEDED``; a ``PayPal-Request-Id`` replay of the first
   create answers the first order as usual. A refused order does not use the token up.
@@ -57,8 +70,8 @@ operation and a merchant treats as a decline. When an operation does not documen
   test card: ``INSTRUMENT_DECLINED``.
 - Every purchase unit in the allowance's currency and their sum at most ``max_amount`` (minor
   units per ISO 4217: JPY has none, the others two): ``TRANSACTION_REFUSED``.
-- Capture and authorize check expiry, currency and amount again, so patching the order's
-  amount after creating it cannot exceed the allowance.
+- Capture and authorize check expiry, session, currency and amount again, so patching the
+  order's amount or references after creating it cannot escape the allowance.
 
 Where the 2026-04-17 release contradicts itself:
 
@@ -100,12 +113,13 @@ from fastapi.responses import Response
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 
-from . import spec
+from . import mocks, spec
 from .amounts import CURRENCIES
 from .api import Call, run_store_work
 from .auth import merchant_for_token
 from .clock import iso, parse_iso
 from .errors import PayPalError, detail
+from .payment_sources import DECLINING_TEST_CARDS, luhn
 from .responses import json_response
 from .state import Sandbox
 from .store import Row, Tx, dumps, loads, resources
@@ -137,14 +151,15 @@ KEY_TTL = timedelta(hours=24)
 MAX_KEY = 255
 MAX_BODY = 64 * 1024
 MAX_MINOR_UNITS = 10**15
-DECLINING_TEST_CARDS = frozenset({"4000000000000002"})
 ORDERS = "checkout_orders_v2"
+MOCKABLE = ("orders.create", "orders.capture")  # a vault mock must be an issue of one of these
 
 # Why a delegated token may not pay, and the issue PayPal documents for it (see the docstring).
 _ISSUES = {
     "unknown": "INSTRUMENT_DECLINED",
     "declined": "INSTRUMENT_DECLINED",
     "other_merchant": "PAYER_CANNOT_PAY",
+    "other_session": "PAYMENT_SOURCE_CANNOT_BE_USED",
     "used": "MAX_NUMBER_OF_PAYMENT_ATTEMPTS_EXCEEDED",
     "expired": "INSTRUMENT_DECLINED",
     "card_expired": "CARD_EXPIRED",
@@ -243,6 +258,25 @@ def _idempotency_key(headers: Mapping[str, str]) -> str:
     return key
 
 
+def _mock_issue(header: str | None) -> str | None:
+    """The issue a ``PayPal-Mock-Response`` header asks every charge of the token to fail with
+    (see the module), or ``None`` without the header."""
+    if header is None or not header.strip():
+        return None
+    try:
+        code = orjson.loads(header)["mock_application_codes"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        code = None
+    known = any(code in mocks.codes_for(f"{ORDERS}:{op}") for op in MOCKABLE)
+    if not isinstance(code, str) or not (known or code in mocks.GENERIC):
+        raise _invalid(
+            400,
+            'PayPal-Mock-Response must be {"mock_application_codes": "<ISSUE>"} with an issue '
+            "orders.create or orders.capture documents",
+        )
+    return code
+
+
 def _parse(raw: bytes, content_type: str) -> dict[str, Any]:
     if "json" not in content_type.lower():
         raise _invalid(400, "Content-Type must be application/json")
@@ -322,16 +356,6 @@ def _schema_problem(body: dict[str, Any]) -> DelegateError | None:
 
 
 # the card and the allowance -----------------------------------------------------------------
-def _luhn(number: str) -> bool:
-    total = 0
-    for index, char in enumerate(reversed(number)):
-        digit = int(char)
-        if index % 2:
-            digit = digit * 2 - 9 if digit > 4 else digit * 2
-        total += digit
-    return total % 10 == 0
-
-
 def _brand(number: str) -> str | None:
     """The card network the number's IIN belongs to (the common ranges)."""
     two, three, four = int(number[:2]), int(number[:3]), int(number[:4])
@@ -355,7 +379,7 @@ def _brand(number: str) -> str | None:
 def _card(method: dict[str, Any], now: datetime) -> dict[str, Any]:
     """Check the card; what the vault keeps of it: brand, last four digits and expiry."""
     number = method["number"]
-    if not re.fullmatch(r"[0-9]{12,19}", number, re.ASCII) or not _luhn(number):
+    if not re.fullmatch(r"[0-9]{12,19}", number, re.ASCII) or not luhn(number):
         raise _invalid(422, "Invalid card number", ["payment_method", "number"])
     month, year = method.get("exp_month"), method.get("exp_year")
     if (month is None) != (year is None):
@@ -429,7 +453,7 @@ def _fingerprint(secret: bytes, body: dict[str, Any]) -> str:
 
 
 def _vault(
-    sandbox: Sandbox, caller: str, key: str, body: dict[str, Any]
+    sandbox: Sandbox, caller: str, key: str, body: dict[str, Any], mock: str | None = None
 ) -> tuple[dict[str, Any], bool]:
     """Replay the key's first answer or vault the card; (response body, replayed)."""
     now = sandbox.now(caller)
@@ -451,14 +475,14 @@ def _vault(
         problem = _schema_problem(body)
         if problem is not None:
             raise problem
-        response = _tokenize(sandbox, tx, body, key, now)
+        response = _tokenize(sandbox, tx, body, key, now, mock)
         record = dumps({"fingerprint": fingerprint, "response": response})
         tx.remember(OPERATION, request_key, 201, record, now + KEY_TTL)
     return response, False
 
 
 def _tokenize(
-    sandbox: Sandbox, tx: Tx, body: dict[str, Any], key: str, now: datetime
+    sandbox: Sandbox, tx: Tx, body: dict[str, Any], key: str, now: datetime, mock: str | None
 ) -> dict[str, Any]:
     method = body["payment_method"]
     card = _card(method, now)
@@ -481,6 +505,8 @@ def _tokenize(
     }
     if method["number"] in DECLINING_TEST_CARDS:
         record["declines"] = True
+    if mock is not None:
+        record["mock"] = mock
     tx.insert(KIND, token_id, record, now=now, status="ACTIVE")
     return {"id": token_id, "created": record["created"], "metadata": metadata}
 
@@ -494,8 +520,9 @@ async def delegate_payment(request: Request) -> Response:
         caller = _caller(sandbox, headers)
         _check_version(headers)
         key = _idempotency_key(headers)
+        mock = _mock_issue(headers.get("paypal-mock-response"))
         body = _parse(await request.body(), headers.get("content-type", ""))
-        response, replayed = await run_store_work(sandbox, _vault, sandbox, caller, key, body)
+        response, replayed = await run_store_work(sandbox, _vault, sandbox, caller, key, body, mock)
     except DelegateError as error:
         return json_response(error.body(), error.status, {**answer, **error.headers})
     except Exception as error:
@@ -545,6 +572,19 @@ def _refusal(action: str, reason: str, token_id: str | None) -> PayPalError:
     return PayPalError(422, details=[detail(issue, field=field, value=token_id)])
 
 
+def _mocked(action: str, issue: str, token_id: str | None) -> PayPalError:
+    """The refusal a token vaulted with ``PayPal-Mock-Response`` answers each charge with: the
+    mocked issue as :mod:`.mocks` answers it where ``orders.<action>`` can return it, else
+    ``TRANSACTION_REFUSED``."""
+    op = f"{ORDERS}:orders.{action}"
+    if issue in mocks.codes_for(op) or issue in mocks.GENERIC:
+        return mocks.mocked_error(op, orjson.dumps({"mock_application_codes": issue}).decode())
+    texts = spec.documented_issues(op).get(_FALLBACK_ISSUE, (0, []))[1]
+    field = "/payment_source/token/id" if token_id is not None else None
+    found = detail(_FALLBACK_ISSUE, texts[0] if texts else None, field=field, value=token_id)
+    return PayPalError(422, details=[found])
+
+
 def _minor_units(value: Decimal, currency: str) -> Decimal:
     # ISO 4217 minor units (what ACP's max_amount counts), not PayPal's decimals: HUF and TWD
     # have two in ISO 4217 although PayPal takes whole amounts only.
@@ -559,6 +599,8 @@ def _check_allowance(
     token_id: str | None,
 ) -> None:
     allowance = token["allowance"]
+    if token.get("mock"):
+        raise _mocked(action, token["mock"], token_id)
     if token.get("declines"):
         raise _refusal(action, "declined", token_id)
     if now >= parse_iso(allowance["expires_at"]):
@@ -569,6 +611,9 @@ def _check_allowance(
         int(card["exp_month"]),
     ):
         raise _refusal(action, "card_expired", token_id)
+    session = allowance["checkout_session_id"]
+    if not units or any(session not in (u.get("reference_id"), u.get("custom_id")) for u in units):
+        raise _refusal(action, "other_session", token_id)
     currency = allowance["currency"].upper()
     total = Decimal(0)
     for unit in units:

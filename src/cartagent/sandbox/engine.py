@@ -3,6 +3,7 @@ fixed pool of connections checked without a round trip."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import select
@@ -131,10 +132,37 @@ def _check_idle_connection(dbapi_connection: Any, _record: Any, _proxy: Any) -> 
         raise DisconnectionError("the server closed this idle connection")
 
 
+def _private_database(path: Path) -> None:
+    """The database file (and its companions) readable by its owner only (0600), created so
+    before SQLite first opens it (SQLite gives its -wal and -shm files the database's mode), in
+    a folder made 0700 if it is missing. An existing file is never opened (closing a descriptor
+    drops the SQLite locks of this process): its mode is tightened instead."""
+    missing = []
+    folder = path.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        made.chmod(0o700)
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for suffix in ("", "-wal", "-shm", "-journal", ".lock"):
+        file = path.with_name(path.name + suffix)
+        try:
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
+        except (FileNotFoundError, PermissionError):
+            continue
+
+
 def _sqlite_engine(url: str) -> Engine:
     path = sa.engine.make_url(url).database
     if path and path != ":memory:":
-        Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        _private_database(Path(path).expanduser())
     engine = sa.create_engine(
         url,
         connect_args={"timeout": 30, "check_same_thread": False},

@@ -2,6 +2,9 @@
 
 Status flow: CREATED (or PAYER_ACTION_REQUIRED) → APPROVED (the buyer page) → COMPLETED by
 capture or authorize; VOIDED when every authorization of an AUTHORIZE order is voided.
+
+What a ``payment_source`` may pay with, and the test values that decline its charge, is
+:mod:`.payment_sources`' (delegated ``vt_`` tokens :mod:`.delegate_payment`'s).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from . import delegate_payment
+from . import delegate_payment, payment_sources
 from .amounts import money
 from .api import Call, Reply, operation, require
 from .clock import iso
@@ -107,6 +110,7 @@ def create_order(call: Call, tx: Tx) -> Reply:
         unit.setdefault("reference_id", "default")
         unit.setdefault("payee", _payee(call))
     source = body.get("payment_source") or {}
+    payment_sources.check_source(source)
     delegate_payment.claim(call, tx, source, units, order_id)
     status = "CREATED"
     if "paypal" in source:
@@ -313,6 +317,7 @@ def capture_order(call: Call, tx: Tx, order_id: str) -> Reply:
     row = require(tx, ORDER, order_id, lock=True)
     _ready(row, "capture")
     delegate_payment.check_charge(call, tx, row, "capture")
+    payment_sources.check_charge(row, "capture")
     for unit in row.data["purchase_units"]:
         amount = unit["amount"]
         create_capture(
@@ -342,6 +347,7 @@ def authorize_order(call: Call, tx: Tx, order_id: str) -> Reply:
     row = require(tx, ORDER, order_id, lock=True)
     _ready(row, "authorize")
     delegate_payment.check_charge(call, tx, row, "authorize")
+    payment_sources.check_charge(row, "authorize")
     for unit in row.data["purchase_units"]:
         auth_id = call.sandbox.ids.authorization()
         now = iso(call.now)

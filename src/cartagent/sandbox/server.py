@@ -14,6 +14,7 @@ from .engine import DEFAULT_POOL_SIZE
 _ENV_DB = "CARTAGENT_SANDBOX_WORKER_DB"
 _ENV_POOL = "CARTAGENT_SANDBOX_WORKER_POOL"
 _ENV_CALLS = "CARTAGENT_SANDBOX_WORKER_DB_CALLS"
+_ENV_PRIVATE = "CARTAGENT_SANDBOX_WORKER_PRIVATE_WEBHOOKS"
 
 
 def app_for_worker() -> FastAPI:
@@ -22,6 +23,7 @@ def app_for_worker() -> FastAPI:
         os.environ[_ENV_DB],
         pool_size=int(os.environ[_ENV_POOL]),
         db_calls=os.environ[_ENV_CALLS],
+        allow_private_webhooks=os.environ.get(_ENV_PRIVATE) == "1",
     )
     return create_app(sandbox, deliver_webhooks=True)
 
@@ -38,9 +40,16 @@ def serve(
     pool_size: int = DEFAULT_POOL_SIZE,
     db_calls: str = "auto",
     log_level: str = "warning",
+    allow_private_webhooks: bool = False,
 ) -> None:
-    """Serve the sandbox on ``db_url``, first loading the tau-bench store in ``seed_data``."""
-    sandbox = open_sandbox(db_url, pool_size=pool_size, db_calls=db_calls)
+    """Serve the sandbox on ``db_url``, first loading the tau-bench store in ``seed_data``
+    (``allow_private_webhooks``: see :func:`~.app.open_sandbox`)."""
+    sandbox = open_sandbox(
+        db_url,
+        pool_size=pool_size,
+        db_calls=db_calls,
+        allow_private_webhooks=allow_private_webhooks,
+    )
     ensure_merchant(sandbox, client_id, client_secret)
     if seed_data is not None:
         from .seed import seed_store
@@ -65,6 +74,7 @@ def serve(
         os.environ[_ENV_DB] = db_url
         os.environ[_ENV_POOL] = str(pool_size)
         os.environ[_ENV_CALLS] = db_calls
+        os.environ[_ENV_PRIVATE] = "1" if allow_private_webhooks else "0"
         uvicorn.run(
             "cartagent.sandbox.server:app_for_worker",
             factory=True,

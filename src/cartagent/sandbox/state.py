@@ -21,6 +21,9 @@ class Sandbox:
     token_key: bytes = b""
     token_ttl_seconds: int = 32400
     buyer_email: str = "sb-buyer@personal.example.com"
+    # Webhooks may go to loopback and private addresses (local development only; see
+    # webhooks._check_url and cartagent.outbound).
+    allow_private_webhooks: bool = False
     _merchants: dict[str, Merchant] = field(default_factory=dict, repr=False)
 
     def now(self, merchant_id: str) -> datetime:

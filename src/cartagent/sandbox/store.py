@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from .client_secrets import LOG2_N, ClientSecrets
 from .driver import Cursor, PostgresWire, SqliteWire, Wire
 from .engine import WriterLock, calls_inline, request_slots
 
@@ -32,7 +33,7 @@ merchants = sa.Table(
     metadata,
     sa.Column("id", sa.String(32), primary_key=True),
     sa.Column("client_id", sa.String(128), nullable=False, unique=True),
-    sa.Column("client_secret", sa.String(128), nullable=False),
+    sa.Column("client_secret_hash", sa.String(128), nullable=False),  # see client_secrets
     sa.Column("email", sa.String(254), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
@@ -591,14 +592,16 @@ class Tx:
 class Merchant:
     id: str
     client_id: str
-    client_secret: str
+    secret_hash: str  # never the secret: see client_secrets
     email: str
 
 
 class Store:
     """Owns the engine; hands out transactions."""
 
-    def __init__(self, engine: Engine, *, db_calls: str = "auto") -> None:
+    def __init__(
+        self, engine: Engine, *, db_calls: str = "auto", secret_cost: int = LOG2_N
+    ) -> None:
         self.engine = engine
         self.dialect = engine.dialect.name
         # SQLite allows one writer; queueing writers on a lock hands the write over at once,
@@ -611,6 +614,7 @@ class Store:
         self.inline = calls_inline(engine, db_calls)
         # Requests in worker threads at once: as many as there are connections for them.
         self.concurrency = request_slots(engine)
+        self.secrets = ClientSecrets(secret_cost)  # new client secrets hash at 2**cost
 
     @contextmanager
     def transaction(self, merchant_id: str, *, write: bool = True) -> Iterator[Tx]:
@@ -655,49 +659,60 @@ class Store:
             record = conn.execute(_MERCHANT_BY_CLIENT, {"cid": client_id}).first()
         if record is None:
             return None
-        return Merchant(record.id, record.client_id, record.client_secret, record.email)
+        return Merchant(record.id, record.client_id, record.client_secret_hash, record.email)
+
+    def merchant_by_credentials(self, client_id: str, client_secret: str) -> Merchant | None:
+        """The merchant these client credentials belong to, if any (a check costs one scrypt
+        the first time: call it from a worker thread)."""
+        merchant = self.merchant_by_client_id(client_id)
+        if merchant is None or not self.secrets.matches(merchant.secret_hash, client_secret):
+            return None
+        return merchant
 
     def merchant(self, merchant_id: str) -> Merchant | None:
         with self.engine.connect() as conn:
             record = conn.execute(sa.select(merchants).where(merchants.c.id == merchant_id)).first()
         if record is None:
             return None
-        return Merchant(record.id, record.client_id, record.client_secret, record.email)
+        return Merchant(record.id, record.client_id, record.client_secret_hash, record.email)
 
     def ensure_merchant(
         self, merchant_id: str, client_id: str, client_secret: str, email: str, now: datetime
     ) -> Merchant:
-        """Create the merchant with these credentials if missing; return whichever is stored.
+        """Create the merchant with these credentials if missing (or give it this secret);
+        return whichever is stored. The secret is stored hashed.
 
         Processes starting together may both find it missing: the second insert then fails on
         the unique client id, and that process takes the merchant the first one stored.
         """
         existing = self.merchant_by_client_id(client_id)
         if existing is None:
+            hashed = self.secrets.hash(client_secret)
             try:
                 with self.engine.begin() as conn:
                     conn.execute(
                         merchants.insert().values(
                             id=merchant_id,
                             client_id=client_id,
-                            client_secret=client_secret,
+                            client_secret_hash=hashed,
                             email=email,
                             created_at=now,
                         )
                     )
-                return Merchant(merchant_id, client_id, client_secret, email)
+                return Merchant(merchant_id, client_id, hashed, email)
             except IntegrityError:
                 existing = self.merchant_by_client_id(client_id)
                 if existing is None:
                     raise
-        if existing.client_secret != client_secret:
+        if not self.secrets.matches(existing.secret_hash, client_secret):
+            hashed = self.secrets.hash(client_secret)
             with self.engine.begin() as conn:
                 conn.execute(
                     merchants.update()
                     .where(merchants.c.id == existing.id)
-                    .values(client_secret=client_secret)
+                    .values(client_secret_hash=hashed)
                 )
-            return Merchant(existing.id, client_id, client_secret, existing.email)
+            return Merchant(existing.id, client_id, hashed, existing.email)
         return existing
 
     def meta_get(self, key: str) -> str | None:

@@ -7,6 +7,10 @@ the row DELIVERED; anything else retries after 1 s, 2 s, 4 s… (capped) until F
 Each row is timed by its merchant's clock (the sandbox clock plus how far that merchant moved
 it, see ``state.Sandbox.now``): rows are queued and rescheduled in that time, so a row is due
 when the merchant's clock reaches it, and it is sent stamped with that time.
+
+A webhook's URL came from the API's caller: unless the sandbox allows private webhooks (local
+development), a delivery to a host spelled as, or resolving to, a non-public address fails at
+once, without retries (``cartagent.outbound``; the worker's transport resolves and pins).
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import sqlalchemy as sa
 
+from ..errors import DestinationRefused
+from ..outbound import Resolver, guarded_transport, host_refusal, system_resolver
 from .state import CLOCK_OFFSET, Sandbox
 from .store import counters, deliveries, events, loads, resources
 from .webhook_signing import event_body, transmission_headers
@@ -170,6 +177,13 @@ def _abandon(sandbox: Sandbox, delivery_id: int, reason: str) -> None:
         )
 
 
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
 def deliver_due(
     sandbox: Sandbox,
     now: datetime,
@@ -200,6 +214,10 @@ def deliver_due(
             _abandon(sandbox, row.id, "The webhook or its event no longer exists.")
             continue
         url, event = target
+        refusal = None if sandbox.allow_private_webhooks else host_refusal(_host(url))
+        if refusal is not None:
+            _abandon(sandbox, row.id, f"Not sent: {refusal}.")
+            continue
         body = event_body(event)
         headers = {
             "Content-Type": "application/json",
@@ -215,13 +233,17 @@ def deliver_due(
                 error = f"HTTP {response.status_code}"
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}"[:500]
+        except (DestinationRefused, httpx.InvalidURL) as exc:  # sending again cannot help
+            _abandon(sandbox, row.id, f"Not sent: {exc}"[:500])
+            continue
         attempted += 1
         _finish(sandbox, row.id, merchant_now, error, policy)
     return attempted
 
 
 class DeliveryWorker:
-    """A background thread that keeps calling ``deliver_due`` until stopped."""
+    """A background thread that keeps calling ``deliver_due`` until stopped; ``resolver``
+    resolves webhook hosts (tests pass one)."""
 
     def __init__(
         self,
@@ -231,9 +253,11 @@ class DeliveryWorker:
         poll_interval: float = 0.5,
         timeout: float = 5.0,
         transport: httpx.BaseTransport | None = None,
+        resolver: Resolver = system_resolver,
     ) -> None:
         self.sandbox = sandbox
         self.transport = transport
+        self.resolver = resolver
         self.policy = policy or RetryPolicy()
         self.poll_interval = poll_interval
         self.timeout = timeout
@@ -253,9 +277,18 @@ class DeliveryWorker:
             self._thread.join(timeout=self.timeout + 2)
             self._thread = None
 
+    def client(self) -> httpx.Client:
+        """The client deliveries go out through: to public addresses only, unless the sandbox
+        allows private webhooks."""
+        transport = guarded_transport(
+            self.transport,
+            allow_private=self.sandbox.allow_private_webhooks,
+            resolver=self.resolver,
+        )
+        return httpx.Client(timeout=self.timeout, transport=transport)
+
     def _run(self) -> None:
-        client = httpx.Client(timeout=self.timeout, transport=self.transport)
-        with client:
+        with self.client() as client:
             while not self._stop.is_set():
                 try:
                     # The sandbox clock's time: deliver_due adds each merchant's offset.

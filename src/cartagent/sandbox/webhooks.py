@@ -3,6 +3,11 @@
 A webhook is a ``webhook`` resource ``{id, url, event_types, links}``; ``events.emit`` queues a
 delivery for each webhook subscribed to an event's type (or to ``*``), and
 ``webhook_delivery`` sends them signed the way PayPal signs them (``webhook_signing``).
+
+A webhook URL is the caller's say-so, so it must be ``https`` to a host not spelled as a
+loopback, private or otherwise non-public address (``cartagent.outbound``; what the host
+resolves to is checked at delivery). A sandbox opened with ``allow_private_webhooks`` (local
+development) takes any host, and plain ``http`` to this machine.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import sqlalchemy as sa
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from ..outbound import host_refusal
 from .api import WEBHOOK_KIND, Call, Reply, operation, require
 from .clock import iso, parse_iso
 from .errors import PayPalError, invalid_request, not_found
@@ -101,8 +107,9 @@ def _local_host(host: str) -> bool:
         return False
 
 
-def _check_url(url: object) -> str:
-    """HTTPS like PayPal; plain HTTP only to this machine, for local testing."""
+def _check_url(url: object, *, allow_private: bool) -> str:
+    """HTTPS like PayPal, to a public host; with ``allow_private``, any host and plain HTTP to
+    this machine, for local testing."""
     try:
         parts = urlsplit(url) if isinstance(url, str) else None
         _ = parts.port if parts is not None else None
@@ -112,7 +119,8 @@ def _check_url(url: object) -> str:
         parts is None
         or not parts.hostname
         or parts.scheme not in ("https", "http")
-        or (parts.scheme == "http" and not _local_host(parts.hostname))
+        or (not allow_private and host_refusal(parts.hostname) is not None)
+        or (parts.scheme == "http" and not (allow_private and _local_host(parts.hostname)))
         or any(c.isspace() for c in str(url))
     ):
         raise _validation_error("url", "Not a valid webhook URL")
@@ -166,7 +174,7 @@ def _webhook(call: Call, data: dict[str, Any]) -> dict[str, Any]:
 # -- webhooks -----------------------------------------------------------------------------------
 @operation(router, "POST", "/v1/notifications/webhooks", f"{SPEC}:webhooks.post")
 def create_webhook(call: Call, tx: Tx) -> Reply:
-    url = _check_url(call.body.get("url"))
+    url = _check_url(call.body.get("url"), allow_private=call.sandbox.allow_private_webhooks)
     event_types = _check_event_types(call.body.get("event_types"))
     _check_unique(tx, url)
     if tx.count(WEBHOOK_KIND) >= MAX_WEBHOOKS:
@@ -210,7 +218,9 @@ def update_webhook(call: Call, tx: Tx, webhook_id: str) -> Reply:
             )
         path = patch.get("path")
         if path == "/url":
-            data["url"] = _check_url(patch.get("value"))
+            data["url"] = _check_url(
+                patch.get("value"), allow_private=call.sandbox.allow_private_webhooks
+            )
             _check_unique(tx, data["url"], except_id=webhook_id)
         elif path == "/event_types":
             data["event_types"] = _check_event_types(patch.get("value"), "value")
@@ -381,7 +391,7 @@ def simulate_event(call: Call, tx: Tx) -> Reply:
     if body.get("webhook_id"):
         hook_id = require(tx, WEBHOOK_KIND, body["webhook_id"]).id
     elif body.get("url"):
-        url = _check_url(body["url"])
+        url = _check_url(body["url"], allow_private=call.sandbox.allow_private_webhooks)
         hooks = [h.id for h in tx.find(WEBHOOK_KIND) if h.data["url"] == url]
         if not hooks:
             raise _validation_error("url", "No webhook is registered for this URL")

@@ -20,9 +20,11 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, 
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import Scope
 
 from .. import __version__
 from ..assistant import Assistant, ConversationConflict, Reply, UnknownSession
+from ..body_limit import header
 from ..errors import ModelError, PayPalError
 from .auth import ApiKeys, Principal, Role
 from .failures import NOT_FOUND, failure
@@ -84,14 +86,23 @@ def create_api(
     guest_tokens = guests or GuestTokens.random()
     locks = SessionLocks()
 
+    def principal_of(authorization: str | None) -> Principal | None:
+        scheme, _, offered = (authorization or "").partition(" ")
+        offered = offered.strip()
+        if scheme.lower() != "bearer" or not offered:
+            return None
+        return keys.principal(offered) or guest_tokens.principal(offered)
+
+    def admits(scope: Scope) -> bool:
+        """The body limit's check, before a body is read: the same as :func:`caller`'s."""
+        return principal_of(header(scope, b"authorization")) is not None
+
     def caller(
         request: Request,
-        credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+        # Declared for the docs' Authorize button; the header is read by principal_of.
+        _credentials: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     ) -> Principal:
-        principal = None
-        if credentials is not None:
-            offered = credentials.credentials
-            principal = keys.principal(offered) or guest_tokens.principal(offered)
+        principal = principal_of(request.headers.get("authorization"))
         if principal is None:
             raise HTTPException(401, _UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
         request.state.principal = principal  # for the access log
@@ -199,7 +210,8 @@ def create_api(
     app.include_router(panels_router(assistant, caller, guest_tokens))
     app.include_router(pages_router())
     _handle_errors(app)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    # A body is read only for a caller with a valid key or guest token: see cartagent.body_limit.
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, admits=admits)
     app.add_middleware(AccessLog, logger=log)  # added last: outermost, so it sees every 413
     return app
 

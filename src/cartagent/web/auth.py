@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
+from ..files import private_folder
 
 __all__ = ["MIN_KEY_LENGTH", "ApiKeys", "Principal", "Role", "load_keys", "write_demo_keys"]
 
@@ -133,7 +134,7 @@ def write_demo_keys(path: Path) -> ApiKeys:
         lines.append(
             f'\n[[keys]]\nkey = "{key}"\nname = "{principal.name}"\nrole = "{principal.role}"\n'
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         file.write("".join(lines))

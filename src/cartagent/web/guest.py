@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ConfigurationError
+from ..files import private_folder
 from .auth import Principal, Role
 
 __all__ = ["GUEST_PREFIX", "GuestTokens", "IssueLimit", "guest_secret"]
@@ -38,7 +39,7 @@ _TOKEN = re.compile(r"guest\.([A-Za-z0-9_-]{16})\.([A-Za-z0-9_-]{43})")
 def guest_secret(path: Path) -> bytes:
     """The secret stored in ``path``, which is created (mode 0600) with a random one if absent."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         pass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
@@ -28,6 +29,9 @@ __all__ = [
 ]
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 class MessageIn(BaseModel):
     """What the user says."""
 
@@ -40,6 +44,19 @@ class MessageIn(BaseModel):
     def _not_blank(cls, text: str) -> str:
         if not text.strip():
             raise PydanticCustomError("empty_text", "must not be empty")
+        return text
+
+    @field_validator("text")
+    @classmethod
+    def _unicode(cls, text: str) -> str:
+        if _SURROGATE.search(text):
+            # JSON's "\ud800" escape decodes to a lone surrogate: no UTF-8 text, so nothing
+            # could store or answer it.
+            raise PydanticCustomError(
+                "lone_surrogate",
+                "must be valid Unicode text: it holds a lone surrogate (a \\ud800-\\udfff "
+                "escape without its pair)",
+            )
         return text
 
 

@@ -12,6 +12,11 @@ request's ``Signature``. A POST keeps ONE ``Idempotency-Key`` across its retries
 errors, 409 in flight, 503), so a retried completion is answered, never charged twice. A
 refusal raises :class:`~cartagent.errors.CheckoutError` with the merchant's code and the
 offending field.
+
+The merchant's URL and the ``api_base_url`` its discovery document names are someone else's
+say-so: requests go through :func:`~cartagent.outbound.guarded_transport`, and one to a
+loopback, private or otherwise non-public address raises ``destination_refused`` unless the
+client is made with ``allow_private=True`` (local development, ``--allow-private-urls``).
 """
 
 from __future__ import annotations
@@ -28,12 +33,19 @@ import httpx
 import orjson
 
 from ...catalog.product import Product
-from ...errors import CheckoutError
+from ...errors import CheckoutError, DestinationRefused
 from ...money import Money
+from ...outbound import Resolver, guarded_transport, system_resolver
 from ...paypal import path_segment
 from ..agents import sign
 from ..checkout import Address, Contact
-from ..retries import ClosingClient, backoff, with_retries
+from ..retries import (
+    ClosingClient,
+    backoff,
+    checked_merchant_url,
+    refused_destination,
+    with_retries,
+)
 from .feed import products_from_feed
 from .schema import API_VERSION
 from .wire import fulfillment_details
@@ -129,26 +141,42 @@ class AcpClient(ClosingClient):
         timeout: float = 30.0,
         attempts: int = 3,
         sleep: Callable[[float], None] = time.sleep,
+        allow_private: bool = False,
+        resolver: Resolver = system_resolver,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = checked_merchant_url(base_url.rstrip("/"), allow_private=allow_private)
         self._token = token
         self._secret = signing_secret
-        self._http = httpx.Client(base_url=self.base_url, transport=transport, timeout=timeout)
+        guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
+        self._http = httpx.Client(base_url=self.base_url, transport=guarded, timeout=timeout)
         self._attempts = max(1, attempts)
         self._sleep = sleep
 
     @classmethod
     def discover(
-        cls, url: str, token: str, *, transport: httpx.BaseTransport | None = None, **kwargs: Any
+        cls,
+        url: str,
+        token: str,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        allow_private: bool = False,
+        resolver: Resolver = system_resolver,
+        **kwargs: Any,
     ) -> AcpClient:
         """The client for the merchant at ``url``, from its ``/.well-known/acp.json``.
 
         Raises :class:`CheckoutError` if it has no discovery document or does not speak this
-        client's API version.
+        client's API version (``destination_refused`` if it is at a non-public address).
         """
-        with httpx.Client(transport=transport, timeout=kwargs.get("timeout", 30.0)) as http:
+        where = checked_merchant_url(
+            f"{url.rstrip('/')}/.well-known/acp.json", allow_private=allow_private
+        )
+        guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
+        with httpx.Client(transport=guarded, timeout=kwargs.get("timeout", 30.0)) as http:
             try:
-                response = http.get(f"{url.rstrip('/')}/.well-known/acp.json")
+                response = http.get(where)
+            except DestinationRefused as error:
+                raise refused_destination(error) from error
             except httpx.TransportError as error:
                 raise CheckoutError(
                     f"{url} cannot be reached: {error}", code="unreachable", status=503
@@ -166,11 +194,21 @@ class AcpClient(ClosingClient):
                 f"{url} speaks ACP {', '.join(versions) or '(none)'}, not {API_VERSION}",
                 code="unsupported_api_version",
             )
-        return cls(str(document["api_base_url"]), token, transport=transport, **kwargs)
+        return cls(
+            str(document["api_base_url"]),
+            token,
+            transport=transport,
+            allow_private=allow_private,
+            resolver=resolver,
+            **kwargs,
+        )
 
     def products(self) -> list[Product]:
         """The merchant's product feed as catalog products (variants priced, with stock)."""
-        response = self._http.get("/feed/products.jsonl")
+        try:
+            response = self._http.get("/feed/products.jsonl")
+        except DestinationRefused as error:
+            raise refused_destination(error) from error
         if response.status_code != 200:
             raise CheckoutError(
                 f"the merchant's feed answered HTTP {response.status_code}",

@@ -22,6 +22,7 @@ from starlette.applications import Starlette
 
 from ..agents import AgentKey
 from ..mcp_binding import MCP_PATH, binding_app, binding_server, tool_result
+from ..requests import HttpMessage
 from .schema import definitions, spec_file
 from .service import OPERATIONS, AcpCall, AcpService
 
@@ -118,8 +119,9 @@ def acp_mcp_server(service: AcpService, *, local_agent: str | None = None) -> Se
     (stdio, in-memory); over HTTP the bearer token decides."""
 
     async def dispatch(
-        agent: AgentKey, tool: str, arguments: dict[str, Any]
+        agent: AgentKey, tool: str, arguments: dict[str, Any], _message: HttpMessage | None
     ) -> types.CallToolResult:
+        # ACP's signature travels in ``meta`` (signature, timestamp), not in the HTTP request.
         operation = _TOOL_OPERATION[tool]
         meta = arguments.get("meta")
         if not isinstance(meta, dict):

@@ -22,12 +22,11 @@ def acp_router(service: AcpService) -> APIRouter:
     started = merchant.clock()
 
     async def run(name: str, request: Request, session_id: str | None = None) -> Response:
-        call = AcpCall(
-            OPERATIONS[name],
-            {key.lower(): value for key, value in request.headers.items()},
-            await request.body() if request.method != "GET" else None,
-            session_id,
-        )
+        headers = {key.lower(): value for key, value in request.headers.items()}
+        # The caller's token first: an unknown caller's body is never read (the call gets 401).
+        reads = request.method != "GET" and service.authenticates(headers)
+        body = await request.body() if reads else None
+        call = AcpCall(OPERATIONS[name], headers, body, session_id)
         answer = await service.answer(call)
         return Response(answer.body, answer.status, answer.headers, media_type=JSON)
 

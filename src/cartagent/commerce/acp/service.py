@@ -7,7 +7,9 @@ Every call: an authenticated agent (401 otherwise), ``API-Version`` (400
 sign. Every mutating call: ``Idempotency-Key`` (400 ``idempotency_key_required``), scoped to the
 agent and the operation's path; the same key and body replays the stored answer with
 ``Idempotent-Replayed: true``, another body is 422 ``idempotency_conflict``, a call still
-running is 409 ``idempotency_in_flight`` with ``Retry-After``; 5xx answers are never stored.
+running is 409 ``idempotency_in_flight`` with ``Retry-After``; 5xx answers, and a 409
+``in_progress`` (another request is paying the session; both say ``Retry-After``), are never
+stored: the retry they ask for runs again.
 """
 
 from __future__ import annotations
@@ -250,6 +252,15 @@ class AcpService:
             return replace(answer, headers=headers | answer.headers)
         except Refusal as refusal:
             return Answer(refusal.status, orjson.dumps(refusal.body), headers | refusal.headers)
+
+    def authenticates(self, headers: Mapping[str, str]) -> bool:
+        """Whether ``headers`` carry a valid agent token: transports check it before they
+        read a body, and pass none for a caller that fails it (the call then gets its 401)."""
+        try:
+            self._agent(headers)
+        except Refusal:
+            return False
+        return True
 
     def _agent(self, headers: Mapping[str, str]) -> AgentKey:
         scheme, _, token = headers.get("authorization", "").partition(" ")

@@ -11,6 +11,7 @@ from ...errors import CheckoutError
 from ...money import Money
 from ..checkout import Address, Bill, Checkout, Contact, LineCost, Problem
 from ..merchant import Changes
+from ..payment import is_payment_token
 from .schema import API_VERSION, json_path
 
 __all__ = [
@@ -127,9 +128,9 @@ def payment_token(body: dict[str, Any]) -> str:
             param=("payment_data", "instrument", "credential", "type"),
         )
     token: str = credential["token"]
-    if not token.strip() or len(token) > 255:
+    if not is_payment_token(token):
         raise CheckoutError(
-            "the payment token must be 1 to 255 characters",
+            "the payment token must be 1 to 255 letters, digits, '-' or '_'",
             code="invalid",
             param=("payment_data", "instrument", "credential", "token"),
         )

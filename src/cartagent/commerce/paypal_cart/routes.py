@@ -21,7 +21,11 @@ def paypal_cart_router(service: PayPalCartService) -> APIRouter:
 
     async def run(operation: str, request: Request, cart_id: str | None = None) -> Response:
         headers = {key.lower(): value for key, value in request.headers.items()}
-        body = None if request.method == "GET" else await request.body()
+        # The caller's token first: an unknown caller's body is never read (the call gets 401).
+        reads = request.method != "GET" and await run_in_threadpool(
+            service.authorizes, headers.get("authorization")
+        )
+        body = await request.body() if reads else None
         answer = await run_in_threadpool(service.answer, operation, headers, body, cart_id)
         return Response(answer.encoded(), answer.status, answer.headers, media_type=JSON)
 

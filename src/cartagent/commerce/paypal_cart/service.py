@@ -119,6 +119,16 @@ class PayPalCartService:
             message = "the merchant failed to process the request"
             return CartAnswer(500, wire.error("INTERNAL_SERVER_ERROR", message, debug_id))
 
+    def authorizes(self, authorization: str | None) -> bool:
+        """Whether ``authorization`` holds a valid PayPal token (blocking, as :meth:`answer`):
+        the routes check it before they read a body, and pass none for a caller that fails
+        it (the call then gets its 401, or 503 when the keys cannot be had)."""
+        try:
+            self._authorize(authorization)
+        except _Refusal:
+            return False
+        return True
+
     def _authorize(self, authorization: str | None) -> None:
         try:
             self.verifier.authorize(authorization)

@@ -58,8 +58,18 @@ option are not what was asked while an error message says why. Problems of the s
 
 Everything the business answers is untrusted: bodies are read to at most :data:`MAX_BODY` bytes,
 shapes and types are checked, counts, lengths and amounts bounded; what does not fit raises
-:class:`CheckoutError` with code ``invalid_response`` (status 502). RFC 9421 message signatures
-are not implemented (the business does not verify them either).
+:class:`CheckoutError` with code ``invalid_response`` (status 502).
+
+Signing (signatures.md, "REST Request Signing"): with ``signing_secret`` (the secret a cartagent
+merchant's ``--signing-secret`` shares with its agents) or ``signing_key`` (a P-256 key whose
+public half the platform profile publishes), every request carries an RFC 9421 signature over
+``@method``, ``@authority``, ``@path``, ``ucp-agent``, ``idempotency-key`` and, with a body,
+``content-digest`` and ``content-type``; each retry is signed afresh.
+
+The business's URL, and the endpoint and ``supported_versions`` link its profile names, are
+someone else's say-so: every request goes through :func:`~cartagent.outbound.guarded_transport`,
+and one to a loopback, private or otherwise non-public address raises ``destination_refused``
+(403) unless the client is made with ``allow_private=True`` (local development).
 """
 
 from __future__ import annotations
@@ -71,6 +81,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
@@ -80,16 +91,25 @@ import orjson
 from pydantic import ValidationError
 
 from ...catalog.product import Product, Variant
-from ...errors import CheckoutError, ConfigurationError
+from ...errors import CheckoutError, ConfigurationError, DestinationRefused
 from ...money import Money
+from ...outbound import Resolver, guarded_transport, system_resolver
 from ...paypal import path_segment
 from ..acp.client import RETRY_STATUSES, SessionLine, SessionView
 from ..checkout import Address, Contact
-from ..retries import MAX_WAIT, ClosingClient, backoff, with_retries
+from ..retries import (
+    MAX_WAIT,
+    ClosingClient,
+    backoff,
+    checked_merchant_url,
+    refused_destination,
+    with_retries,
+)
 from . import payment
 from .agent_header import profile_url as parse_agent_header
 from .profile import CHECKOUT, SHOPPING
 from .schema import BASE, UCP_VERSION, first_problem, validator
+from .signatures import SharedKey, Signer, SigningKey, sign_request
 from .wire import postal_address
 
 __all__ = [
@@ -399,6 +419,8 @@ def _check_url(value: Any, where: str) -> str:
 def _fetch_profile(http: httpx.Client, url: str) -> dict[str, Any]:
     try:
         reply = _exchange(http, http.build_request("GET", url))
+    except DestinationRefused as error:
+        raise refused_destination(error) from error
     except httpx.TransportError as error:
         raise CheckoutError(
             f"{url} cannot be reached: {error}", code="unreachable", status=503
@@ -617,16 +639,26 @@ class UcpClient(ClosingClient):
         timeout: float = 30.0,
         attempts: int = 3,
         sleep: Callable[[float], None] = time.sleep,
+        allow_private: bool = False,
+        resolver: Resolver = system_resolver,
+        signing_secret: str | None = None,
+        signing_key: SigningKey | None = None,
     ) -> None:
-        self.base_url = endpoint.rstrip("/")
+        if signing_secret is not None and signing_key is not None:
+            raise ConfigurationError("sign with a signing secret or a signing key, not both")
+        self.base_url = checked_merchant_url(endpoint.rstrip("/"), allow_private=allow_private)
         self.profile_url = profile_url
         self.payment_handler = payment_handler
         self.capabilities = capabilities
         self._agent = _agent_header(profile_url)
         self._token = token
-        self._http = httpx.Client(base_url=self.base_url, transport=transport, timeout=timeout)
+        guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
+        self._http = httpx.Client(base_url=self.base_url, transport=guarded, timeout=timeout)
         self._attempts = max(1, attempts)
         self._sleep = sleep
+        self._signer: Signer | None = signing_key
+        if signing_secret is not None:
+            self._signer = SharedKey.from_secret(signing_secret)
 
     @classmethod
     def discover(
@@ -636,6 +668,8 @@ class UcpClient(ClosingClient):
         *,
         profile_url: str,
         transport: httpx.BaseTransport | None = None,
+        allow_private: bool = False,
+        resolver: Resolver = system_resolver,
         **kwargs: Any,
     ) -> UcpClient:
         """The client for the business at ``url``, from its ``/.well-known/ucp``;
@@ -644,11 +678,15 @@ class UcpClient(ClosingClient):
         Raises :class:`CheckoutError`: ``unreachable``, ``not_found``, ``invalid_response`` or
         ``profile_malformed`` for a missing or broken profile, ``version_unsupported`` for a
         business on another release, ``transport_unsupported`` without the REST shopping
-        service, ``capabilities_incompatible`` without checkout.
+        service, ``capabilities_incompatible`` without checkout, ``destination_refused`` for a
+        business (or an endpoint its profile names) at a non-public address.
         """
         _agent_header(profile_url)  # a bad one fails before anything is sent
-        where = f"{url.rstrip('/')}/.well-known/ucp"
-        with httpx.Client(transport=transport, timeout=kwargs.get("timeout", 30.0)) as http:
+        where = checked_merchant_url(
+            f"{url.rstrip('/')}/.well-known/ucp", allow_private=allow_private
+        )
+        guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
+        with httpx.Client(transport=guarded, timeout=kwargs.get("timeout", 30.0)) as http:
             document = _fetch_profile(http, where)
             version = document["ucp"].get("version")
             if version != UCP_VERSION:
@@ -656,6 +694,7 @@ class UcpClient(ClosingClient):
                 link = older.get(UCP_VERSION) if isinstance(older, dict) else None
                 if isinstance(link, str):
                     where = _check_url(link, f"supported_versions[{UCP_VERSION}]")
+                    checked_merchant_url(where, allow_private=allow_private)
                     document = _fetch_profile(http, where)
                     version = document["ucp"].get("version")
             if version != UCP_VERSION:
@@ -671,6 +710,8 @@ class UcpClient(ClosingClient):
             payment_handler=business.payment_handler,
             capabilities=business.capabilities,
             transport=transport,
+            allow_private=allow_private,
+            resolver=resolver,
             **kwargs,
         )
 
@@ -854,6 +895,8 @@ class UcpClient(ClosingClient):
         def send() -> _Reply:
             headers["Request-Id"] = str(uuid.uuid4())
             request = self._http.build_request(method, path, content=content, headers=headers)
+            if self._signer is not None:
+                _sign(request, self._signer, content or b"")
             return _exchange(self._http, request)
 
         reply = with_retries(
@@ -873,6 +916,16 @@ class UcpClient(ClosingClient):
         if ucp.get("status") == "error":
             raise _refusal(_messages(answer.get("messages", [])), reply.status)
         return answer
+
+
+def _sign(request: httpx.Request, signer: Signer, body: bytes) -> None:
+    """Add ``Content-Digest`` (with a body), ``Signature-Input`` and ``Signature`` to
+    ``request``, signed now."""
+    url = str(request.url)
+    signed = sign_request(signer, request.method, url, request.headers, body, datetime.now(UTC))
+    for name in ("Content-Digest", "Signature-Input", "Signature"):
+        if name in signed:
+            request.headers[name] = signed[name]
 
 
 def _segment(session_id: str) -> str:

@@ -6,7 +6,10 @@ the resource ``id`` where there is one, and the REST body under the method's own
 (``checkout`` or ``catalog``). The binding's schemas are "logical pointers" whose shape depends
 on the negotiated capabilities, so the tools' input schemas say only that much and the service
 validates the payload against the negotiated shape, as over REST. Authentication is the MCP
-server's (each agent's bearer token over HTTP). The cart methods are not offered: this business
+server's (each agent's bearer token over HTTP); an agent that must sign signs the HTTP request
+that carries the call, as signatures.md's "MCP Transport" says (its ``Content-Digest`` binds the
+JSON-RPC body, ``meta`` included), and a call that reaches the binding any other way (stdio, in
+memory) cannot carry that signature. The cart methods are not offered: this business
 serves no UCP carts. A tool answers the JSON the REST call answers, with ``isError`` for 4xx/5xx
 and for UCP's errors carried in a 200.
 """
@@ -24,6 +27,7 @@ from starlette.applications import Starlette
 
 from ..agents import AgentKey
 from ..mcp_binding import MCP_PATH, binding_app, binding_server, tool_result
+from ..requests import HttpMessage
 from .schema import spec_file
 from .service import OPERATIONS, UcpCall, UcpService
 
@@ -89,7 +93,7 @@ def ucp_mcp_server(service: UcpService, *, local_agent: str | None = None) -> Se
     (stdio, in-memory); over HTTP the bearer token decides."""
 
     async def dispatch(
-        agent: AgentKey, tool: str, arguments: dict[str, Any]
+        agent: AgentKey, tool: str, arguments: dict[str, Any], message: HttpMessage | None
     ) -> types.CallToolResult:
         meta = arguments.get("meta")
         profile = meta.get("ucp-agent") if isinstance(meta, dict) else None
@@ -109,7 +113,8 @@ def ucp_mcp_server(service: UcpService, *, local_agent: str | None = None) -> Se
             return _error("invalid", "id must be a string")
         payload = next((arguments[k] for k in _PAYLOAD if k in arguments), None)
         body = None if payload is None else orjson.dumps(payload)
-        answer = await service.answer(UcpCall(OPERATIONS[tool], headers, body, resource))
+        call = UcpCall(OPERATIONS[tool], headers, body, resource, message=message)
+        answer = await service.answer(call)
         result = answer.json()
         failed = answer.status >= 400 or (
             isinstance(result, dict) and (result.get("ucp") or {}).get("status") == "error"

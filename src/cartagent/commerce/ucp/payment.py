@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import CheckoutError
+from ..payment import is_payment_token
 from .schema import UCP_VERSION
 
 __all__ = [
@@ -106,9 +107,9 @@ def payment_token(body: dict[str, Any], handler_ids: frozenset[str]) -> str:
             param=(*path, "credential", "type"),
         )
     token = credential.get("token")
-    if not isinstance(token, str) or not token.strip() or len(token) > MAX_TOKEN:
+    if not isinstance(token, str) or len(token) > MAX_TOKEN or not is_payment_token(token):
         raise CheckoutError(
-            f"the credential's token must be 1 to {MAX_TOKEN} characters",
+            f"the credential's token must be 1 to {MAX_TOKEN} letters, digits, '-' or '_'",
             code="invalid",
             param=(*path, "credential", "token"),
         )

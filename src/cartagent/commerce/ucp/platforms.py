@@ -5,15 +5,14 @@ the ``UCP-Agent`` header names (overview.md, "Profile Requirements: Fetching").
 recommends, and what tests use). :class:`FetchedProfiles` fetches over HTTPS, never following
 redirects, with connect/read timeouts and a size cap; profiles are cached in a bounded LRU for
 the origin's ``max-age`` (at least the spec's 60 s floor, at most a day) and a failed fetch is
-remembered briefly so a dead or hostile endpoint is not hammered. Hosts given as loopback,
-private or link-local IP literals (and ``localhost``) are refused; a name that *resolves* to
-such an address is not checked here, so deployments that fetch unknown profiles should do so
-through an egress proxy.
+remembered briefly so a dead or hostile endpoint is not hammered. A profile URL is someone
+else's say-so: it is fetched through :func:`~cartagent.outbound.guarded_transport`, so a host
+spelled as, or resolving to, a loopback, private, link-local, multicast or reserved address is
+refused (unless ``allow_private``, for local development).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import threading
 from collections import OrderedDict
@@ -25,6 +24,8 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
+from ...errors import DestinationRefused
+from ...outbound import Resolver, guarded_transport, host_refusal, system_resolver
 from .profile import ProfileMalformed
 
 __all__ = ["FetchedProfiles", "KnownProfiles", "PlatformProfiles", "ProfileUnreachable"]
@@ -68,21 +69,12 @@ def _now() -> datetime:
 
 _Failure = tuple[type[ProfileUnreachable | ProfileMalformed], str]
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*(\d{1,9})", re.IGNORECASE)
-_BLOCKED_HOSTS = frozenset({"localhost", "localhost.localdomain"})
-
-
-def _refused_host(host: str) -> bool:
-    if host.lower().rstrip(".") in _BLOCKED_HOSTS:
-        return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return not address.is_global
 
 
 class FetchedProfiles:
-    """Fetches platform profiles over HTTPS and caches them."""
+    """Fetches platform profiles over HTTPS and caches them; ``allow_private`` lets them come
+    from loopback and private addresses (local development only), ``resolver`` resolves
+    hosts (tests pass one)."""
 
     FLOOR = timedelta(seconds=60)
     CEILING = timedelta(days=1)
@@ -97,9 +89,12 @@ class FetchedProfiles:
         max_bytes: int = 256 * 1024,
         capacity: int = 512,
         clock: Callable[[], datetime] = _now,
+        allow_private: bool = False,
+        resolver: Resolver = system_resolver,
     ) -> None:
+        self.allow_private = allow_private
         self._http = httpx.Client(
-            transport=transport,
+            transport=guarded_transport(transport, allow_private=allow_private, resolver=resolver),
             timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0)),
             follow_redirects=False,
             headers={"Accept": "application/json"},
@@ -144,8 +139,9 @@ class FetchedProfiles:
         parts = urlsplit(url)
         if parts.scheme != "https" or not parts.hostname:
             raise ProfileUnreachable("profiles are only fetched over https")
-        if _refused_host(parts.hostname):
-            raise ProfileUnreachable(f"profiles are not fetched from {parts.hostname}")
+        refusal = None if self.allow_private else host_refusal(parts.hostname)
+        if refusal is not None:
+            raise ProfileUnreachable(f"profiles are not fetched from {parts.hostname}: {refusal}")
         try:
             with self._http.stream("GET", url) as response:
                 if response.is_redirect:
@@ -166,6 +162,10 @@ class FetchedProfiles:
             raise ProfileUnreachable(
                 f"the profile could not be fetched: {type(error).__name__}"
             ) from None
+        except DestinationRefused as error:
+            raise ProfileUnreachable(f"the profile was not fetched: {error}") from None
+        except httpx.InvalidURL:
+            raise ProfileUnreachable("the profile URL is not a valid URL") from None
         try:
             document = orjson.loads(bytes(raw))
         except orjson.JSONDecodeError:

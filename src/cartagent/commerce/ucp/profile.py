@@ -16,20 +16,21 @@ name them, with ``available_instruments`` narrowed to the types both accept.
 The platform's order capability ``config`` (order.md, "Webhook URL Configuration";
 ``order.json#/$defs/platform_schema``) gives the ``webhook_url`` order events go to. It is
 untrusted input the business will POST to, so only an absolute ``https`` URL of at most
-:data:`MAX_WEBHOOK_URL` characters, without credentials or fragment, to a host that is not
-loopback, private or link-local as an IP literal (or ``localhost``), is taken; anything else is
-``profile_malformed``.
+:data:`MAX_WEBHOOK_URL` characters, without credentials or fragment, to a host not spelled as a
+non-public address (:func:`~cartagent.outbound.host_refusal`: ``localhost.``, ``127.1``,
+``[::ffff:10.0.0.1]``, ...), is taken; anything else is ``profile_malformed``. What the host
+resolves to is checked when the event is sent (the sender's transport is guarded).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...outbound import host_refusal
 from .schema import BASE, UCP_VERSION, first_problem, validator
 
 __all__ = [
@@ -162,16 +163,6 @@ class PlatformProfile:
     webhook_url: str | None = None  # the order capability's, at this business's version
 
 
-def _private_host(host: str) -> bool:
-    if host.lower().rstrip(".") in ("localhost", "localhost.localdomain"):
-        return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    return not address.is_global
-
-
 def checked_webhook_url(value: Any) -> str:
     """``value`` if it is a webhook URL the business may POST to; :class:`ProfileMalformed`
     says why not otherwise."""
@@ -190,7 +181,7 @@ def checked_webhook_url(value: Any) -> str:
         raise ProfileMalformed(
             "the order webhook_url may carry neither credentials, a fragment nor spaces"
         )
-    if _private_host(parts.hostname):
+    if host_refusal(parts.hostname) is not None:
         raise ProfileMalformed("the order webhook_url may not point at a local or private host")
     return value
 

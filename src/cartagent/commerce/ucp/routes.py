@@ -12,6 +12,7 @@ import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from ..requests import http_message
 from .service import OPERATIONS, UcpCall, UcpService
 
 __all__ = ["ucp_router"]
@@ -26,12 +27,12 @@ def ucp_router(service: UcpService) -> APIRouter:
 
     async def run(name: str, request: Request, resource_id: str | None = None) -> Response:
         operation = OPERATIONS[name]
-        call = UcpCall(
-            operation,
-            {key.lower(): value for key, value in request.headers.items()},
-            await request.body() if operation.method != "GET" else None,
-            resource_id,
-        )
+        headers = {key.lower(): value for key, value in request.headers.items()}
+        # The caller's token first: an unknown caller's body is never read (the call gets 401).
+        reads = operation.method != "GET" and service.authenticates(headers)
+        body = await request.body() if reads else None
+        message = http_message(request, body or b"")
+        call = UcpCall(operation, headers, body, resource_id, message=message)
         answer = await service.answer(call)
         return Response(answer.body, answer.status, answer.headers, media_type=JSON)
 

@@ -8,6 +8,11 @@ Every call, in this order (the REST codes are overview.md's):
 * the platform profile its ``UCP-Agent`` header names: 400 ``invalid_profile_url``, 424
   ``profile_unreachable``, 422 ``profile_malformed`` or ``version_unsupported``; 403 when the
   agent is bound to other profiles (the spec's identity binding for API keys);
+* for an agent that must sign (:attr:`~cartagent.commerce.agents.AgentKey.must_sign`), the
+  RFC 9421 signature of the HTTP request that carried the call (REST: the request; MCP: the
+  JSON-RPC POST), with the agent's secret as its ``hmac-sha256`` key: 401 ``signature_missing``,
+  ``signature_invalid`` or ``key_not_found``, 400 ``digest_mismatch`` (signatures.md's codes and
+  statuses);
 * the operation's capability negotiated, else 200 with ``ucp.status: "error"`` and
   ``capabilities_incompatible`` (overview.md's 200 example uses ``version_unsupported`` for this
   case, contradicting its own table; the table's code is used);
@@ -20,15 +25,15 @@ Any 1-255 visible ASCII characters are accepted (the OpenAPI ``format: uuid`` is
 signatures.md allows "22+ char alphanumeric" keys). Keys are scoped to the agent and the
 operation's method and path. The same key and body answers the stored result again, as it
 was (UCP defines no replay header); another body is 409 ``idempotency_conflict``; a call still
-running is 409 ``idempotency_in_flight`` with ``Retry-After``; 5xx answers are not stored and a
-key store failure is 503 (signatures.md: "fail closed"). ``Request-Id`` is echoed when sent (the
-OpenAPI marks it required; it is not enforced).
+running is 409 ``idempotency_in_flight`` with ``Retry-After``; 5xx answers and a 409
+``in_progress`` (another request is paying the session; both say ``Retry-After``) are not stored,
+so the retry they ask for runs again; a key store failure is 503 (signatures.md: "fail
+closed"). ``Request-Id`` is echoed when sent (the OpenAPI marks it required; it is not enforced).
 
 Business outcomes are 200 (201 for a created session) with UCP's envelope: see
 :mod:`~cartagent.commerce.ucp.wire` for when an error is a message on the session and when it
 is an ``error_response``. Transport errors carry ``{"code", "content"}`` (plus ``path`` for a
-body that breaks the schema). RFC 9421 signatures on requests are not checked; an agent's
-ACP signing secret does not apply here.
+body that breaks the schema).
 
 Order events (order.md, "Events"): the business's signing key lives in the merchant database
 (:class:`~.signatures.BusinessKeys`) and is published in the profile's ``signing_keys``; a
@@ -54,7 +59,7 @@ from ..agents import AgentKey, Agents
 from ..checkout import Checkout
 from ..idempotency import Answer, Idempotency, KeyRules, Refusal
 from ..merchant import Merchant, PaymentUnavailable
-from ..requests import json_object
+from ..requests import HttpMessage, json_object
 from . import payment, wire
 from .agent_header import profile_url
 from .catalog import UcpCatalog
@@ -75,7 +80,7 @@ from .profile import (
     profile_version,
 )
 from .schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
-from .signatures import BusinessKeys
+from .signatures import BusinessKeys, SharedKey, SignatureInvalid, profile_keys, verify_request
 
 __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
 
@@ -175,12 +180,15 @@ OPERATIONS = {
 
 @dataclass(frozen=True)
 class UcpCall:
-    """One request: the operation, its resource id, headers (lower-case names) and raw body."""
+    """One request: the operation, its resource id, headers (lower-case names) and raw body;
+    ``message`` is the HTTP request that carried it (REST: the call's own; MCP: the JSON-RPC
+    POST; ``None`` over a transport without one), which a message signature covers."""
 
     operation: Operation
     headers: Mapping[str, str]
     body: bytes | None = None
     resource_id: str | None = None
+    message: HttpMessage | None = None
 
     @property
     def path(self) -> str:
@@ -291,6 +299,7 @@ class UcpService:
         try:
             agent = self._agent(call.headers)
             negotiated = await self._negotiate(agent, call.headers)
+            await self._verify_signature(agent, call)
             capability = call.operation.capability
             if not negotiated.active(capability):
                 payload = self._incompatible(negotiated, capability)
@@ -331,6 +340,57 @@ class UcpService:
         return _refusal(500, "internal_error", "the business failed to process the request")
 
     # ------------------------------------------------------------ the request's frame
+
+    async def _verify_signature(self, agent: AgentKey, call: UcpCall) -> None:
+        """Refuse the call of an agent that must sign unless the HTTP request that carried it
+        has a valid RFC 9421 signature (signatures.md, "REST Request Verification"; over MCP
+        the same on the JSON-RPC POST, "MCP Transport") that covers what signatures.md
+        requires, ``ucp-agent`` and ``content-digest``/``content-type`` for a body included.
+
+        The key is the agent's secret (``hmac-sha256``); an agent bound to the profiles it may
+        present (``agent_profiles``) may sign with one of its profile's ``signing_keys``
+        instead. A key from a profile the caller names freely is not accepted: whoever holds
+        the bearer token could name a profile of their own, so it would prove nothing more.
+        """
+        if agent.signing_secret is None:
+            return
+        message = call.message
+        if message is None:
+            raise _refusal(
+                401,
+                "signature_missing",
+                "this agent must sign its requests, and this transport carries no HTTP "
+                "message signature",
+            )
+        keys: list[dict[str, Any]] = []
+        if agent.name in self.settings.agent_profiles:
+            try:
+                url = profile_url(call.headers.get("ucp-agent"))
+                keys = profile_keys(await run_in_threadpool(self.profiles.document, url))
+            except (ValueError, ProfileUnreachable, ProfileMalformed):
+                keys = []  # negotiation read it a moment ago; without it only the secret counts
+        try:
+            verify_request(
+                message.method,
+                message.url,
+                message.headers,
+                message.body,
+                keys,
+                shared=[SharedKey.from_secret(agent.signing_secret)],
+                agent=True,
+            )
+        except SignatureInvalid as error:
+            status = 400 if error.code == "digest_mismatch" else 401
+            raise _refusal(status, error.code, str(error)) from None
+
+    def authenticates(self, headers: Mapping[str, str]) -> bool:
+        """Whether ``headers`` carry a valid agent token: transports check it before they
+        read a body, and pass none for a caller that fails it (the call then gets its 401)."""
+        try:
+            self._agent(headers)
+        except Refusal:
+            return False
+        return True
 
     def _agent(self, headers: Mapping[str, str]) -> AgentKey:
         scheme, _, token = headers.get("authorization", "").partition(" ")

@@ -10,7 +10,14 @@ DER ("Signature Encoding").
 :func:`verify_request` is what a receiver does ("REST Request Verification"): parse
 ``Signature-Input``, find the ``keyid`` in the signer's ``signing_keys`` (JWKs from its
 profile), check the ``Content-Digest`` against the raw body, rebuild the signature base and
-verify. It refuses signatures that leave out a component the spec requires for the request.
+verify. It refuses signatures that leave out a component the spec requires for the request:
+a request with a body is only accepted when ``content-digest`` and ``content-type`` are signed,
+so the signature binds the body.
+
+:class:`SharedKey` is a secret shared with one agent, as RFC 9421's ``hmac-sha256`` key
+(section 3.3.3): a merchant that requires its agents to sign (``--signing-secret``) verifies
+their UCP requests with it, since a key from a profile the caller names itself proves nothing
+that the bearer token does not. :func:`request_problem` is that check for a merchant.
 
 :class:`BusinessKeys` is the business's own key, made once and kept in the merchant database
 (table ``ucp_signing_keys``) so that restarts and every process share it. The key signing now
@@ -25,10 +32,11 @@ import base64
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from functools import partial
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
@@ -47,9 +55,12 @@ from .agent_header import MAX_HEADER, Token, structured_dictionary
 
 __all__ = [
     "BusinessKeys",
+    "SharedKey",
     "SignatureInvalid",
+    "Signer",
     "SigningKey",
     "content_digest",
+    "profile_keys",
     "public_key",
     "sign_request",
     "signature_base",
@@ -60,6 +71,7 @@ LABEL = "sig1"
 _COORDINATE = 32  # bytes per P-256 coordinate and per r / s
 _BODY_COMPONENTS = ("content-digest", "content-type")
 _COMPONENT = re.compile(r"@?[a-z0-9][a-z0-9\-]*")
+_MAX_KEYS = 32  # JWKs read from one profile
 
 _metadata = sa.MetaData()
 signing_keys = sa.Table(
@@ -120,6 +132,35 @@ class SigningKey:
         return r.to_bytes(_COORDINATE, "big") + s.to_bytes(_COORDINATE, "big")
 
 
+@dataclass(frozen=True)
+class SharedKey:
+    """A secret shared with one agent, as an RFC 9421 ``hmac-sha256`` key. The ``kid`` is derived
+    from the secret (a one-way digest), so both ends name the key without agreeing on anything
+    but the secret; the secret never shows in ``repr``."""
+
+    kid: str
+    secret: bytes = field(repr=False)
+
+    @classmethod
+    def from_secret(cls, secret: str) -> SharedKey:
+        raw = secret.encode()
+        digest = hashlib.sha256(b"cartagent ucp request key\x00" + raw).digest()
+        return cls("hmac-" + _b64url(digest)[:22], raw)
+
+    def sign(self, message: bytes) -> bytes:
+        """HMAC-SHA256 over ``message`` (RFC 9421 section 3.3.3)."""
+        return hmac.new(self.secret, message, hashlib.sha256).digest()
+
+
+class Signer(Protocol):
+    """What signs a request: a key id and a signature function."""
+
+    @property
+    def kid(self) -> str: ...
+
+    def sign(self, message: bytes) -> bytes: ...
+
+
 def _thumbprint(public: ec.EllipticCurvePublicKey) -> str:
     """The key's RFC 7638 JWK thumbprint (SHA-256, base64url): a stable, unique ``kid``."""
     numbers = public.public_numbers()
@@ -127,6 +168,14 @@ def _thumbprint(public: ec.EllipticCurvePublicKey) -> str:
     y = _b64url(numbers.y.to_bytes(_COORDINATE, "big"))
     canonical = f'{{"crv":"P-256","kty":"EC","x":"{x}","y":"{y}"}}'
     return _b64url(hashlib.sha256(canonical.encode()).digest())
+
+
+def profile_keys(document: Any) -> list[dict[str, Any]]:
+    """The ``signing_keys`` JWKs of a profile document (only objects; none if it lists none)."""
+    keys = document.get("signing_keys") if isinstance(document, dict) else None
+    if not isinstance(keys, list):
+        return []
+    return [key for key in keys[:_MAX_KEYS] if isinstance(key, dict)]
 
 
 def public_key(jwk: Mapping[str, Any]) -> ec.EllipticCurvePublicKey:
@@ -282,8 +331,10 @@ def signature_base(
 
 def _required(url: str, headers: Mapping[str, str], body: bool, *, agent: bool) -> list[str]:
     """The components signatures.md requires for this request, in its order; ``ucp-agent``
-    only with ``agent`` (order.md's webhook example leaves it out, so a verifier cannot insist
-    on it; a swapped ``UCP-Agent`` points at a profile without the signing key anyway)."""
+    only with ``agent`` (order.md's webhook example leaves it out, so a webhook's verifier
+    cannot insist on it; a swapped ``UCP-Agent`` points at a profile without the signing key
+    anyway). ``content-digest`` and ``content-type`` whenever there is a ``body``: without
+    them the signature would not bind it."""
     names = ["@method", "@authority", "@path"]
     if urlsplit(url).query:
         names.append("@query")
@@ -297,7 +348,7 @@ def _required(url: str, headers: Mapping[str, str], body: bool, *, agent: bool) 
 
 
 def sign_request(
-    key: SigningKey,
+    key: Signer,
     method: str,
     url: str,
     headers: Mapping[str, str],
@@ -382,9 +433,14 @@ def verify_request(
     headers: Mapping[str, str],
     body: bytes,
     keys: Iterable[Mapping[str, Any]],
+    *,
+    shared: Sequence[SharedKey] = (),
+    agent: bool = False,
 ) -> str:
     """Check a signed request as signatures.md's "REST Request Verification" does, against
-    ``keys`` (the signer's ``signing_keys``); return the ``keyid`` that signed it.
+    ``keys`` (the signer's ``signing_keys``, public EC JWKs) and ``shared`` (secrets shared with
+    the signer); return the ``keyid`` that signed it. With ``agent``, a ``UCP-Agent`` header
+    must be signed too (a platform's request; a business's webhook need not sign it).
 
     ``headers`` may have any case. Raises :class:`SignatureInvalid`.
     """
@@ -395,22 +451,39 @@ def verify_request(
     if len(given_input) > MAX_HEADER or len(given_signature) > MAX_HEADER:
         raise SignatureInvalid("signature_invalid", "the signature headers are too long")
     label, components, params = _parsed_input(given_input)
-    required = _required(url, lower, bool(body), agent=False)
+    required = _required(url, lower, bool(body), agent=agent)
     missing = [name for name in required if name not in components]
     if missing:
         raise SignatureInvalid(
             "signature_invalid", f"the signature does not cover {', '.join(missing)}"
         )
     keyid = _param(params, "keyid")
-    jwk = next((k for k in keys if keyid is not None and k.get("kid") == keyid), None)
-    if jwk is None:
-        raise SignatureInvalid("key_not_found", f"no signing key {keyid!r} in the profile")
+    verifies = _verifier(keyid, keys, shared)
     if "content-digest" in components:
         given_digest = lower.get("content-digest", "")
         if not hmac.compare_digest(given_digest.strip(), content_digest(body)):
             raise SignatureInvalid("digest_mismatch", "Content-Digest does not match the body")
     base = signature_base(components, method, url, lower, params)
-    raw = _signature(given_signature, label)
+    if not verifies(base, _signature(given_signature, label)):
+        raise SignatureInvalid("signature_invalid", "the signature does not verify")
+    return keyid or ""
+
+
+def _verifier(
+    keyid: str | None, keys: Iterable[Mapping[str, Any]], shared: Sequence[SharedKey]
+) -> Callable[[bytes, bytes], bool]:
+    """Whether a signature verifies under the key ``keyid`` names (a shared secret first, then
+    the JWKs); ``key_not_found`` if it names none of them."""
+    secret = next((k for k in shared if keyid is not None and k.kid == keyid), None)
+    if secret is not None:
+        return lambda base, raw: hmac.compare_digest(secret.sign(base), raw)
+    jwk = next((k for k in keys if keyid is not None and k.get("kid") == keyid), None)
+    if jwk is None:
+        raise SignatureInvalid("key_not_found", f"no signing key {keyid!r} for this signer")
+    return partial(_es256_verifies, jwk)
+
+
+def _es256_verifies(jwk: Mapping[str, Any], base: bytes, raw: bytes) -> bool:
     if len(raw) != 2 * _COORDINATE:
         raise SignatureInvalid("signature_invalid", "an ES256 signature is 64 bytes (r||s)")
     r = int.from_bytes(raw[:_COORDINATE], "big")
@@ -418,5 +491,5 @@ def verify_request(
     try:
         public_key(jwk).verify(encode_dss_signature(r, s), base, ec.ECDSA(hashes.SHA256()))
     except (InvalidSignature, ValueError):
-        raise SignatureInvalid("signature_invalid", "the signature does not verify") from None
-    return keyid or ""
+        return False
+    return True

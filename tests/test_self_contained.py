@@ -1,0 +1,67 @@
+"""Nothing in the project reads from beside the clone: a newcomer has no ``../shared`` folder.
+
+The data the code and the tests need ships in the package (``cartagent.data``, the specs under
+``cartagent.sandbox`` and ``cartagent.commerce``) or lies under ``tests/``. This test reads every
+text file of the source, the tests, the scripts and the build files for a path to the sibling
+folder; ``scripts/check-self-contained.sh`` runs tests from a fresh clone to prove the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+CHECKED = ("src", "tests", "scripts", ".ci", "Makefile", "pyproject.toml")
+SKIPPED_FOLDERS = {"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
+
+# The ways a path to the folder beside the clone has been written: "../shared", "shared/data",
+# `ROOT.parent / "shared"`, `parents[2] / "shared"`, `Path("..", "shared")`, and the old names.
+SIBLING = re.compile(
+    r"""\.\.[/\\]shared\b"""
+    r"""|\bshared[/\\]data\b"""
+    r"""|\.parents?(?:\[\d+\])?\s*/\s*["']shared["']"""
+    r"""|["']\.\.["']\s*,\s*["']shared["']"""
+    r"""|\bROOT\.parent\b"""
+    r"""|\bSHARED\b|\bshared_file\b"""
+)
+
+
+def _text_files() -> Iterator[Path]:
+    for name in CHECKED:
+        top = ROOT / name
+        candidates = [top] if top.is_file() else sorted(top.rglob("*"))
+        for path in candidates:
+            skipped = any(p in SKIPPED_FOLDERS or p.endswith(".egg-info") for p in path.parts)
+            if path.is_file() and not skipped and path != Path(__file__).resolve():
+                yield path
+
+
+def _mentions(path: Path) -> Iterator[str]:
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        return  # a binary file (a GGUF adapter, an image)
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+        if SIBLING.search(line):
+            yield f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+
+
+def test_no_file_reads_the_folder_beside_the_clone() -> None:
+    found = [mention for path in _text_files() for mention in _mentions(path)]
+    assert found == [], "read packaged data or data under tests/ instead:\n" + "\n".join(found)
+
+
+def test_the_pattern_catches_each_way_it_was_written() -> None:
+    written = [
+        'SHARED = ROOT.parent / "shared"',
+        'TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau"',
+        'source = SHARED / "data/agentic-commerce/acp"',
+        'pytest.skip("needs ../shared/data/tau-bench-retail")',
+        'Path("..", "shared", "data")',
+        "return shared_file(WEBSHOP_DEV)",
+    ]
+    assert [line for line in written if not SIBLING.search(line)] == []
+    innocent = ['shared = tmp_path / "shared"', 'headers={"Idempotency-Key": "shared"}']
+    assert [line for line in innocent if SIBLING.search(line)] == []
