@@ -179,3 +179,28 @@ async def test_the_same_checkout_over_ucp(
     stored = merchant.get(agent.name, session["id"], protocol="ucp")
     order = merchant_paypal.get_order(stored.payment.paypal_order_id or "")
     assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
+
+
+@pytest.mark.parametrize("change", ["make it 3", "add the second one to my cart"])
+async def test_a_yes_given_before_the_cart_changed_pays_the_merchant_nothing(
+    change: str,
+    shown: Conversation,
+    merchant_http: TestClient,
+    agent_token: str,
+    paypal_client: AsyncPayPalClient,
+    agents: Agents,
+    merchant: Merchant,
+) -> None:
+    toolkit = _toolkit(merchant_http, agent_token, paypal_client)
+    checkout = CheckoutSpecialist(shopper=SHOPPER)
+    await say(checkout, shown, "add the first one to my cart", toolkit)
+    _, quoted = await say(checkout, shown, "checkout please", toolkit)
+    session = quoted.data["merchant_checkout"]
+    await say(checkout, shown, change, toolkit)
+    cart = list(shown.cart)
+    _, stale = await say(checkout, shown, "yes", toolkit)
+    assert "Your cart changed after the merchant's checkout" in stale.text, stale.text
+    assert shown.cart == cart and shown.pending is None and shown.orders == []
+    agent = agents.by_token(agent_token)
+    assert agent is not None
+    assert merchant.get(agent.name, session["id"]).status != "completed"

@@ -5,7 +5,9 @@
    any problem it reports, and the shopper is asked for a "yes" to that total.
 2. "yes": the session is read again; only if it is still payable at the total the shopper saw is
    it completed (``complete_merchant_checkout`` under a :class:`~cartagent.assistant.consent.
-   Grant` bounded by that total, so the approval gate and spend limits apply). "no" cancels it.
+   Grant` bounded by that total, so the approval gate and spend limits apply), and only while
+   the cart still holds what the session does (a yes given before "make it 3" is not a yes to
+   the new cart). "no" cancels it.
 
 The merchant is the authority on price: this module never computes a total itself.
 """
@@ -13,7 +15,7 @@ The merchant is the authority on price: this module never computes a total itsel
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -22,7 +24,7 @@ from ..commerce.checkout import Address
 from ..money import Money
 from .cart import describe_line
 from .consent import Grant, granting
-from .conversation import PendingConfirmation, PlacedOrder
+from .conversation import CartLine, PendingConfirmation, PlacedOrder
 from .domains import Domain
 from .reply import Reply
 from .specialist import TurnContext
@@ -45,6 +47,14 @@ class Shopper:
 
 def _error(content: dict[str, Any]) -> str:
     return str(content.get("message") or content.get("error") or "unknown error")
+
+
+def _units(session: dict[str, Any]) -> dict[str, int]:
+    """What the merchant's session holds: units by item id."""
+    held: dict[str, int] = {}
+    for line in session["lines"]:
+        held[str(line["item_id"])] = held.get(str(line["item_id"]), 0) + int(line["quantity"])
+    return held
 
 
 def _money(session: dict[str, Any], kind: str) -> str:
@@ -122,6 +132,14 @@ class RemoteCheckout:
         total = Decimal(session["totals"]["total"])
         if session["status"] == "completed":
             return self._paid(turn, session)
+        in_cart = {line.variant_id: line.quantity for line in conversation.cart}
+        if _units(session) != in_cart:
+            conversation.pending = None
+            return self._reply(
+                f"Your cart changed after the merchant's checkout {checkout_id} was made, so I "
+                "did not pay: a yes pays only for the cart as it was checked out. Say "
+                "'checkout' to pay for the cart as it is now."
+            )
         if not session["ready"] or total != shown:
             conversation.pending = None
             return self._reply(
@@ -152,15 +170,12 @@ class RemoteCheckout:
             status="COMPLETED",
             total=Decimal(session["totals"]["total"]),
             currency=session["currency"],
-            lines=tuple(conversation.cart),
+            lines=_bought(session, conversation.cart),
             created_at=self._clock(),
-            paid_at=self._clock(),
         )
-        conversation.update_order(placed)
+        placed = conversation.record_paid(placed, self._clock())
         conversation.pending = None
-        bought = {line["item_id"] for line in session["lines"]}
         lines = "\n".join(describe_line(n, line) for n, line in enumerate(placed.lines, 1))
-        conversation.cart[:] = [line for line in conversation.cart if line.variant_id not in bought]
         link = order.get("permalink_url")
         return self._reply(
             f"Paid {placed.total} {placed.currency}. The merchant's order "
@@ -179,3 +194,11 @@ class RemoteCheckout:
             f"OK, I did not pay and canceled the merchant's checkout{note}. Your cart is "
             "unchanged; say 'checkout' when you want to pay."
         )
+
+
+def _bought(session: dict[str, Any], cart: list[CartLine]) -> tuple[CartLine, ...]:
+    """The cart's lines as the merchant's session sold them (its quantities)."""
+    held = _units(session)
+    return tuple(
+        replace(line, quantity=held[line.variant_id]) for line in cart if held.get(line.variant_id)
+    )
