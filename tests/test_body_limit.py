@@ -3,12 +3,14 @@ checked before the body is read, exactly at the limit a body passes, one byte ov
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Scope
+from starlette.types import Message, Scope
 
 from cartagent.body_limit import Admits, BodyLimit, Refusal, carries_body
 from tests.asgi import megabytes, request
@@ -101,7 +103,130 @@ async def test_the_refusal_gives_the_413_the_servers_own_error_shape() -> None:
     def refusal(scope: Scope, message: str) -> bytes:
         return b'{"code": "request_too_large", "path": "' + scope["path"].encode() + b'"}'
 
-    sent = await request(
-        limited(refusal=refusal), "POST", "/echo", chunks=[b"x" * 2000], declare=True
+    for declare in (True, False):
+        sent = await request(
+            limited(refusal=refusal), "POST", "/echo", chunks=[b"x" * 2000], declare=declare
+        )
+        assert (sent.status, sent.json()) == (413, {"code": "request_too_large", "path": "/echo"})
+
+
+# --- what the middleware sends and what the app receives, message by message ---------------
+
+
+def _scope(*headers: tuple[bytes, bytes], path: str = "/raw") -> Scope:
+    return {"type": "http", "method": "POST", "path": path, "headers": list(headers)}
+
+
+async def _exchange(
+    app: BodyLimit, scope: Scope, body: list[bytes]
+) -> tuple[list[Message], list[Message]]:
+    """What ``app`` sent, and what the client still had unread (its body, then a disconnect)."""
+    incoming: list[Message] = [
+        {"type": "http.request", "body": chunk, "more_body": n < len(body) - 1}
+        for n, chunk in enumerate(body)
+    ] + [{"type": "http.disconnect"}]
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return incoming.pop(0)
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return sent, incoming
+
+
+def _refuser_seeing(received: list[Message], *, start: list[tuple[bytes, bytes]] | None) -> Any:
+    """A raw app that reads twice, then answers with ``start``'s headers (no ``headers`` key
+    at all when ``None``)."""
+
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        received.append(await receive())
+        received.append(await receive())
+        message: Message = {"type": "http.response.start", "status": 401}
+        if start is not None:
+            message["headers"] = start
+        await send(message)
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+async def test_a_refused_callers_app_reads_an_empty_body_then_only_the_disconnect() -> None:
+    received: list[Message] = []
+    keep_alive = [(b"content-type", b"text/plain"), (b"Connection", b"keep-alive")]
+    app = BodyLimit(
+        _refuser_seeing(received, start=keep_alive), max_bytes=LIMIT, admits=lambda s: False
     )
-    assert (sent.status, sent.json()) == (413, {"code": "request_too_large", "path": "/echo"})
+    sent, unread = await _exchange(app, _scope((b"transfer-encoding", b"chunked")), [b"a", b"b"])
+    assert received == [
+        {"type": "http.request", "body": b"", "more_body": False},
+        {"type": "http.disconnect"},
+    ]
+    assert unread == []  # the body chunks were pulled only to reach the disconnect, and dropped
+    assert sent[0]["headers"] == [(b"content-type", b"text/plain"), (b"connection", b"close")]
+
+
+async def test_a_refused_callers_app_may_answer_without_headers() -> None:
+    app = BodyLimit(_refuser_seeing([], start=None), max_bytes=LIMIT, admits=lambda s: False)
+    sent, _ = await _exchange(app, _scope((b"content-length", b"3")), [b"abc"])
+    assert sent[0] == {
+        "type": "http.response.start",
+        "status": 401,
+        "headers": [(b"connection", b"close")],
+    }
+
+
+async def test_the_413_is_json_of_its_length_closing_the_connection() -> None:
+    sent, _ = await _exchange(
+        limited(), _scope((b"content-length", b"1001"), path="/echo"), [b"x" * 1001]
+    )
+    body = b'{"detail":"the request body is larger than 1,000 bytes"}'
+    assert sent == [
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        },
+        {"type": "http.response.body", "body": body},
+    ]
+
+
+async def test_a_refusal_may_add_headers_to_the_413() -> None:
+    def refusal(scope: Scope, message: str) -> tuple[bytes, dict[str, str]]:
+        return b'{"name": "TOO_LARGE"}', {"PayPal-Debug-Id": "dbg-1"}
+
+    sent, _ = await _exchange(
+        limited(refusal=refusal), _scope((b"content-length", b"5000"), path="/echo"), [b"x"]
+    )
+    assert sent[0]["headers"][-1] == (b"paypal-debug-id", b"dbg-1")
+    assert sent[1] == {"type": "http.response.body", "body": b'{"name": "TOO_LARGE"}'}
+
+
+async def test_an_answer_already_started_is_not_turned_into_a_413() -> None:
+    async def streaming(scope: Scope, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        while (await receive()).get("more_body"):
+            pass
+
+    app = BodyLimit(streaming, max_bytes=LIMIT)
+    sent, _ = await _exchange(app, _scope((b"transfer-encoding", b"chunked")), [b"x" * 600] * 2)
+    assert sent == [{"type": "http.response.start", "status": 200, "headers": []}]
+
+
+async def test_an_app_that_answers_nothing_gets_nothing_added() -> None:
+    async def silent(scope: Scope, receive: Any, send: Any) -> None:
+        await receive()
+
+    sent, _ = await _exchange(BodyLimit(silent, max_bytes=LIMIT), _scope(), [b"x"])
+    assert sent == []
+
+
+def test_an_empty_declared_length_carries_no_body() -> None:
+    assert not carries_body(_scope((b"content-length", b"")))
+    assert not carries_body(_scope((b"content-length", b" 0 ")))

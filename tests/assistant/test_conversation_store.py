@@ -23,6 +23,9 @@ from cartagent.assistant import (
 )
 from tests.conftest import _drop_postgres_database, _postgres_database
 
+# Migrations, widened columns and racing saves: PostgreSQL enforces widths and locks rows.
+pytestmark = pytest.mark.postgres
+
 CARD = ProductCard(
     id="tee",
     title="T-Shirt",

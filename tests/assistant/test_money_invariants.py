@@ -47,6 +47,10 @@ from cartagent.retrieval.search import Searcher
 from cartagent.testing import HashingEmbedder
 from cartagent.tools import Toolkit, ToolResult
 
+# postgres: it found a VARCHAR overflow only PostgreSQL refuses (SQLite ignores a column's
+# width); slow: a state machine over the whole assistant.
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
 _RETURN_URL = "http://127.0.0.1:8000/shop?session={session}"  # as `cartagent serve` sets it
 _YES = "yes"
 

@@ -49,6 +49,7 @@ def test_latency_throughput_and_the_retrieval_share() -> None:
     assert "20%" in table and "512 MB" in table
 
 
+@pytest.mark.slow
 def test_a_real_serve_is_measured_over_http(tmp_path: Path) -> None:
     catalog = tmp_path / "products.json"
     catalog.write_text(json.dumps(PRODUCTS))

@@ -70,6 +70,7 @@ def test_cpu_per_checkout_and_the_ceiling_it_sets() -> None:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_a_real_merchant_is_measured_over_http(tmp_path: Path) -> None:
     catalog = tmp_path / "products.json"
     catalog.write_text(json.dumps(PRODUCTS))

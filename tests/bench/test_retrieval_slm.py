@@ -25,6 +25,7 @@ TEST_CASES = [
 ]
 
 
+@pytest.mark.model
 def test_a_model_is_measured_for_quality_latency_and_cost() -> None:
     from cartagent.assistant import EmbeddingRouter
 
@@ -108,6 +109,7 @@ def test_the_command_refuses_an_unknown_model_or_a_missing_test_split(tmp_path: 
     assert missing.exit_code != 0 and "tune data" in missing.output
 
 
+@pytest.mark.model
 def test_the_command_prints_both_tables_and_writes_json(tmp_path: Path) -> None:
     split = tmp_path / "test.jsonl"
     rows = [{**c, "completion": json.dumps(c["expected"])} for c in TEST_CASES]

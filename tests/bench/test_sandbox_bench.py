@@ -79,6 +79,7 @@ linux = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /
 
 
 @linux
+@pytest.mark.slow
 def test_the_meter_counts_what_each_process_used_between_its_readings() -> None:
     tag = f"ca{os.getpid() % 100000}"
     tree, gone = _Burner(f"{tag}-tree"), _Burner(f"{tag}-gone")
@@ -113,6 +114,7 @@ def test_processes_are_found_by_their_command_name() -> None:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_a_real_sandbox_is_measured_on_each_backend(tmp_path: Path) -> None:
     figures = tmp_path / "figures.json"
     args = ["bench", "sandbox", "--clients", "2", "--seconds", "1", "--workers", "1"]

@@ -23,6 +23,7 @@ def test_query_set_is_deterministic_and_varied() -> None:
     assert any(q.startswith("cheapest ") for q in queries)
 
 
+@pytest.mark.slow
 def test_run_tiny_catalog(tmp_path: Path) -> None:
     report = run([300, 500], queries=20, k=5, warmup=5, repeats=2, workdir=tmp_path)
     assert isinstance(report, SearchBenchReport)
@@ -50,6 +51,7 @@ def test_run_tiny_catalog(tmp_path: Path) -> None:
     assert "Lexical search alone" in text and "rules.parse" in text and "| 500 " in text
 
 
+@pytest.mark.slow
 def test_dense_and_hybrid_search_are_measured_with_embedders(tmp_path: Path) -> None:
     from cartagent.testing import HashingEmbedder
 
@@ -77,6 +79,7 @@ def test_dense_and_hybrid_search_are_measured_with_embedders(tmp_path: Path) -> 
     assert "hybrid p99 ms" not in render(run([100], queries=5, warmup=1, workdir=tmp_path))
 
 
+@pytest.mark.slow
 def test_embedding_the_catalog_shows_a_progress_bar_when_progress_is_asked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -99,6 +102,7 @@ def test_embedding_the_catalog_shows_a_progress_bar_when_progress_is_asked(
     assert "embedding" in shown and "200/200" in shown and lines
 
 
+@pytest.mark.slow
 def test_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "figures.json"
     result = CliRunner().invoke(

@@ -66,6 +66,9 @@ from cartagent.commerce.acp.schema import definitions, json_path, spec_file
 from tests.commerce.conftest import AcpClient, in_stock, out_of_stock
 from tests.commerce.test_acp_checkout import PAYMENT, create, ready
 
+# Property runs over every operation: out of the fast lane.
+pytestmark = pytest.mark.slow
+
 OPENAPI = "openapi.agentic_checkout.json"
 SCHEMAS = "#/components/schemas/"
 CHECKS = [not_a_server_error, response_schema_conformance]

@@ -38,6 +38,7 @@ def test_every_post_needs_an_idempotency_key(acp: AcpClient) -> None:
     assert too_long.status_code == 400
 
 
+@pytest.mark.postgres  # claimed with each dialect's own INSERT ... ON CONFLICT
 def test_the_same_key_replays_and_another_body_conflicts(acp: AcpClient) -> None:
     body = {"line_items": [{"id": in_stock()[0]}], "currency": "usd", "capabilities": {}}
     headers = {"Idempotency-Key": "create-1", "Request-Id": "req-7"}
@@ -67,6 +68,7 @@ def test_keys_are_scoped_to_the_agent(acp: AcpClient, other_acp: AcpClient) -> N
     assert other_acp.get(f"/checkout_sessions/{mine.json()['id']}").status_code == 404
 
 
+@pytest.mark.postgres  # claimed with each dialect's own INSERT ... ON CONFLICT
 def test_a_key_in_flight_is_409_with_retry_after(
     acp: AcpClient, agents: Agents, merchant: Merchant
 ) -> None:
@@ -83,6 +85,7 @@ def test_a_key_in_flight_is_409_with_retry_after(
     assert response.headers["Retry-After"] == "1"
 
 
+@pytest.mark.postgres  # claimed with each dialect's own INSERT ... ON CONFLICT
 def test_an_abandoned_key_is_taken_over(acp: AcpClient, agents: Agents, merchant: Merchant) -> None:
     body: dict[str, Any] = {
         "line_items": [{"id": in_stock()[0]}],

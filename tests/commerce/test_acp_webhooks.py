@@ -20,6 +20,9 @@ from cartagent.commerce.webhooks import (
 from tests.commerce.conftest import BASE_URL, AcpClient
 from tests.commerce.test_acp_checkout import PAYMENT, conforms, ready
 
+# The sender leases events with FOR UPDATE SKIP LOCKED, which only PostgreSQL runs.
+pytestmark = pytest.mark.postgres
+
 HOOK = "http://agent.test/acp/order_events"
 SECRET = "whsec_test"
 

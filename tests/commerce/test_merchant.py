@@ -40,7 +40,9 @@ from tests.commerce.test_acp_checkout import PAYMENT as ACP_PAYMENT
 from tests.commerce.test_ucp_checkout import PAYMENT as UCP_PAYMENT
 from tests.commerce.test_ucp_checkout import PLATFORM, SHIPPING, platform_profile
 
-pytestmark = pytest.mark.anyio
+# Concurrent completes are settled by the database: keys claimed with each dialect's ON CONFLICT,
+# saves compared-and-set on a version under PostgreSQL's row locks (SQLite has one writer).
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
 CALLERS = 5
 RETRIES = 3

@@ -240,6 +240,7 @@ def test_tokens_need_the_merchants_bearer_token_and_a_sane_lifetime(
         assert response.json()["name"] == "INVALID_REQUEST"
 
 
+@pytest.mark.postgres  # inserted with each dialect's own ON CONFLICT, once for all processes
 def test_the_signing_key_belongs_to_the_database(database_url: str, http: TestClient) -> None:
     first = http.get("/v1/agentic-commerce/jwks").json()
     reopened = open_sandbox(database_url)  # another process on the same database

@@ -102,6 +102,9 @@ from tests.commerce.test_ucp_checkout import (
     serve,
 )
 
+# Property runs over every operation: out of the fast lane.
+pytestmark = pytest.mark.slow
+
 OPENAPI = "services/shopping/rest.openapi.json"
 OPENAPI_URI = "https://ucp.dev/" + OPENAPI  # where the release's relative references start
 PREFIX = "/ucp"  # the path of the OpenAPI's default server, https://merchant.example.com/ucp

@@ -155,6 +155,7 @@ def test_every_state_changing_call_needs_a_well_formed_idempotency_key(ucp: UcpC
     assert ucp.get(path).json()["status"] == "ready_for_complete"
 
 
+@pytest.mark.postgres  # claimed with each dialect's own INSERT ... ON CONFLICT
 def test_the_same_key_replays_the_stored_answer_and_another_body_conflicts(
     ucp: UcpClient,
 ) -> None:
@@ -196,6 +197,7 @@ def test_keys_and_sessions_are_scoped_to_the_agent(ucp: UcpClient, agent_token: 
     assert ucp.get(f"/checkout-sessions/{mine['id']}").json()["status"] == "incomplete"
 
 
+@pytest.mark.postgres  # claimed with each dialect's own INSERT ... ON CONFLICT
 def test_a_key_in_flight_is_409_with_retry_after(
     ucp: UcpClient, agents: Agents, merchant: Merchant
 ) -> None:

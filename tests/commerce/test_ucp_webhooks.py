@@ -40,6 +40,10 @@ from tests.commerce.test_ucp_checkout import (
     ready,
 )
 
+# The sender leases events with FOR UPDATE SKIP LOCKED, signing keys are inserted with each
+# dialect's ON CONFLICT, and an outbox from before protocols is altered in place.
+pytestmark = pytest.mark.postgres
+
 HOOK = "https://platform.test/webhooks/ucp/orders"
 PLAIN = "https://plain.test/.well-known/ucp"
 BAD = "https://bad.test/.well-known/ucp"

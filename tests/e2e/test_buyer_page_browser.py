@@ -12,9 +12,13 @@ from cartagent.child_process import SandboxProcess
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (scripts/ensure-chromium.sh installs it)"
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        CHROMIUM is None,
+        reason="chromium is not installed (scripts/ensure-chromium.sh installs it)",
+    ),
+]
 FLAGS = [
     "--headless",
     "--no-sandbox",

@@ -29,7 +29,7 @@ CUSTOMER = "The customer is Jamie Rivera, jamie.rivera@example.com."
 TODAY = date(2026, 11, 21)  # the sandbox's pinned calendar day
 # The registry, or, until it lists them, the two families the journey needs.
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a whole journey (tests/e2e/)
 
 
 def result_of(messages: list[Message], call_id: str) -> dict[str, Any]:

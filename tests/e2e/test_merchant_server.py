@@ -26,6 +26,9 @@ from cartagent.commerce.webhooks import verify_merchant_signature
 from cartagent.paypal import PayPalClient
 from tests.conftest import TAU
 
+# Whole journeys (tests/e2e/): out of the fast lane.
+pytestmark = pytest.mark.slow
+
 TOKEN = "acp-e2e-token"
 HOOK_SECRET = "whsec-e2e"
 

@@ -42,6 +42,7 @@ from paypal_agent_toolkit.shared.constants import SANDBOX_BASE_URL
 from paypal_agent_toolkit.shared.insights.tool_handlers import get_merchant_insights
 
 pytestmark = [
+    pytest.mark.slow,  # a whole journey (tests/e2e/)
     pytest.mark.timeout(120),
     # The toolkit's own code still calls pydantic v1's .dict().
     pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince20"),

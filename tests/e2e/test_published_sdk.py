@@ -22,6 +22,9 @@ import uvicorn
 
 from cartagent.sandbox import create_app, ensure_merchant, open_sandbox
 
+# Whole journeys (tests/e2e/): out of the fast lane.
+pytestmark = pytest.mark.slow
+
 sdk = pytest.importorskip(
     "paypalserversdk", reason="paypal-server-sdk is not installed (pip install paypal-server-sdk)"
 )

@@ -18,6 +18,9 @@ import pytest
 from cartagent.child_process import SandboxProcess
 from tests.conftest import BACKENDS, _drop_postgres_database, _postgres_database
 
+# postgres: races between requests and processes are settled by the database's locks.
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
 ORDER = {
     "intent": "CAPTURE",
     "purchase_units": [{"amount": {"currency_code": "USD", "value": "12.00"}}],

@@ -25,6 +25,9 @@ import pytest
 from cartagent.child_process import free_port
 from tests.e2e.test_merchant_server import TOKEN, MerchantProcess, sandbox_captures
 
+# Whole journeys (tests/e2e/): out of the fast lane.
+pytestmark = pytest.mark.slow
+
 ucp_sdk = pytest.importorskip("ucp_sdk")
 
 from ucp_sdk.models.schemas.shopping.catalog_search import (  # noqa: E402

@@ -21,6 +21,7 @@ from tests.web.test_serve import ServeProcess, needs_minilm
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium")
 pytestmark = [
+    pytest.mark.browser,
     pytest.mark.skipif(
         CHROMIUM is None,
         reason="chromium is not installed (scripts/ensure-chromium.sh installs it)",

@@ -14,6 +14,7 @@ import pytest
 
 from cartagent.catalog import Product, RowProblem, read_catalog, synthetic_catalog, tau_catalog
 from cartagent.errors import ConfigurationError
+from cartagent.heap import frozen_heap
 from cartagent.indexing import LocalEngine, PreparedBatch, build_index, content_hash
 from cartagent.retrieval.product_vectors import embed_products, product_fields
 from cartagent.testing import HashingEmbedder
@@ -133,8 +134,6 @@ def test_a_build_holds_a_batch_of_products_however_long_the_catalog(
 ) -> None:
     size, batch_size = 600, 25
     source = _write(tmp_path / f"catalog{suffix}", list(synthetic_catalog(size, seed=3)))
-    gc.collect()
-    before = _live_products()
     live: list[int] = []
 
     class Watched:
@@ -149,7 +148,11 @@ def test_a_build_holds_a_batch_of_products_however_long_the_catalog(
         def close(self) -> None:
             pass
 
-    report = build_index(source, tmp_path / "index", engine=Watched(), batch_size=batch_size)
+    # What lived before is frozen, out of the count: each count (and collection) walks only
+    # what the build made, not the heap the session's earlier tests left.
+    with frozen_heap():
+        before = _live_products()
+        report = build_index(source, tmp_path / "index", engine=Watched(), batch_size=batch_size)
     assert report.manifest.products == size
     assert len(live) == size // batch_size
     # the batch handed on, the one the build indexes and the reader's look-ahead: never all

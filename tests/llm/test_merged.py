@@ -173,6 +173,7 @@ def test_the_merged_shipped_adapter_computes_what_the_runtime_lora_computes(
     assert int(np.argmax(folded)) == int(np.argmax(runtime))
 
 
+@pytest.mark.llm
 def test_a_corrupt_adapter_makes_the_rules_answer_with_the_reason(tmp_path: Path) -> None:
     pytest.importorskip("llama_cpp")
     from cartagent.llm.llama_cpp import LlamaCppModel

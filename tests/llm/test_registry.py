@@ -11,12 +11,6 @@ from click.testing import CliRunner
 from cartagent.cli.main import cli
 from cartagent.errors import ConfigurationError
 from cartagent.llm.registry import Registry, git_commit
-from cartagent.tuning.sft import train_sft
-from cartagent.tuning.training_data import load_split
-from tests.tuning.test_sft import config_for
-from tests.tuning.tiny_model import tiny_base, write_split
-
-__all__ = ["tiny_base"]
 
 
 def fake_run(folder: Path, sha: str = "abc123") -> Path:
@@ -98,14 +92,12 @@ def test_bad_names_and_folders_are_refused(tmp_path: Path) -> None:
         registry.register(tmp_path / "empty", "search", export=fake_export)
 
 
-def test_register_models_and_promote_commands(tiny_base: str, tmp_path: Path) -> None:
-    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
-    run = train_sft(config_for(tiny_base), train, tmp_path / "run", progress=False)
+def test_register_models_and_promote_commands(tiny_adapter: Path, tmp_path: Path) -> None:
     registry = tmp_path / "registry"
     runner = CliRunner()
 
     registered = runner.invoke(
-        cli, ["tune", "register", str(run.adapter), "--registry", str(registry), "--promote"]
+        cli, ["tune", "register", str(tiny_adapter), "--registry", str(registry), "--promote"]
     )
     listed = runner.invoke(cli, ["tune", "models", "--registry", str(registry)])
     promoted = runner.invoke(cli, ["tune", "promote", "search", "7", "--registry", str(registry)])

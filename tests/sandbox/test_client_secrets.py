@@ -18,6 +18,10 @@ from cartagent.sandbox.database import alembic_config
 from cartagent.sandbox.engine import create_engine
 from cartagent.settings import Settings
 
+# A hash is longer than the secret it replaced: PostgreSQL enforces a column's width, SQLite
+# does not; and old databases are migrated.
+pytestmark = pytest.mark.postgres
+
 SECRET = "correct horse battery staple"
 
 

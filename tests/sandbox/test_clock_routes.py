@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from cartagent.sandbox import Clock, Sandbox
@@ -21,6 +22,9 @@ from tests.sandbox.test_subscriptions import (
     sandbox_approve,
     subscribe,
 )
+
+# Every process must see a merchant's clock, and the billing run it triggers locks what it bills.
+pytestmark = pytest.mark.postgres
 
 CLOCK = "/v1/sandbox/clock"
 

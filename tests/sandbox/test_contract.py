@@ -43,6 +43,10 @@ from cartagent.sandbox.seed import RetailData, seed_sandbox
 from cartagent.sandbox.store import Store, resources
 from tests.conftest import Api, approve
 
+# postgres: the PostgreSQL smoke test of every sandbox operation (PostgreSQL sends statements
+# through its own pipelined wire and takes locks SQLite has not); slow: a property run of each.
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
 # Examples per operation. PostgreSQL gets fewer: it is there for backend-only failures (NUL
 # characters, text the driver rejects), which show up quickly, and it keeps the file short.
 MAX_EXAMPLES = {"sqlite": 15, "postgresql": 5}

@@ -24,6 +24,9 @@ from cartagent.sandbox.engine import (
 )
 from cartagent.sandbox.store import Store
 
+# Each dialect's pool, and where its database calls run (inline on SQLite, threads on PostgreSQL).
+pytestmark = pytest.mark.postgres
+
 
 def test_the_cli_default_pool_is_the_sandboxs() -> None:
     option = next(p for p in sandbox_command.params if p.name == "pool_size")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.conftest import Api, approve, issues
 
 
@@ -89,6 +91,7 @@ def test_capture_before_approval_is_order_not_approved(api: Api) -> None:
     assert response.json()["debug_id"]
 
 
+@pytest.mark.postgres  # read FOR UPDATE on PostgreSQL only
 def test_capturing_twice_is_refused_and_writes_nothing(api: Api) -> None:
     order = api.post("/v2/checkout/orders", order_body()).json()
     approve(api, order["id"])
@@ -100,6 +103,7 @@ def test_capturing_twice_is_refused_and_writes_nothing(api: Api) -> None:
     assert len(shown["purchase_units"][0]["payments"]["captures"]) == 1
 
 
+@pytest.mark.postgres  # PostgreSQL replays under an advisory lock, through its own SQL
 def test_replayed_capture_answers_200_with_the_same_capture(api: Api) -> None:
     order = api.post("/v2/checkout/orders", order_body()).json()
     approve(api, order["id"])
@@ -110,6 +114,7 @@ def test_replayed_capture_answers_200_with_the_same_capture(api: Api) -> None:
     assert first.json() == second.json()
 
 
+@pytest.mark.postgres  # PostgreSQL replays under an advisory lock, through its own SQL
 def test_replayed_create_returns_the_same_order(api: Api) -> None:
     key = {"PayPal-Request-Id": "create-key-1"}
     first = api.post("/v2/checkout/orders", order_body(), headers=key).json()

@@ -18,7 +18,11 @@ from cartagent.sandbox.engine import create_engine
 from cartagent.sandbox.store import _DESCENDANTS_POSTGRES
 from tests.conftest import BACKENDS, _drop_postgres_database, _postgres_database
 
-pytestmark = pytest.mark.skipif("postgresql" not in BACKENDS, reason="PostgreSQL only")
+# PostgreSQL's own query plans: nothing here runs on SQLite.
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif("postgresql" not in BACKENDS, reason="PostgreSQL only"),
+]
 
 
 @pytest.fixture

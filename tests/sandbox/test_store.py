@@ -23,6 +23,9 @@ from cartagent.sandbox import Sandbox
 from cartagent.sandbox.store import Store
 from tests.conftest import START, Api, approve
 
+# Advisory locks, FOR UPDATE and the statements each dialect sends: the backend is the point.
+pytestmark = pytest.mark.postgres
+
 
 class Wire:
     """Counts what the store sends its database while a block runs.
@@ -303,3 +306,45 @@ def test_a_request_id_replays_only_for_the_operation_it_was_sent_with(api: Api) 
     captures = captured.json()["purchase_units"][0]["payments"]["captures"]
     assert [c["amount"]["value"] for c in captures] == ["15.00"]
     assert api.get(f"/v2/checkout/orders/{order_id}").json()["status"] == "COMPLETED"
+
+
+# ---------------------------------------------------------------------- idempotency keys
+
+
+def test_a_request_id_replays_until_it_expires_and_is_then_replaced(store: Store) -> None:
+    merchant, other = (f"m-key-{uuid.uuid4().hex[:12]}" for _ in range(2))
+    expires = START + timedelta(hours=1)
+    later = START + timedelta(hours=2)
+    with store.transaction(merchant) as tx:
+        tx.remember("create", "k", 201, '"first"', expires)
+        tx.remember("capture", "k", 201, '"capture"', later)  # another operation
+        tx.remember("create", "k2", 201, '"k2"', later)  # another request id
+    with store.transaction(other) as tx:
+        tx.remember("create", "k", 201, '"theirs"', later)  # another merchant
+    with store.transaction(merchant) as tx:
+        assert tx.replay("create", "k", expires - timedelta(microseconds=1)) == (201, '"first"')
+        assert tx.replay("create", "missing", START) is None
+    with store.transaction(merchant) as tx:
+        assert tx.replay("create", "k", expires) is None  # expired the moment it expires
+        tx.remember("create", "k", 200, '"second"', later)  # this request's own answer
+    with store.transaction(merchant) as tx:
+        assert tx.replay("create", "k", expires) == (200, '"second"')
+        assert tx.replay("capture", "k", expires) == (201, '"capture"')
+        assert tx.replay("create", "k2", expires) == (201, '"k2"')
+    with store.transaction(other) as tx:
+        assert tx.replay("create", "k", expires) == (201, '"theirs"')
+
+
+def test_on_postgresql_a_request_id_is_locked_until_its_transaction_ends(store: Store) -> None:
+    if store.dialect != "postgresql":
+        pytest.skip("SQLite runs one writing transaction at a time: no key lock is needed")
+    held = sa.text(
+        "SELECT count(*) FROM pg_locks "
+        "WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()"
+    )
+    merchant = f"m-lock-{uuid.uuid4().hex[:12]}"
+    with store.transaction(merchant) as tx:
+        tx.lock_key("create", "k1")
+        tx.lock_key("create", "k2")  # each request id has a lock of its own
+        tx.lock_key("create", "k1")
+        assert tx.conn.execute(held).scalar() == 2

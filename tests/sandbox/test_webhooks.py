@@ -23,6 +23,10 @@ from cartagent.sandbox.store import deliveries
 from cartagent.sandbox.webhooks import DeliveryWorker, RetryPolicy, deliver_due
 from tests.conftest import START, Api, approve, issues
 
+# A delivery is claimed by a conditional UPDATE, which PostgreSQL's row locks settle between
+# workers (SQLite has one writer).
+pytestmark = pytest.mark.postgres
+
 HOOKS = "/v1/notifications/webhooks"
 EVENTS = "/v1/notifications/webhooks-events"
 VERIFY = "/v1/notifications/verify-webhook-signature"

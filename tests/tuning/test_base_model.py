@@ -9,11 +9,8 @@ import pytest
 from cartagent.tuning import base_model
 from cartagent.tuning.base_model import load_base_config, load_base_model
 
-from .tiny_model import tiny_base
 
-__all__ = ["tiny_base"]
-
-
+@pytest.mark.model
 def test_a_gguf_base_is_dequantized_once_and_then_read_from_the_kept_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

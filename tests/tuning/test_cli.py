@@ -10,9 +10,7 @@ from click.testing import CliRunner
 from cartagent.cli.main import cli
 from tests.conftest import TAU
 
-from .tiny_model import tiny_base, write_split
-
-__all__ = ["tiny_base"]
+from .tiny_model import write_split
 
 
 def test_tune_data_writes_the_splits_and_prints_the_card(tmp_path: Path) -> None:
@@ -94,15 +92,9 @@ def test_tune_sweep_left_to_choose_compares_what_it_cannot_score_on_dev_loss(
 
 
 def test_tune_export_writes_the_card_beside_the_gguf_where_model_tuned_reads_it(
-    tiny_base: str, tmp_path: Path
+    tiny_adapter: Path, tmp_path: Path
 ) -> None:
-    from cartagent.tuning.sft import train_sft
-    from cartagent.tuning.training_data import load_split
-
-    from .test_sft import config_for
-
-    train = load_split(write_split(tmp_path / "train.jsonl", copies=1))
-    adapter = train_sft(config_for(tiny_base), train, tmp_path / "run", progress=False).adapter
+    adapter = tiny_adapter
     target = tmp_path / "mine.gguf"
 
     result = CliRunner().invoke(cli, ["tune", "export", str(adapter), "--out", str(target)])

@@ -10,20 +10,9 @@ import pytest
 from cartagent.errors import ConfigurationError
 from cartagent.llm.model import Message, ToolSpec
 from cartagent.tuning.dev_eval import DevEvaluator, cases_from, default_backend
-from cartagent.tuning.sft import train_sft
 from cartagent.tuning.training_data import load_split
 
-from .test_sft import config_for
-from .tiny_model import tiny_base, write_split
-
-__all__ = ["tiny_base"]
-
-
-@pytest.fixture(scope="module")
-def tiny_adapter(tiny_base: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("adapter")
-    train = load_split(write_split(folder / "train.jsonl", copies=1))
-    return train_sft(config_for(tiny_base), train, folder / "run", progress=False).adapter
+from .tiny_model import write_split
 
 
 def test_the_transformers_model_answers_within_its_token_bound(

@@ -15,9 +15,7 @@ from cartagent.tuning.sft import train_sft
 from cartagent.tuning.training_data import Example, load_split
 
 from .test_sft import config_for
-from .tiny_model import tiny_base, write_split
-
-__all__ = ["tiny_base"]
+from .tiny_model import write_split
 
 
 def test_dpo_continues_the_sft_adapter_on_its_own_wrong_answers(

@@ -13,9 +13,7 @@ from cartagent.tuning.sft import train_sft
 from cartagent.tuning.training_config import TrainingConfig
 from cartagent.tuning.training_data import load_split
 
-from .tiny_model import tiny_base, write_split
-
-__all__ = ["tiny_base"]
+from .tiny_model import write_split
 
 
 def config_for(base: str, **overrides: object) -> TrainingConfig:

@@ -16,9 +16,7 @@ from cartagent.tuning.sweep_report import write_report
 from cartagent.tuning.training_data import load_split
 
 from .test_sft import config_for
-from .tiny_model import tiny_base, write_split
-
-__all__ = ["tiny_base"]
+from .tiny_model import write_split
 
 SPACE = SweepSpace(learning_rates=(1e-4, 1e-3), optimizers=("adamw",), ranks=(4,))
 

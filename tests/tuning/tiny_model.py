@@ -27,12 +27,11 @@ ROWS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> str:
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    pytest.importorskip("peft")
-    pytest.importorskip("trl")
+def build_tiny_base(folder: Path) -> None:
+    """Save a tiny random Llama (seeded) with SmolLM2's tokenizer into ``folder``."""
+    import torch
+    import transformers
+
     from cartagent.llm.packaged import packaged_model_path
 
     gguf = packaged_model_path("smollm2")
@@ -51,10 +50,25 @@ def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> str:
         eos_token_id=2,
         pad_token_id=2,
     )
-    folder = tmp_path_factory.mktemp("tiny-llama")
     transformers.LlamaForCausalLM(config).save_pretrained(str(folder))
     tokenizer.save_pretrained(str(folder))
-    return str(folder)
+
+
+def tiny_base_folder(scratch: Path) -> str:
+    """The tiny base's folder, from the test cache (keyed by the GGUF the tokenizer comes from,
+    the library versions and :func:`build_tiny_base` itself)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("peft")
+    pytest.importorskip("trl")
+    from cartagent.llm.packaged import packaged_model_path
+    from tests.cache import cached_folder, file_digest, versions
+
+    key = [
+        file_digest(packaged_model_path("smollm2")),
+        versions("torch", "transformers", "tokenizers", "safetensors"),
+    ]
+    return str(cached_folder("tiny-llama", build_tiny_base, key, scratch=scratch))
 
 
 def write_split(path: Path, copies: int = 4) -> Path:

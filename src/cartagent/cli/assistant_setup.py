@@ -164,8 +164,9 @@ def build_assistant(
     from ..assistant.toolkit import assistant_toolkit
     from ..errors import CheckoutError
     from ..retrieval.catalog_search import catalog_searcher
-    from ..retrieval.embeddings import MiniLMEmbedder, minilm_model_dir
+    from ..retrieval.embeddings import minilm_model_dir
     from ..retrieval.understanding import ModelUnderstander
+    from .embedders import ROUTER_EMBEDDER, make_embedder
 
     try:
         minilm_model_dir()
@@ -179,7 +180,7 @@ def build_assistant(
             raise click.UsageError(f"the merchant's product feed: {error}") from None
     else:
         products = load_catalog(locate_catalog(options.catalog_path))
-    embedder = MiniLMEmbedder()
+    embedder = make_embedder(ROUTER_EMBEDDER)
     # Hybrid search, its vectors cached by the catalog's content; the router's embedder too.
     searcher = catalog_searcher(
         products, understand, cache=run_settings().data_dir / "cache", embedder=lambda: embedder

@@ -28,6 +28,12 @@ EMBEDDER_HELP = (
 )
 
 
+ROUTER_EMBEDDER = "minilm-onnx"
+"""What the assistant's router, its store-policy answers and the semantic cache embed with:
+MiniLM on ONNX Runtime in fp32, whose vectors are torch's (within 1e-7), so the thresholds
+chosen on those hold, and no torch is loaded (``make run`` installs none)."""
+
+
 def embedder_option(function: F) -> F:
     """Add ``--embedder NAME`` (None when not given) to a command."""
     return click.option("--embedder", default=None, metavar="NAME", help=EMBEDDER_HELP)(function)

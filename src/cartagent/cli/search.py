@@ -20,7 +20,13 @@ import orjson
 
 from ..errors import ConfigurationError
 from ..retrieval.catalog_search import SEARCH_MODES, SearchMode
-from .embedders import embedder_name, embedder_option, make_embedder, model_cache
+from .embedders import (
+    ROUTER_EMBEDDER,
+    embedder_name,
+    embedder_option,
+    make_embedder,
+    model_cache,
+)
 from .settings import run_settings
 from .understanders import model_option, understander_for
 
@@ -236,9 +242,8 @@ def understand(request: str | None, context: Sequence[str], model: str, with_cac
     parse = understander_for(model)
     if with_cache and isinstance(parse, ModelUnderstander):
         from ..retrieval.cache import SemanticCache
-        from ..retrieval.embeddings import MiniLMEmbedder
 
-        cache = SemanticCache(MiniLMEmbedder())
+        cache = SemanticCache(make_embedder(ROUTER_EMBEDDER))
         parse = parse.with_cache(cache)
     requests = [request] if request is not None else (line.rstrip("\n") for line in sys.stdin)
     for text in requests:

@@ -5,24 +5,27 @@ from __future__ import annotations
 import copy
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import Any, cast
 
 import pytest
 from fastapi.testclient import TestClient
 
-from cartagent.assistant import Conversation
-from cartagent.assistant.cart import find_quantity_change
+from cartagent.assistant import Conversation, PendingConfirmation, Reply, TurnContext
+from cartagent.assistant.cart import describe_cart, find_quantity_change
 from cartagent.assistant.consent import Grant, granting
-from cartagent.assistant.conversation import CartLine
+from cartagent.assistant.conversation import CartLine, PlacedOrder
+from cartagent.assistant.domains import Domain
 from cartagent.assistant.specialists import (
     CheckoutSpecialist,
     DiscoverySpecialist,
     OrdersSpecialist,
 )
 from cartagent.assistant.specialists.checkout import PAY_ORDER
+from cartagent.commerce.terms import DEMO_STORE
 from cartagent.money import Money
-from cartagent.tools import Toolkit
+from cartagent.tools import Toolkit, ToolResult
 
-from .conftest import GONE, approve_on_paypal, say
+from .conftest import GONE, ScriptedPayPal, approve_on_paypal, failed, ok, say
 
 pytestmark = pytest.mark.anyio
 
@@ -407,3 +410,245 @@ async def test_a_yes_given_before_the_cart_changed_pays_nothing(
     assert shown.cart == cart and shown.pending is None
     status = await shop_toolkit.call("get_order", {"order_id": order_id})
     assert status.content["status"] == "APPROVED"
+
+
+# --- every step of the pay flow against a PayPal that answers from a script -----------------
+
+
+def _created(order_id: str = "O-1", **extra: Any) -> ToolResult:
+    fields = {"id": order_id, "status": "CREATED", "amount": "56.38", "currency": "USD"}
+    return ok(**{**fields, "approve_url": f"https://paypal.test/approve/{order_id}", **extra})
+
+
+async def _turn(
+    checkout: CheckoutSpecialist, conversation: Conversation, text: str, paypal: ScriptedPayPal
+) -> Reply:
+    return (await say(checkout, conversation, text, cast(Toolkit, paypal)))[1]
+
+
+def _placed(
+    order_id: str, cart: list[CartLine], status: str = "CREATED", **extra: Any
+) -> PlacedOrder:
+    return PlacedOrder(
+        order_id,
+        status,
+        Decimal("56.38"),
+        "USD",
+        tuple(cart),
+        _NOW,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+async def _with_tee(shown: Conversation) -> CheckoutSpecialist:
+    checkout = CheckoutSpecialist(clock=lambda: _NOW)
+    await say(checkout, shown, "add the first one to my cart", None)
+    return checkout
+
+
+async def test_no_payment_backend_is_said_in_so_many_words(shown: Conversation) -> None:
+    checkout = await _with_tee(shown)
+    _, unset = await say(checkout, shown, "checkout", None)
+    assert unset.text == "Payments are not set up in this assistant, so I cannot check out."
+
+
+async def test_the_order_sent_to_paypal_is_the_cart_with_names_and_skus_cut_to_127(
+    shown: Conversation,
+) -> None:
+    checkout = CheckoutSpecialist(clock=lambda: _NOW)
+    shown.cart.append(CartLine("long", "v" * 200, "T" * 200, Decimal("46.66"), "USD", 1))
+    paypal = ScriptedPayPal(create_order=[ok(id="O-1", amount="56.38", currency="USD")])
+    ordered = await _turn(checkout, shown, "checkout", paypal)
+    [sent] = paypal.named("create_order")
+    [item] = sent["items"]
+    assert (item["name"], item["sku"]) == ("T" * 127, "v" * 127)
+    assert (item["quantity"], item["unit_price"], item["tax_percent"]) == (1, "46.66", "8")
+    placed = shown.orders[0]
+    assert (placed.status, placed.created_at, placed.approve_url) == ("CREATED", _NOW, None)
+    assert shown.pending == PendingConfirmation(
+        PAY_ORDER, {"order_id": "O-1"}, domain=Domain.CART_CHECKOUT
+    )
+    assert ordered.data["order"]["id"] == "O-1"
+
+
+async def test_an_order_paypal_cannot_create_or_prices_otherwise_is_not_offered(
+    shown: Conversation,
+) -> None:
+    checkout = await _with_tee(shown)
+    paypal = ScriptedPayPal(
+        create_order=[failed("INTERNAL_SERVER_ERROR"), _created(amount="99.00", currency="USD")]
+    )
+    refused = await _turn(checkout, shown, "checkout", paypal)
+    assert refused.text == "I could not create the PayPal order: INTERNAL_SERVER_ERROR"
+    priced = await _turn(checkout, shown, "checkout", paypal)
+    assert priced.text == (
+        "PayPal priced the order at 99.00 USD, not the 56.38 USD I computed, so I stopped. "
+        "Nothing was charged."
+    )
+    assert shown.orders == [] and shown.pending is None
+
+
+async def test_a_cart_the_store_cannot_quote_is_not_checked_out(shown: Conversation) -> None:
+    checkout = CheckoutSpecialist()
+    shown.cart.append(CartLine("p", "p-1", "Euro thing", Decimal("10.00"), "EUR", 1))
+    paypal = ScriptedPayPal()
+    refused = await _turn(checkout, shown, "checkout", paypal)
+    assert refused.text == "I cannot check out this cart: the store sells in USD only, not EUR."
+    assert paypal.calls == []
+
+
+async def test_a_checkout_at_another_merchant_goes_to_the_remote_flow(shown: Conversation) -> None:
+    started: list[TurnContext] = []
+
+    class Remote:
+        async def start(self, turn: TurnContext) -> Reply:
+            started.append(turn)
+            return Reply("remote", Domain.CART_CHECKOUT)
+
+    checkout = await _with_tee(shown)
+    checkout.remote = cast(Any, Remote())
+    turn, reply = await say(checkout, shown, "checkout", cast(Toolkit, ScriptedPayPal()))
+    assert reply.text == "remote" and started == [turn]
+
+
+async def test_an_order_paypal_forgot_is_voided_and_a_new_one_made(shown: Conversation) -> None:
+    checkout = await _with_tee(shown)
+    shown.orders.append(_placed("O-OLD", []))  # another cart's: only its status is asked
+    shown.orders.append(_placed("O-PAID", [_line("mug", "Mug")]))
+    paid = ok(status="COMPLETED", capture_id="CAP-9", capture_time="2026-01-01T00:00:00Z")
+    paypal = ScriptedPayPal(
+        get_order=[failed("RESOURCE_NOT_FOUND", status=404), paid],
+        create_order=[_created("O-NEW")],
+    )
+    settled = await _turn(checkout, shown, "checkout", paypal)
+    # The forgotten order is voided; the next is paid: its receipt, nothing created.
+    assert [o.status for o in shown.orders] == ["VOIDED", "COMPLETED"]
+    assert paypal.named("create_order") == []
+    assert settled.text.startswith(
+        "Order O-PAID was already paid on PayPal, so I did not create another one.\n"
+        "Paid. Receipt for order O-PAID (payment CAP-9):"
+    )
+    left = f"\nYour cart still holds: {describe_cart(shown.cart, DEMO_STORE)} "
+    assert settled.text.endswith(left + "Say 'checkout' to pay for it.")
+    assert settled.data["order"]["id"] == "O-PAID"
+
+
+async def test_an_already_paid_order_for_the_whole_cart_leaves_nothing_to_say_about_it(
+    shown: Conversation,
+) -> None:
+    checkout = await _with_tee(shown)
+    shown.orders.append(_placed("O-1", list(shown.cart)))
+    paid = ok(status="COMPLETED", capture_id="CAP-1", capture_time="2026-01-01T00:00:00Z")
+    settled = await _turn(checkout, shown, "checkout", ScriptedPayPal(get_order=[paid]))
+    assert shown.cart == []
+    assert settled.text.endswith("Thank you! Ask 'where is my order' any time.")
+
+
+async def test_an_order_that_cannot_be_read_blocks_a_new_one(shown: Conversation) -> None:
+    checkout = await _with_tee(shown)
+    shown.orders.append(_placed("O-1", list(shown.cart)))
+    paypal = ScriptedPayPal(get_order=[failed("boom", status=500)])
+    blocked = await _turn(checkout, shown, "checkout", paypal)
+    assert blocked.text == (
+        "I could not check order O-1 with PayPal (boom), so I am not creating another order "
+        "that could be paid twice. Please try again in a moment."
+    )
+    assert paypal.named("create_order") == [] and shown.orders[0].status == "CREATED"
+
+
+async def test_checking_out_again_resumes_the_approved_order_else_the_latest(
+    shown: Conversation,
+) -> None:
+    checkout = await _with_tee(shown)
+    cart = list(shown.cart)
+    shown.orders += [_placed("O-A", cart, "APPROVED"), _placed("O-B", cart), _placed("O-C", cart)]
+    waiting = ok(status="CREATED")
+    approved = ok(status="APPROVED")
+    paypal = ScriptedPayPal(get_order=[approved, waiting, waiting, approved])
+    resumed = await _turn(checkout, shown, "checkout", paypal)
+    assert resumed.data["order"]["id"] == "O-A"
+    assert [a["order_id"] for a in paypal.named("get_order")] == ["O-A", "O-B", "O-C", "O-A"]
+    assert shown.pending == PendingConfirmation(
+        PAY_ORDER, {"order_id": "O-A"}, domain=Domain.CART_CHECKOUT
+    )
+    shown.orders = [_placed("O-B", cart), _placed("O-C", cart)]
+    paypal = ScriptedPayPal(get_order=[waiting, waiting, waiting])
+    assert (await _turn(checkout, shown, "checkout", paypal)).data["order"]["id"] == "O-C"
+
+
+async def test_only_an_open_order_for_this_very_cart_and_total_is_resumed(
+    shown: Conversation,
+) -> None:
+    checkout = await _with_tee(shown)
+    other_cart = [_line("other", "Other")]
+    shown.orders += [
+        _placed("O-OTHER-CART", other_cart),  # the same total, another cart
+        _placed("O-VOIDED", list(shown.cart), "VOIDED"),
+    ]
+    paypal = ScriptedPayPal(get_order=[ok(status="CREATED")], create_order=[_created("O-NEW")])
+    ordered = await _turn(checkout, shown, "checkout", paypal)
+    assert ordered.data["order"]["id"] == "O-NEW"
+
+
+async def test_a_yes_or_done_for_an_order_it_lost_track_of_starts_over(
+    shown: Conversation,
+) -> None:
+    checkout = await _with_tee(shown)
+    for answer in ("yes", "done"):
+        shown.pending = PendingConfirmation(PAY_ORDER, {"order_id": "O-GONE"})
+        paypal = ScriptedPayPal()
+        lost = await _turn(checkout, shown, answer, paypal)
+        assert lost.text == "I lost track of that order; say 'checkout' to start again."
+        assert shown.pending is None and paypal.calls == []
+
+
+async def test_a_yes_or_done_when_paypal_cannot_be_read_says_so(shown: Conversation) -> None:
+    checkout = await _with_tee(shown)
+    shown.orders.append(_placed("O-1", list(shown.cart)))
+    for answer in ("yes", "done"):
+        shown.pending = PendingConfirmation(PAY_ORDER, {"order_id": "O-1"})
+        paypal = ScriptedPayPal(get_order=[failed("timeout")])
+        unread = await _turn(checkout, shown, answer, paypal)
+        assert unread.text == "I could not reach PayPal to check the order: timeout"
+
+
+async def test_done_gives_the_receipt_of_a_paid_order_or_asks_to_approve(
+    shown: Conversation,
+) -> None:
+    checkout = await _with_tee(shown)
+    shown.orders.append(_placed("O-1", list(shown.cart), approve_url="https://paypal.test/a"))
+    shown.pending = PendingConfirmation(PAY_ORDER, {"order_id": "O-1"})
+    waiting = await _turn(checkout, shown, "done", ScriptedPayPal(get_order=[ok(status="CREATED")]))
+    assert waiting.text.startswith("Order O-1 is not approved yet (PayPal says CREATED).")
+    paid = ok(status="COMPLETED", capture_id="CAP-1", capture_time="2026-01-01T00:00:00Z")
+    receipt = await _turn(checkout, shown, "done", ScriptedPayPal(get_order=[paid]))
+    assert receipt.text.startswith("Paid. Receipt for order O-1 (payment CAP-1)")
+
+
+async def test_a_yes_for_a_changed_cart_names_the_cart_as_it_is_now(shown: Conversation) -> None:
+    checkout = await _with_tee(shown)
+    shown.orders.append(_placed("O-1", []))  # ordered before the tee was added
+    shown.pending = PendingConfirmation(PAY_ORDER, {"order_id": "O-1"})
+    stale = await _turn(checkout, shown, "yes", ScriptedPayPal(get_order=[ok(status="APPROVED")]))
+    assert stale.text == (
+        "Your cart changed after order O-1 was created, so I did not take that payment: a yes "
+        "pays only for the cart as it was ordered. Say 'checkout' to pay for the cart as it is "
+        f"now.\n{describe_cart(shown.cart, DEMO_STORE)}"
+    )
+
+
+async def test_a_failed_capture_is_read_back_paid_or_reported(shown: Conversation) -> None:
+    checkout = await _with_tee(shown)
+    cart = list(shown.cart)
+    approved = ok(status="APPROVED")
+    paid = ok(status="COMPLETED", capture_id="CAP-1", capture_time="2026-01-01T00:00:00Z")
+    for after, starts in ((approved, "The payment did not go through: DECLINED"), (paid, "Paid.")):
+        shown.cart[:] = cart
+        shown.orders = [_placed("O-1", cart)]
+        shown.pending = PendingConfirmation(PAY_ORDER, {"order_id": "O-1"})
+        paypal = ScriptedPayPal(
+            get_order=[approved, after], capture_order=[failed("DECLINED", status=422)]
+        )
+        reply = await _turn(checkout, shown, "yes", paypal)
+        assert reply.text.startswith(starts), reply.text
+        assert [name for name, _ in paypal.calls] == ["get_order", "capture_order", "get_order"]
