@@ -2,9 +2,10 @@
 
 The guard modules and functions under test are the globs of tests/mutation/targets.txt; the
 mutants that cannot be killed are declared, one a line with the reason, in
-tests/mutation/equivalent.txt. Per module: mutants, killed (a timeout counts: the tests did not
-pass), survived, no tests, not run (the run was cut short), equivalent, and the score
-killed / (mutants - equivalent). Then every survivor not declared equivalent, with its diff.
+tests/mutation/equivalent.txt. Per module: mutants, killed, timeout (the tests did not finish:
+caught too), survived, no tests, not run (the run was cut short), equivalent, and the score
+(killed + timeout) / (mutants - equivalent). Then every survivor not declared equivalent, with
+its diff, and the equivalent mutants with their reasons.
 
 Run from the repository root after `mutmut run`. `--fail-under 95` exits 1 below 95 % in any
 module, or when an equivalent entry names no surviving mutant (a stale or mistyped entry).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -27,7 +29,7 @@ TARGETS = Path("tests/mutation/targets.txt")
 EQUIVALENT = Path("tests/mutation/equivalent.txt")
 MUTANTS = Path("mutants")
 OUT = Path("build/mutation/report.md")
-COLUMNS = ("killed", "survived", "no tests", "not run", "other")
+COLUMNS = ("killed", "timeout", "survived", "no tests", "not run", "other")
 
 
 def entries(path: Path) -> list[str]:
@@ -57,9 +59,9 @@ def results() -> dict[str, int | None]:
 
 def outcome(code: int | None) -> str:
     status = status_by_exit_code[code]
-    if status in ("killed", "timeout", "caught by type check"):
+    if status in ("killed", "caught by type check"):
         return "killed"
-    if status in ("survived", "no tests"):
+    if status in ("timeout", "survived", "no tests"):
         return status
     return "not run" if status == "not checked" else "other"
 
@@ -71,18 +73,24 @@ def source_path(mutant: str) -> Path:
 
 
 def located(mutant: str, diff: str) -> str:
-    """``path:line`` of the first line the mutant changes (best effort)."""
+    """``path:line`` of the first line the mutant changes (the diff's lines count from the
+    function's ``def``)."""
     path = source_path(mutant)
-    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and line[1:3] != "--"]
-    if removed:
-        function = mangled_name_from_mutant_name(mutant).rpartition(".")[2]
-        name = function.rpartition("ǁ")[2] if "ǁ" in function else function[2:]
-        lines = path.read_text().splitlines()
-        start = next((n for n, text in enumerate(lines) if f"def {name}(" in text), 0)
-        for number in range(start, len(lines)):
-            if lines[number].strip() == removed[0].strip():
-                return f"{path}:{number + 1}"
-    return str(path)
+    function = mangled_name_from_mutant_name(mutant).rpartition(".")[2]
+    cls, _, name = function[2:].rpartition("ǁ") if "ǁ" in function else ("", "", function[2:])
+    cls = cls.strip("ǁ")
+    lines = path.read_text().splitlines()
+    start = next((n for n, text in enumerate(lines) if text.startswith(f"class {cls}")), 0)
+    start = next(
+        (n for n in range(start, len(lines)) if re.match(rf"\s*(async )?def {name}\(", lines[n])),
+        None,
+    )
+    hunk = re.search(r"^@@ -(\d+)", diff, flags=re.MULTILINE)
+    if start is None or hunk is None:
+        return str(path)
+    body = diff[hunk.end() :].split("\n")[1:]
+    first = next((n for n, text in enumerate(body) if text.startswith(("-", "+"))), 0)
+    return f"{path}:{start + int(hunk.group(1)) + first}"
 
 
 def main() -> int:
@@ -104,6 +112,7 @@ def main() -> int:
 
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     survivors: list[str] = []
+    # Declared equivalent, yet no such mutant any more (the code changed) or it was killed.
     stale = sorted(name for name in declared if name not in codes)
     for name, code in sorted(codes.items()):
         module = get_module_from_key(mangled_name_from_mutant_name(name))
@@ -112,15 +121,15 @@ def main() -> int:
         if name in declared and kind == "survived":
             counts[module]["equivalent"] += 1
             continue
-        if name in declared:
-            stale.append(name)  # declared equivalent, yet killed (or not run): not equivalent
+        if name in declared and kind in ("killed", "timeout"):
+            stale.append(name)
         counts[module][kind] += 1
         if kind in ("survived", "no tests"):
             survivors.append(name)
 
     def score(row: Counter[str]) -> float:
         judged = row["mutants"] - row["equivalent"]
-        return 100.0 * row["killed"] / judged if judged else 100.0
+        return 100.0 * (row["killed"] + row["timeout"]) / judged if judged else 100.0
 
     total: Counter[str] = sum(counts.values(), Counter())
     header = ["module", "mutants", *COLUMNS, "equivalent", "score"]
@@ -133,7 +142,7 @@ def main() -> int:
     if args.seconds is not None:
         lines.append(f"mutmut run: {args.seconds // 60} min {args.seconds % 60} s.")
     lines += [
-        "Score = killed / (mutants - equivalent); a timeout counts as killed. Targets: "
+        "Score = (killed + timeout) / (mutants - equivalent). Targets: "
         f"`{TARGETS}`; equivalent mutants: `{EQUIVALENT}`.",
         "",
         *table,

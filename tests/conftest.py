@@ -32,6 +32,16 @@ settings.load_profile("cartagent")
 # The run's own data folder (cached vectors, merged models, key files), never the user's; child
 # processes inherit it.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="cartagent-test-data-")
+# Under pytest-xdist each worker gets its share of the cores for PyTorch's OpenMP threads, and
+# OpenMP threads that wait sleep instead of spinning (llama.cpp's decode threads too): set before
+# torch or llama.cpp loads, inherited by child processes. Two workers on a 2-core machine, each
+# spinning a thread per core, made tiny training runs 2.2 times and llama.cpp tests 2.7 times
+# slower.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    _SHARE = max(1, len(os.sched_getaffinity(0)) // _WORKERS)
+    os.environ.setdefault("OMP_NUM_THREADS", str(_SHARE))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 ROOT = Path(__file__).resolve().parents[1]
 # The data the tests read ships in the package: a clone needs nothing beside it

@@ -261,8 +261,8 @@ def test_the_query_of_a_url_that_has_one_is_signed_and_must_be() -> None:
 
 @pytest.mark.parametrize(
     "kid",
-    ['k"1,2\\3', 'key "two", with, commas', "a)b", "123"],
-    ids=["odd", "even", "paren", "digits"],
+    ['k"1,2\\3', 'key "two", with, commas', "a)b", "123", 'ends in "', "ends in \\"],
+    ids=["odd", "even", "paren", "digits", "quote-last", "backslash-last"],
 )
 def test_the_first_signature_is_read_to_its_end_quotes_and_escapes_included(kid: str) -> None:
     key = SharedKey(kid, b"secret of " + kid.encode())

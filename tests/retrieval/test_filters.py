@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
+from typing import Any
 
 from cartagent.catalog import Product, Variant
 from cartagent.retrieval.filters import (
+    NO_RATING,
+    Hit,
     Plan,
     Words,
     analyzer,
@@ -14,6 +18,7 @@ from cartagent.retrieval.filters import (
     ordered,
     prep,
     same_option_value,
+    spellings,
 )
 from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
 
@@ -261,3 +266,234 @@ def test_in_stock_is_reported_when_asked_for_and_the_variant_is() -> None:
     assert found is not None and found[1] == ["color=red", "in stock"]
     anywhere = run(SearchQuery(options={"color": ["red"]}))
     assert anywhere is not None and "in stock" not in anywhere[1]
+
+
+# --- every constraint at its edges -----------------------------------------------------------
+
+
+def _product(*variants: Variant, **fields: Any) -> Product:
+    return Product(**{"id": "p", "title": "Thing", "variants": variants, **fields})
+
+
+def _variant(vid: str, price: str = "10", **options: str) -> Variant:
+    return Variant(id=vid, options=options, price=Decimal(price))
+
+
+def _hit(product: Product, query: SearchQuery) -> tuple[str | None, list[str]] | None:
+    hit = check(Plan.of(query, WORDS), product, 1.0, WORDS)
+    return None if hit is None else ((hit.variant.id if hit.variant else None), hit.matched)
+
+
+def test_price_bounds_are_inclusive_in_the_querys_currency_and_reported() -> None:
+    assert run(SearchQuery(price=PriceRange(min=Decimal("15")))) == ("m-red", ["price>=15 USD"])
+    assert run(SearchQuery(price=PriceRange(max=Decimal("14")))) == ("m-blue", ["price<=14 USD"])
+    assert run(SearchQuery(price=PriceRange(min=Decimal("12"), max=Decimal("18")))) == (
+        "m-red",
+        ["price 12-18 USD"],
+    )
+    assert run(SearchQuery(price=PriceRange())) == ("m-red", ["priced in USD"])
+    assert run(SearchQuery(price=PriceRange(max=Decimal("100"), currency="eur"))) is None
+    no_variants = Product(id="bare", title="Bare")
+    assert _hit(no_variants, SearchQuery(price=PriceRange(max=Decimal("100")))) is None
+    assert _hit(no_variants, SearchQuery(available_only=True)) is None
+    assert _hit(no_variants, SearchQuery()) == (None, [])
+
+
+def test_only_what_is_in_stock_when_asked_for() -> None:
+    gone = _product(Variant(id="gone", options={}, price=Decimal("1"), available=False))
+    assert _hit(gone, SearchQuery(available_only=True)) is None
+    assert _hit(gone, SearchQuery()) == ("gone", [])
+
+
+def test_a_brand_and_a_rating_must_hold_and_are_reported() -> None:
+    acme = _product(_variant("a"), brand="Acme Tools", rating=4.0)
+    assert _hit(acme, SearchQuery(brand="acme")) == ("a", ["brand=Acme Tools"])
+    assert _hit(acme, SearchQuery(brand="Acme Tools")) == ("a", ["brand=Acme Tools"])
+    assert _hit(acme, SearchQuery(brand="other")) is None
+    assert _hit(_product(_variant("a")), SearchQuery(brand="acme")) is None
+    assert _hit(acme, SearchQuery(min_rating=4.0)) == ("a", ["rating>=4"])
+    assert _hit(acme, SearchQuery(min_rating=4.0 + 1e-9)) == ("a", ["rating>=4"])
+    assert _hit(acme, SearchQuery(min_rating=4.1)) is None
+    assert _hit(_product(_variant("a")), SearchQuery(min_rating=1)) is None  # no rating
+
+
+def test_a_category_is_the_whole_category_path_or_title_too() -> None:
+    assert run(SearchQuery(category="clothing tops")) is not None
+    assert run(SearchQuery(category="hooded crew t-shirt")) is not None
+
+
+def test_exclusions_by_field_look_only_there_and_without_one_everywhere() -> None:
+    assert run(SearchQuery(exclude=[Exclusion(field="material", value="cotton")])) == (
+        "xl-red",
+        ["not material=cotton"],
+    )
+    assert run(SearchQuery(exclude=[Exclusion(field="color", value="red")])) == (
+        "m-blue",
+        ["not color=red"],
+    )
+    assert run(SearchQuery(exclude=[Exclusion(value="polyester")])) == ("m-red", ["not polyester"])
+    assert run(SearchQuery(exclude=[Exclusion(value="cotton")])) == ("xl-red", ["not cotton"])
+    # A field the product lacks falls back to its title only.
+    assert run(SearchQuery(exclude=[Exclusion(field="style", value="red")])) == (
+        "m-red",
+        ["not style=red"],
+    )
+    assert run(SearchQuery(exclude=[Exclusion(field="style", value="hooded")])) is None
+    # A field exclusion the product has is decided by the field, whatever the title says.
+    assert run(SearchQuery(exclude=[Exclusion(field="material", value="hooded")])) == (
+        "m-red",
+        ["not material=hooded"],
+    )
+    red_dragon = _product(_variant("blue", color="blue"), title="Red Dragon Tee")
+    assert _hit(red_dragon, SearchQuery(exclude=[Exclusion(field="color", value="red")])) == (
+        "blue",
+        ["not color=red"],
+    )
+    striped = _product(
+        _variant("red", color="red"), _variant("stripes", "20", color="blue", pattern="red stripes")
+    )
+    assert _hit(striped, SearchQuery(exclude=[Exclusion(field="color", value="red")])) == (
+        "stripes",
+        ["not color=red"],
+    )
+
+
+def test_a_compound_name_counts_as_the_name_it_ends_in() -> None:
+    watch = _product(
+        _variant("black", "10", **{"band color": "black"}),
+        _variant("brown", "20", **{"band color": "brown"}),
+        title="Black Dial Watch",
+    )
+    assert _hit(watch, SearchQuery(exclude=[Exclusion(field="color", value="black")])) == (
+        "brown",
+        ["not color=black"],
+    )
+    shoes = _product(
+        _variant("ten", "20", **{"shoe size": "10"}),
+        _variant("ten-half", "10", **{"shoe size": "10.5"}),
+    )
+    assert _hit(shoes, SearchQuery(options={"size": ["10"]})) == ("ten", ["size=10"])
+    titled = _product(_variant("v", color="red"), title="Tee")
+    assert _hit(titled, SearchQuery(exclude=[Exclusion(field="size", value="tee")])) is None
+
+
+def test_a_value_of_no_words_is_compared_as_text() -> None:
+    graded = _product(_variant("plus", "20", grade="+"), _variant("minus", "10", grade="-"))
+    assert _hit(graded, SearchQuery(options={"grade": ["+"]})) == ("plus", ["grade=+"])
+
+
+def test_words_no_single_variant_holds_are_no_match_even_if_the_description_has_them() -> None:
+    finishes = _product(
+        _variant("matte", finish="matte"),
+        _variant("gloss", finish="gloss"),
+        description="Matte and gloss finishes available.",
+    )
+    assert _hit(finishes, SearchQuery(attributes={"coating": ["matte gloss"]})) is None
+
+
+def test_a_yes_no_option_said_no_falls_to_the_next_wanted_value() -> None:
+    boots = _product(
+        _variant("red-dry", "50", color="red", waterproof="no"),
+        _variant("blue-wet", "90", color="blue", waterproof="yes"),
+        _variant("bare", "10", color="green"),  # no waterproof option at all
+    )
+    assert _hit(boots, SearchQuery(attributes={"features": ["waterproof", "red"]})) == (
+        "red-dry",
+        ["features=red"],
+    )
+    assert _hit(boots, SearchQuery(text="waterproof")) == (
+        "blue-wet",
+        ["waterproof=yes"],
+    )
+
+
+def test_a_word_naming_an_option_that_is_not_yes_no_asks_for_nothing() -> None:
+    assert run(SearchQuery(text="red color")) == ("m-red", ["text: red"])
+
+
+def test_attributes_spelled_two_ways_are_one_attribute() -> None:
+    both = _product(_variant("v"), attributes={"colour": ("red",), "color": ("blue",)})
+    assert _hit(both, SearchQuery(attributes={"color": ["red"]})) == ("v", ["color=red"])
+
+
+def test_the_best_variant_is_in_stock_then_in_the_sorts_price_order_then_the_texts() -> None:
+    red_cotton = _variant("red-cotton", "20", color="red", material="cotton")
+    blue_cotton = _variant("blue-cotton", "10", color="blue", material="cotton")
+    shirt = _product(red_cotton, blue_cotton)
+    assert _hit(shirt, SearchQuery(text="red cotton"))[0] == "red-cotton"  # type: ignore[index]
+    cheap_gone = Variant(
+        id="cheap-gone", options={"color": "red"}, price=Decimal("1"), available=False
+    )
+    stocked = _product(cheap_gone, _variant("dear", "50", color="blue"))
+    for sort in ("price_asc", "relevance"):
+        assert _hit(stocked, SearchQuery(sort=sort, text="red"))[0] == "dear"  # type: ignore[index]
+    assert _hit(shirt, SearchQuery(sort="price_asc", text="red"))[0] == "blue-cotton"  # type: ignore[index]
+    same_price = _product(_variant("plain", "10", color="blue"), _variant("red", "10", color="red"))
+    for sort in ("price_asc", "price_desc"):
+        assert _hit(same_price, SearchQuery(sort=sort, text="red"))[0] == "red"  # type: ignore[index]
+    twins = _product(_variant("first", "10", color="red"), _variant("second", "10", color="red"))
+    assert _hit(twins, SearchQuery())[0] == "first"  # type: ignore[index]
+
+
+def _found(**fields: Any) -> Hit:
+    product = Product(id=fields.pop("id"), title="T", **fields.pop("product", {}))
+    return Hit(product=product, score=fields.pop("score", 1.0), variant=fields.pop("variant", None))
+
+
+def test_results_order_by_the_sorts_value_then_by_score() -> None:
+    priced = Variant(id="v", options={}, price=Decimal("7.5"))
+    with_price = _found(id="a", variant=priced)
+    bare = _found(id="b")
+    assert order_value("price_asc", with_price, 0.3) == 7.5
+    assert order_value("price_desc", with_price, 0.3) == 7.5
+    assert (order_value("price_asc", bare, 0.3), order_value("price_desc", bare, 0.3)) == (
+        math.inf,
+        -math.inf,
+    )
+    rated = _found(id="r", product={"rating": 4.5})
+    assert (order_value("rating", rated, 0.3), order_value("rating", bare, 0.3)) == (4.5, NO_RATING)
+    assert order_value("relevance", rated, 0.3) == 0.3
+
+    low, high = _found(id="low", score=0.1), _found(id="high", score=0.9)
+    top = _found(id="top", score=0.5)
+    assert ordered("price_asc", [(low, 5.0), (high, 5.0), (top, 1.0)]) == [top, high, low]
+    assert ordered("price_desc", [(low, 5.0), (high, 5.0), (top, 1.0)]) == [high, low, top]
+    many = _found(id="many", score=0.1, product={"rating_count": 90})
+    assert ordered("rating", [(low, 4.0), (many, 4.0), (high, 4.0), (top, 5.0)]) == [
+        top,
+        many,
+        high,
+        low,
+    ]
+    assert ordered("relevance", [(low, 0.0), (high, 9.0)]) == [low, high]
+
+
+def test_plans_keep_each_value_once_and_the_exclusions_field() -> None:
+    plan = Plan.of(
+        SearchQuery(
+            attributes={"colour": ["red", " "]},
+            options={"color": ["red", "blue"]},
+            exclude=[Exclusion(field="Colour", value="green"), Exclusion(value="the")],
+        ),
+        WORDS,
+    )
+    assert [(c.key, c.values) for c in plan.constraints] == [("color", ("red", "blue"))]
+    assert [(e.value, key, words) for e, key, words in plan.exclusions] == [
+        ("green", "color", frozenset({"green"})),
+        ("the", None, frozenset({"the"})),
+    ]
+    assert Plan.of(SearchQuery(text="a" * 3998 + " zebra"), WORDS).text_tokens == ["z"]
+
+
+def test_words_are_stems_without_a_stray_s_nor_a_word_of_forty_letters() -> None:
+    words = Words(analyzer())
+    assert words("Women's Running Shoes") == {"women", "run", "shoe"}
+    assert words("x" * 39) == {"x" * 39} and words("x" * 40) == frozenset()
+    assert words("Women's Running Shoes") == {"women", "run", "shoe"}  # from the cache
+
+
+def test_option_values_are_compared_as_sizes_spellings_or_amounts() -> None:
+    assert same_option_value("Size", "L", "large")
+    assert same_option_value("size", "queen", "Queen Sized")
+    assert same_option_value("color", "gray", "grey")
+    assert spellings("gray") == ("gray", "grey") and spellings("red") == ("red",)
