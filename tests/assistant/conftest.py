@@ -106,6 +106,17 @@ def tau_searcher() -> Searcher:
 
 
 @pytest.fixture(scope="session")
+def tau_grounded_searcher() -> Searcher:
+    """The tau-bench store searched as the assistant does: rules, grounded in its vocabulary
+    (lexical, to stay quick)."""
+    from cartagent.catalog.tau import tau_catalog
+    from cartagent.retrieval.catalog_search import catalog_searcher
+    from cartagent.retrieval.rules import parse
+
+    return catalog_searcher(tau_catalog(TAU), parse, mode="lexical")
+
+
+@pytest.fixture(scope="session")
 def minilm_router(minilm: MiniLMEmbedder) -> EmbeddingRouter:
     """The embedded default router on the real MiniLM embedder, examples embedded once."""
     router = EmbeddingRouter(minilm)

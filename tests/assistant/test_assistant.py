@@ -179,7 +179,7 @@ async def test_adding_a_kind_of_product_finds_it_then_asks_which_one(
     found = await assistant.turn(sid, "also add a red hoodie to my cart too")
     assert found.domain is Domain.DISCOVERY
     assert found.text == (
-        "1 match for red hoodie. Which one should I add? Say, e.g., 'add the first one':"
+        "1 exact match for red hoodie. Which one should I add? Say, e.g., 'add the first one':"
     )
     assert [c.variant_id for c in found.cards] == ["hoodie-red"]
     added = await assistant.turn(sid, "add the first one")

@@ -7,6 +7,8 @@ from decimal import Decimal
 import pytest
 
 from cartagent.assistant import Assistant, ConversationStore, Domain, EmbeddingRouter
+from cartagent.assistant.cards import ProductCard
+from cartagent.assistant.reply import Reply
 from cartagent.retrieval.search import Searcher
 
 pytestmark = pytest.mark.anyio
@@ -59,3 +61,59 @@ async def test_other_domains_route_and_answer_without_touching_the_results(
     joke = await assistant.turn(sid, "tell me a joke about cats")
     assert joke.domain is Domain.OUT_OF_SCOPE
     assert assistant.store.load(sid).results == shown
+
+
+@pytest.fixture
+def grounded(
+    minilm_router: EmbeddingRouter, tau_grounded_searcher: Searcher, memory_store: ConversationStore
+) -> Assistant:
+    return Assistant(minilm_router, memory_store, searcher=tau_grounded_searcher)
+
+
+def _claimed(reply: Reply) -> list[ProductCard]:
+    return [card for card in reply.cards if not card.breaks]
+
+
+async def test_no_laptop_has_everything_asked_for_and_the_reply_says_so(
+    grounded: Assistant,
+) -> None:
+    reply = await grounded.turn(grounded.open_session(), "13 inch laptop with 16gb ram and an i7")
+    wanted = {"screen size": "13-inch", "ram": "16GB", "processor": "i7"}
+    for card in _claimed(reply):
+        assert {k: card.options.get(k) for k in wanted} == wanted, card
+    if not _claimed(reply):  # the store has none: the closest, each saying how it differs
+        assert reply.text.startswith("No exact match for 13-inch 16GB i7 laptop")
+        assert reply.cards and all(card.breaks for card in reply.cards)
+        laptops = [card for card in reply.cards if card.title == "Laptop"]
+        assert laptops and all("not" in b for card in laptops for b in card.breaks)
+
+
+async def test_only_polarized_ones_never_claims_a_non_polarized_pair(grounded: Assistant) -> None:
+    sid = grounded.open_session()
+    await grounded.turn(sid, "sunglasses")
+    reply = await grounded.turn(sid, "only polarized ones")
+    assert _claimed(reply)
+    assert {card.options["lens type"] for card in _claimed(reply)} == {"polarized"}
+    other = await grounded.turn(sid, "non-polarized ones")
+    assert {card.options["lens type"] for card in _claimed(other)} == {"non-polarized"}
+
+
+async def test_a_laptop_compartment_is_not_a_camera_compartment(grounded: Assistant) -> None:
+    reply = await grounded.turn(
+        grounded.open_session(), "leather backpack with a laptop compartment"
+    )
+    for card in _claimed(reply):
+        assert (card.options["material"], card.options["compartment"]) == ("leather", "laptop")
+    for card in reply.cards:
+        if card.options.get("compartment") == "camera":
+            assert "compartment is camera, not laptop" in card.breaks
+
+
+async def test_waterproof_is_the_catalogs_water_resistance(grounded: Assistant) -> None:
+    reply = await grounded.turn(
+        grounded.open_session(), "waterprof bluetooth speaker between 250 and 300"
+    )
+    assert _claimed(reply), reply.text
+    for card in _claimed(reply):
+        assert card.title == "Bluetooth Speaker" and card.options["water resistance"] == "yes"
+        assert card.price is not None and Decimal(250) <= card.price <= Decimal(300)

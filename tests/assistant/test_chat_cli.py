@@ -29,7 +29,7 @@ def test_each_line_is_a_turn_and_the_session_can_be_continued(tmp_path: Path) ->
     assert first.exit_code == 0, first.output
     blocks = first.stdout.strip().split("\n\n")
     assert len(blocks) == 2
-    assert blocks[0].startswith("[discovery] 3 matches for blue t-shirt, up to 60 USD:")
+    assert blocks[0].startswith("[discovery] 3 exact matches for blue t-shirt, up to 60 USD:")
     assert "  2. T-Shirt (blue, S, cotton, v-neck) - 53.43 USD  [product" in blocks[0]
     assert blocks[1].startswith("[discovery] #2: T-Shirt (blue, S, cotton, v-neck)")
     assert "session demo" in first.stderr
@@ -45,7 +45,7 @@ def test_a_near_miss_says_what_it_breaks(tmp_path: Path) -> None:
     args = ["--db", f"sqlite:///{tmp_path / 'chat.db'}", "--catalog", str(TAU)]
     result = CliRunner().invoke(chat, args, input="a blue t-shirt under $50, not polyester\n")
     assert result.exit_code == 0, result.output
-    assert "No products match blue t-shirt, up to 50 USD, not polyester" in result.stdout
+    assert "No exact match for blue t-shirt, up to 50 USD, not polyester" in result.stdout
     assert "     not a match: 0.88 USD over your limit of 50 USD" in result.stdout
 
 

@@ -246,7 +246,7 @@ def test_near_misses_are_shown_apart_with_what_each_breaks(server: WebAppServer,
     errors = script_errors(page)
     page.goto(f"{server.base_url}/shop")
     ready(page)
-    assert ask(page, "a blue t-shirt under $50, not polyester").startswith("No products match")
+    assert ask(page, "a blue t-shirt under $50, not polyester").startswith("No exact match")
     near = last_cards(page).first
     assert "near" in near.get_attribute("class").split()
     assert "Not a match:" in near.inner_text() and "over your limit of 50 USD" in near.inner_text()

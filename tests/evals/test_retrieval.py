@@ -279,9 +279,15 @@ def test_the_standard_systems_search_the_catalog() -> None:
 
     products = tau_catalog(TAU)
     lexical = standard_systems(products, parse)
-    assert [s.name for s in lexical] == ["lexical", "lexical+understanding"]
+    assert [s.name for s in lexical] == ["lexical", "lexical+understanding", "lexical+grounded"]
     hybrid = standard_systems(products, parse, embedder=HashingEmbedder())
-    assert [s.name for s in hybrid] == ["lexical", "dense", "hybrid", "hybrid+understanding"]
+    assert [s.name for s in hybrid] == [
+        "lexical",
+        "dense",
+        "hybrid",
+        "hybrid+understanding",
+        "hybrid+grounded",
+    ]
     for system in hybrid:
         answer = system.search("red running shoes size 8")
         assert 0 < len(answer.matches) + len(answer.near_misses) <= 10
@@ -319,7 +325,7 @@ def test_the_command_prints_understanding_agreement_and_retrieval(
     assert figures["model"] == "rules" and figures["k"] == 10
     assert figures["webshop"]["instructions"] == 1
     systems = figures["retrieval"]["systems"]
-    assert set(systems) == {"lexical", "lexical+understanding"}
+    assert set(systems) == {"lexical", "lexical+understanding", "lexical+grounded"}
     assert 0.0 < systems["lexical+understanding"]["ndcg@10"] <= 1.0
     assert set(systems["lexical"]["groups"]) == set(GROUPS)
     query = figures["retrieval"]["queries"][0]

@@ -69,7 +69,7 @@ def test_options_exclusions_rating_and_stock_are_named() -> None:
     hit = Hit(product=SHIRT, score=0.0, variant=SHIRT.variants[1])
     assert what_it_breaks(query, hit, words) == [
         "without noise cancelling",
-        "color is not green",
+        "color is red, not green",
         "rated 3.9, under 4.5 stars",
         "out of stock",
         "30 USD under your minimum of 60 USD",

@@ -381,16 +381,20 @@ def standard_systems(
     """The systems compared on the labelled set, indexing ``products``.
 
     With ``embedder``: ``lexical``, ``dense`` and ``hybrid`` (RRF of both) on the raw words,
-    and ``hybrid+understanding`` (``understand``'s structured query, hybrid). Without:
-    ``lexical`` and ``lexical+understanding``.
+    ``hybrid+understanding`` (``understand``'s structured query, hybrid) and
+    ``hybrid+grounded`` (that query placed on the catalog's own options and values, as the
+    assistant searches). Without: ``lexical``, ``lexical+understanding``, ``lexical+grounded``.
     """
+    from ..retrieval.catalog_vocabulary import CatalogVocabulary, GroundedUnderstander
     from ..retrieval.lexical import LexicalIndex
 
     lexical = LexicalIndex.build(products)
+    grounded = GroundedUnderstander(understand, CatalogVocabulary(products))
     if embedder is None:
         return [
             System("lexical", _searching(Searcher(lexical, raw_words), k)),
             System("lexical+understanding", _searching(Searcher(lexical, understand), k)),
+            System("lexical+grounded", _searching(Searcher(lexical, grounded), k)),
         ]
     from ..retrieval.dense import DenseIndex
 
@@ -403,6 +407,7 @@ def standard_systems(
             "hybrid+understanding",
             _searching(Searcher(lexical, understand, dense=dense), k),
         ),
+        System("hybrid+grounded", _searching(Searcher(lexical, grounded, dense=dense), k)),
     ]
 
 

@@ -100,6 +100,7 @@ def catalog_searcher(
 
     Raises :class:`ConfigurationError` for an unknown mode or a missing embedding model.
     """
+    from .catalog_vocabulary import CatalogVocabulary, GroundedUnderstander
     from .dense import DenseIndex
     from .lexical import LexicalIndex
     from .search import Searcher
@@ -108,6 +109,7 @@ def catalog_searcher(
         raise ConfigurationError(
             f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}"
         )
+    understand = GroundedUnderstander(understand, CatalogVocabulary(products))
     if mode == "lexical":
         return Searcher(LexicalIndex.build(products), understand=understand)
     if embedder is None:

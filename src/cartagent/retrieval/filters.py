@@ -56,6 +56,7 @@ __all__ = [
     "analyzer",
     "canonical_key",
     "check",
+    "matching_variants",
     "order_value",
     "ordered",
     "prep",
@@ -554,6 +555,19 @@ def check(plan: Plan, product: Product, score: float, words: Words) -> Hit | Non
     if best is None:
         return None
     return Hit(product=product, score=score, variant=best[1], matched=matched + best[2])
+
+
+def matching_variants(plan: Plan, product: Product, words: Words) -> list[Variant]:
+    """Every variant of ``product`` that satisfies ``plan`` on its own.
+
+    Judged against the whole product (its other variants tell which words are options), so a
+    variant matches exactly when :func:`check` of the product could have chosen it.
+    """
+    if not product.variants or check(plan, product, 0.0, words) is None:
+        return []
+    view = _view(product, words)
+    flags = [name for name, named in view.flags.items() if named and named <= plan.said]
+    return [v for v in product.variants if _check_variant(plan, view, v, words, flags) is not None]
 
 
 def _variant_rank(plan: Plan, variant: Variant | None, words: Words) -> tuple[Any, ...]:

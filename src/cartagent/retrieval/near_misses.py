@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .filters import Hit, Plan, Words, analyzer, check
+from ..catalog import Variant
+from .filters import Hit, Plan, Words, analyzer, check, matching_variants
 from .query import SearchQuery
 
 __all__ = ["NearMiss", "find_near_misses", "relaxations", "what_it_breaks"]
@@ -84,7 +85,10 @@ def what_it_breaks(query: SearchQuery, hit: Hit, words: Words) -> list[str]:
     broken: list[str] = []
 
     def fails(single: SearchQuery) -> bool:
-        return check(Plan.of(single, words), product, 0.0, words) is None
+        plan = Plan.of(single, words)
+        if variant is None:
+            return check(plan, product, 0.0, words) is None
+        return variant not in matching_variants(plan, product, words)
 
     if query.category and fails(SearchQuery(category=query.category)):
         broken.append(f"not {_a(query.category)}")
@@ -94,7 +98,13 @@ def what_it_breaks(query: SearchQuery, hit: Hit, words: Words) -> list[str]:
         for name, values in table.items():
             if values and fails(SearchQuery(options={name: values})):
                 said = " or ".join(values)
-                broken.append(f"without {said}" if name == "features" else f"{name} is not {said}")
+                own = _own_value(variant, name)
+                if own is not None:
+                    broken.append(f"{name} is {own}, not {said}")
+                else:
+                    broken.append(
+                        f"without {said}" if name == "features" else f"{name} is not {said}"
+                    )
     for exclusion in query.exclude:
         if fails(SearchQuery(exclude=[exclusion])):
             broken.append(f"has {exclusion.value}")
@@ -110,6 +120,14 @@ def what_it_breaks(query: SearchQuery, hit: Hit, words: Words) -> list[str]:
         # Each constraint holds for some variant, but no one variant holds them all.
         broken.append("no single variant has everything asked for")
     return broken
+
+
+def _own_value(variant: Variant | None, name: str) -> str | None:
+    """The variant's value under option ``name`` (any case), if it has one."""
+    if variant is None:
+        return None
+    folded = name.casefold()
+    return next((v for k, v in variant.options.items() if k.casefold() == folded), None)
 
 
 def _price_breaks(query: SearchQuery, hit: Hit) -> list[str]:

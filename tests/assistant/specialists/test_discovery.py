@@ -107,7 +107,7 @@ async def test_near_misses_follow_the_matches_saying_what_they_break(
 ) -> None:
     conversation = _conversation()
     _, reply = await _say(conversation, polo_searcher, "red t-shirt")
-    assert reply.text == "1 match for red t-shirt, then 1 close alternative:"
+    assert reply.text == "1 exact match for red t-shirt, then 1 close alternative (not exact):"
     assert [(c.variant_id, c.rank, c.breaks) for c in reply.cards] == [
         ("tee-red-l", 1, ()),
         ("polo-red", 2, ("not a t-shirt",)),
@@ -119,7 +119,10 @@ async def test_near_misses_follow_the_matches_saying_what_they_break(
 
 async def test_with_no_match_the_near_misses_are_the_answer(polo_searcher: Searcher) -> None:
     _, reply = await _say(_conversation(), polo_searcher, "blue t-shirt under 40")
-    assert reply.text == "No products match blue t-shirt, up to 40 USD; the nearest 2:"
+    assert (
+        reply.text
+        == "No exact match for blue t-shirt, up to 40 USD; the closest 2, and how each differs:"
+    )
     first = reply.cards[0]
     assert (first.variant_id, first.breaks) == (
         "tee-blue-m",

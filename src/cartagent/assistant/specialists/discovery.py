@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
 from ...money import CURRENCY_DECIMALS
-from ...retrieval.filters import Plan, Words, analyzer, check
+from ...retrieval.filters import Plan, Words, analyzer, matching_variants
+from ...retrieval.near_misses import what_it_breaks
 from ...retrieval.query import PriceRange, SearchQuery
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, TO_CART, add_card
@@ -58,6 +59,9 @@ __all__ = ["DiscoverySpecialist"]
 
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]priced|lower price)\b")
 _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
+
+
+_WORD = re.compile(r"[\w][\w.'-]*")
 
 
 def _ms(start: float) -> float:
@@ -103,12 +107,29 @@ def _relative_price(
     return query.model_copy(update={"price": bound}), phrase, remembered
 
 
+def _said(name: str, values: list[str]) -> str:
+    """One constraint in words: "IPX7 or IPX4", "water resistance" (for yes)."""
+    if [v.casefold() for v in values] == ["yes"]:
+        return name
+    return " or ".join(values)
+
+
 def describe(query: SearchQuery) -> str:
     """The query in words: "blue t-shirt, up to 60 USD, not polyester"."""
-    words = [v for values in (*query.attributes.values(), *query.options.values()) for v in values]
+    words = [
+        _said(name, values) for name, values in (*query.attributes.items(), *query.options.items())
+    ]
     if query.brand:
         words.append(query.brand)
-    words.extend(w for w in (query.category, query.text) if w)
+    # Words of the text already said as a constraint ("i7" is processor: i7) are not repeated.
+    placed = {
+        w.casefold()
+        for name, values in (*query.attributes.items(), *query.options.items())
+        for said in (name, *values)
+        for w in _WORD.findall(said)
+    }
+    text = " ".join(w for w in _WORD.findall(query.text) if w.casefold() not in placed)
+    words.extend(w for w in (query.category, text) if w)
     parts = [" ".join(words) or "anything"]
     price = query.price
     if price is not None and price.min is not None and price.max is not None:
@@ -124,12 +145,17 @@ def describe(query: SearchQuery) -> str:
 
 
 def _heading(matches: int, near: int, wanted: str) -> str:
-    """The reply's line above its cards, e.g. "1 match for red t-shirt, then 2 close
-    alternatives:"."""
+    """The reply's line above its cards, e.g. "1 exact match for red t-shirt, then 2 close
+    alternatives (not exact):"."""
     if not matches:
-        return f"No products match {wanted}; the nearest {'one' if near == 1 else near}:"
-    found = f"{matches} match{'es' if matches != 1 else ''} for {wanted}"
-    alternatives = f"{near} close alternative{'s' if near != 1 else ''}"
+        closest = (
+            "the closest one, and how it differs"
+            if near == 1
+            else (f"the closest {near}, and how each differs")
+        )
+        return f"No exact match for {wanted}; {closest}:"
+    found = f"{matches} exact match{'es' if matches != 1 else ''} for {wanted}"
+    alternatives = f"{near} close alternative{'s' if near != 1 else ''} (not exact)"
     return f"{found}, then {alternatives}:" if near else f"{found}:"
 
 
@@ -444,14 +470,11 @@ class DiscoverySpecialist:
         descending = query.sort == "price_desc"
         chosen: list[ProductCard] = []
         for hit in hits:
-            variants = []
-            for variant in hit.product.variants:
-                single = hit.product.model_copy(update={"variants": (variant,)})
-                if check(plan, single, hit.score, self._words) is not None:
-                    variants.append(variant)
+            variants = matching_variants(plan, hit.product, self._words)
             variants.sort(key=lambda v: (not v.available, -v.price if descending else v.price))
-            if not variants:
-                chosen.append(card_from_hit(hit, 0))
+            if not variants:  # never shown as a match: it says what it breaks
+                breaks = tuple(what_it_breaks(query, hit, self._words)) or ("not checked",)
+                chosen.append(replace(card_from_hit(hit, 0), breaks=breaks))
                 continue
             for variant in variants[:per_product]:
                 chosen.append(card_from_hit(hit.model_copy(update={"variant": variant}), 0))

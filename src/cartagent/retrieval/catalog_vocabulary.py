@@ -1,0 +1,293 @@
+"""The catalog's own words, and a query grounded in them.
+
+Shoppers and parsers name things their own way: "16gb ram", "an i7", "only polarized ones",
+"waterproof", "waterprof", "a laptop compartment". The catalog says ``ram: 16GB``,
+``processor: i7``, ``lens type: polarized``, ``water resistance: yes``, ``compartment:
+laptop``. :class:`CatalogVocabulary` is built from the products when the index is (any catalog,
+no word list per store): every option name and value under the surface forms a request may
+use for it:
+
+* the value as written, its words stemmed and its quantities in one spelling ("16GB" is
+  "16 gb", "1.5 liters" is "1.5 l");
+* for a yes/no-like option (some values say no: ``water resistance: no | yes | IPX7``), the
+  option's name and its word forms ("water resistant", "waterproof") mean "any value but no";
+* a word one or two edits away from a single-word form ("waterprof", "polarised"), when no form
+  matches exactly.
+
+:meth:`CatalogVocabulary.ground` rewrites a :class:`SearchQuery` onto those names and values,
+for the products of its category (all products when it names none the catalog has): a
+constraint under a name those products lack ("features: polarized", "length: 13 inch") moves
+to the option that has the value; words of the free text that are option values ("i7",
+"laptop") become constraints (the words stay, to rank by). What cannot be placed is left as
+it was; the exact filters then decide.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from rapidfuzz.distance import Levenshtein
+
+from ..catalog import Product
+from .filters import Words, analyzer, canonical_key
+from .query import Exclusion, SearchQuery
+from .rules import canonical_quantity
+from .search import Understander
+
+__all__ = ["CatalogVocabulary", "GroundedUnderstander", "Term"]
+
+_MAX_NGRAM = 4
+_MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
+_RAW_WORD = re.compile(r"[\w][\w.'-]*")
+# A value saying the product lacks the option's property ("water resistance: no").
+_NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
+# Word endings that make a property out of a noun: "water resistance", "waterproof".
+# Values too short and common to find in a request's words ("no" in "no leather").
+_BARE_NEGATIVES = frozenset({"no", "none", "na", "n a", "false"})
+_PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
+
+
+@dataclass(frozen=True)
+class Term:
+    """What a surface form means in one product: ``name`` (the option, as the catalog writes
+    it) holding any of ``values``."""
+
+    product: str
+    name: str
+    values: tuple[str, ...]
+
+
+def _is_named(name: str, key: str) -> bool:
+    """Whether option ``name`` is what ``key`` says ("lens color" is a color)."""
+    return name == key or name.endswith(" " + key)
+
+
+def _is_negative(value: str) -> bool:
+    return bool(_NEGATIVE.match(" ".join(value.casefold().replace("-", " ").split())))
+
+
+def _property_forms(name: str) -> set[str]:
+    """ "water resistance" -> water resistant, waterproof, water proof, water resistance."""
+    folded = " ".join(name.casefold().replace("-", " ").split())
+    forms = {folded}
+    stem = None
+    for ending in _PROPERTY_ENDINGS:
+        if folded.endswith(ending):
+            stem = folded[: -len(ending)].strip()
+            break
+    if stem:
+        for ending in _PROPERTY_ENDINGS:
+            forms |= {f"{stem} {ending}", f"{stem}{ending}"}
+    return forms
+
+
+class CatalogVocabulary:
+    """Every option name and value of a catalog, by the surface forms that mean them."""
+
+    def __init__(self, products: Sequence[Product], words: Words | None = None) -> None:
+        self._words = words or Words(analyzer())
+        self._products = {p.id: p for p in products}
+        self._kind_words = {p.id: self._words(" ".join([p.title, *p.category])) for p in products}
+        # surface key -> the terms it means, product by product
+        self._values: dict[str, list[Term]] = defaultdict(list)
+        self._option_names: dict[str, set[str]] = {}
+        for product in products:
+            self._add(product)
+        self._single_word = sorted(k for k in self._values if " " not in k)
+
+    @classmethod
+    def build(cls, products: Sequence[Product]) -> CatalogVocabulary:
+        return cls(products)
+
+    def surface(self, text: str) -> str:
+        """The key a form is filed under: stemmed words, quantities spelled one way."""
+        return " ".join(self._words.tokens(canonical_quantity(text) or text))
+
+    def _add(self, product: Product) -> None:
+        offered: dict[str, list[str]] = {}  # in the catalog's order, which answers keep
+        for variant in product.variants:
+            for name, value in variant.options.items():
+                seen = offered.setdefault(name, [])
+                if value not in seen:
+                    seen.append(value)
+        self._option_names[product.id] = {canonical_key(n) for n in offered}
+        for name, values in offered.items():
+            for value in values:
+                key = self.surface(value)
+                if key and key not in _BARE_NEGATIVES:  # "non-polarized" is asked for too
+                    self._values[key].append(Term(product.id, name, (value,)))
+            positives = tuple(v for v in values if not _is_negative(v))
+            if positives and len(positives) < len(values):
+                for form in _property_forms(name):
+                    key = self.surface(form)
+                    if key:
+                        self._values[key].append(Term(product.id, name, positives))
+
+    # ------------------------------------------------------------------ lookups
+
+    def products_of(self, category: str | None) -> frozenset[str]:
+        """Ids of the products whose title or category path holds every word of
+        ``category``; every product when it names none of them."""
+        if category:
+            wanted = self._words(category)
+            found = frozenset(pid for pid, kind in self._kind_words.items() if wanted <= kind)
+            if found:
+                return found
+        return frozenset(self._products)
+
+    def terms(self, text: str, among: Iterable[str], *, typos: bool = True) -> list[Term]:
+        """What ``text`` means as an option value in the products ``among``."""
+        allowed = set(among)
+        key = self.surface(text)
+        found = [t for t in self._values.get(key, ()) if t.product in allowed]
+        if found or not typos or " " in key or len(key) < _MIN_TYPO_CHARS:
+            return found
+        limit = 1 if len(key) < 9 else 2
+        close = [
+            k
+            for k in self._single_word
+            if abs(len(k) - len(key)) <= limit
+            and Levenshtein.distance(k, key, score_cutoff=limit) <= limit
+        ]
+        return [t for k in close for t in self._values[k] if t.product in allowed]
+
+    def _has_name(self, key: str, among: Iterable[str]) -> bool:
+        suffix = " " + key
+        return any(
+            name == key or name.endswith(suffix)
+            for pid in among
+            for name in self._option_names.get(pid, ())
+        )
+
+    # ---------------------------------------------------------------- grounding
+
+    def ground(self, query: SearchQuery) -> SearchQuery:
+        """``query`` with its constraints and words placed on the catalog's options."""
+        among = self.products_of(query.category)
+        options: dict[str, list[str]] = {}
+        kept: dict[str, dict[str, list[str]]] = {"attributes": {}, "options": {}}
+        for field_name in ("attributes", "options"):
+            for key, values in getattr(query, field_name).items():
+                for value in values:
+                    term = self._placed(key, value, among)
+                    if term is None:
+                        kept[field_name].setdefault(key, []).append(value)
+                    else:
+                        bucket = options.setdefault(term[0], [])
+                        bucket.extend(v for v in term[1] if v not in bucket)
+        text = self._ground_text(query.text, among, options, query.category)
+        exclude = [e for x in query.exclude for e in self._ground_exclusion(x, among)]
+        for key, values in kept["options"].items():
+            bucket = options.setdefault(key, [])
+            bucket.extend(v for v in values if v not in bucket)
+        update = {
+            "attributes": kept["attributes"],
+            "options": options,
+            "text": text,
+            "exclude": exclude,
+        }
+        grounded = query.model_copy(update=update)
+        return SearchQuery.model_validate(grounded.model_dump())
+
+    def _placed(self, key: str, value: str, among: frozenset[str]) -> tuple[str, list[str]] | None:
+        """The catalog option and values ``key: value`` means, when it must move: ``None``
+        when ``key`` is already an option of these products, or nothing matches."""
+        name = canonical_key(key)
+        if self._has_name(name, among):
+            exact = self.terms(value, among, typos=False)
+            same = [t for t in exact if _is_named(canonical_key(t.name), name)]
+            if exact and not same:
+                return None  # an option of these products, whatever else the value means
+            if same:  # the catalog's spelling: "16 gb" is "16GB"
+                return self._choose(same, name)
+        found = self.terms(value, among)
+        if not found:
+            return None
+        return self._choose(found, name)
+
+    @staticmethod
+    def _choose(found: list[Term], key: str | None = None) -> tuple[str, list[str]]:
+        """One option name for the terms found (the one named like ``key``, else the one
+        most products use) and every value it takes."""
+        by_name: dict[str, list[str]] = defaultdict(list)
+        count: dict[str, int] = defaultdict(int)
+        for term in found:
+            folded = canonical_key(term.name)
+            count[folded] += 1
+            by_name[folded].extend(v for v in term.values if v not in by_name[folded])
+        suffix = f" {key}" if key else None
+        named = [n for n in by_name if key and (n == key or (suffix and n.endswith(suffix)))]
+        chosen = named[0] if len(named) == 1 else max(by_name, key=lambda n: count[n])
+        return chosen, by_name[chosen]
+
+    def _ground_text(
+        self,
+        text: str,
+        among: frozenset[str],
+        options: dict[str, list[str]],
+        category: str | None,
+    ) -> str:
+        """Add the option values said in ``text`` to ``options``; ``text`` as it was."""
+        raw = _RAW_WORD.findall(text)
+        if not raw:
+            return text
+        used = [False] * len(raw)
+        category_words = self._words(category) if category else frozenset()
+        start = 0
+        while start < len(raw):
+            placed = False
+            for size in range(min(_MAX_NGRAM, len(raw) - start), 0, -1):
+                phrase = " ".join(raw[start : start + size])
+                if size == 1 and (
+                    self._words(phrase) <= category_words or not self.surface(phrase)
+                ):
+                    break
+                found = self.terms(phrase, among, typos=size == 1)
+                if found:
+                    name, values = self._choose(found)
+                    bucket = options.setdefault(name, [])
+                    bucket.extend(v for v in values if v not in bucket)
+                    used[start : start + size] = [True] * size
+                    start += size
+                    placed = True
+                    break
+            if not placed:
+                start += 1
+        # The words stay: they still rank (BM25, the embedding), and a word left alone may
+        # match nothing ("stove" of "induction stove").
+        return text
+
+    def _ground_exclusion(self, exclusion: Exclusion, among: frozenset[str]) -> list[Exclusion]:
+        key = canonical_key(exclusion.field) if exclusion.field else None
+        if key is not None and self._has_name(key, among):
+            return [exclusion]
+        found = self.terms(exclusion.value, among)
+        if not found:
+            return [exclusion]
+        name, values = self._choose(found, key)
+        return [Exclusion(field=name, value=v) for v in values]
+
+
+class GroundedUnderstander:
+    """An understander whose every answer is grounded in a catalog's vocabulary."""
+
+    def __init__(self, understand: Understander, vocabulary: CatalogVocabulary) -> None:
+        self.inner = understand
+        self.vocabulary = vocabulary
+
+    def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        merged = self.vocabulary.ground(self.inner(request, context=context))
+        if not context:
+            return merged
+        # A follow-up's own value replaces what an earlier turn said under the same option
+        # ("non-polarized ones" after "polarized sunglasses"), however the inner merged them.
+        latest = self.vocabulary.ground(self.inner(request))
+        if not latest.options:
+            return merged
+        return merged.model_copy(update={"options": {**merged.options, **latest.options}})
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
