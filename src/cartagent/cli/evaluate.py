@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +17,7 @@ from .search import load_catalog, locate_catalog
 from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
+    from ..evals.discovery import Catalog, Conversation, Figures, TurnResult
     from ..evals.retrieval import SystemReport
     from ..evals.understanding import AgreementReport, UnderstandingReport
     from ..retrieval.search import Understander
@@ -272,4 +275,159 @@ def retrieval(
             "retrieval": _retrieval_json(reports),
         }
         json_path.write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2))
+        click.echo(f"figures written to {json_path}", err=True)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({part / whole:.1%})" if whole else "-"
+
+
+def _ms(value: float) -> str:
+    return "-" if value != value else f"{value:.0f}"
+
+
+def _discovery_table(figures: dict[str, Figures]) -> str:
+    return table(
+        [
+            "split",
+            "conversations",
+            "turns right",
+            "follow-ups right",
+            "language right",
+            "match precision",
+            "honest when none",
+            "search p50 ms",
+            "search p95 ms",
+            "max turn ms",
+        ],
+        [
+            [
+                split,
+                _share(f.conversations_right, f.conversations),
+                _share(f.turns_right, f.turns),
+                _share(f.follow_ups_right, f.follow_ups),
+                _share(f.language_right, f.turns),
+                _share(f.claimed_in_gold, f.claimed),
+                _share(f.honest_none, f.none_turns),
+                _ms(f.search_p50),
+                _ms(f.search_p95),
+                _ms(f.max_ms),
+            ]
+            for split, f in figures.items()
+        ],
+    )
+
+
+def _pattern_table(figures: dict[str, Figures]) -> str:
+    from ..evals.discovery import PATTERNS
+
+    used = [p for p in PATTERNS if p in figures["all"].patterns]
+    return table(
+        ["pattern", *figures],
+        [[p, *(_share(*f.patterns.get(p, (0, 0))) for f in figures.values())] for p in used],
+    )
+
+
+def _play(model: str, conversations: list[Conversation], catalog: Catalog) -> list[TurnResult]:
+    """Every conversation played on the assistant ``cartagent chat`` builds, without PayPal
+    and on an in-memory conversation store, a progress bar on stderr."""
+    from tqdm import tqdm
+
+    from ..evals.discovery import play_all
+    from .assistant_setup import AssistantOptions, build_assistant
+
+    options = AssistantOptions(model, "sqlite://", None, None, None, None)
+    assistant = build_assistant(options, None)
+    turns = sum(len(c.turns) for c in conversations)
+    try:
+        with tqdm(total=turns, desc="turns", unit="turn", file=sys.stderr, disable=None) as bar:
+            return asyncio.run(play_all(assistant, conversations, catalog, bar.update))
+    finally:
+        assistant.store.close()
+
+
+@evaluate.command("discovery")
+@click.option(
+    "--set",
+    "set_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Conversations JSONL (default: the packaged discovery set).",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test", "all"]),
+    default="all",
+    show_default=True,
+    help="Which conversations to play.",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="Only the first N conversations."
+)
+@model_option
+@click.option(
+    "--failures",
+    "shown",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="How many failed turns to print (dev ones first).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write every figure, and each turn as played and judged, to this JSON file.",
+)
+def discovery(
+    set_path: Path | None,
+    split: str,
+    limit: int | None,
+    model: str,
+    shown: int,
+    json_path: Path | None,
+) -> None:
+    """Shopper conversations with the demo store, played turn by turn in fresh sessions of the
+    assistant and judged against the catalog: claimed-match precision, honesty when nothing
+    fits, turn, follow-up and language success, success per pattern, latency, and the failures.
+    """
+    from ..evals.discovery import (
+        Catalog,
+        check_against_catalog,
+        describe_failure,
+        figures_by_split,
+        load_conversations,
+        select,
+    )
+
+    catalog = Catalog.of(load_catalog(locate_catalog(None)))
+    try:
+        conversations = select(load_conversations(set_path), split, limit)
+        warnings = check_against_catalog(conversations, catalog)
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from None
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    results = _play(model, conversations, catalog)
+    figures = figures_by_split(results)
+
+    click.echo(f"discovery set, {len(conversations)} conversations, model {model}")
+    click.echo(_discovery_table(figures))
+    click.echo("\nturns right by pattern")
+    click.echo(_pattern_table(figures))
+    # Dev failures first: the README asks that test failures not be studied while building.
+    failed = sorted((r for r in results if not r.right), key=lambda r: r.split != "dev")
+    if shown and failed:
+        click.echo(f"\nfailures ({min(shown, len(failed))} of {len(failed)})")
+        click.echo("\n\n".join(describe_failure(r) for r in failed[:shown]))
+    if json_path is not None:
+        report = {
+            "model": model,
+            "set": str(set_path) if set_path else "conversations.jsonl",
+            "split": split,
+            "figures": {name: f.to_json() for name, f in figures.items()},
+            "turns": [r.to_json() for r in results],
+        }
+        json_path.write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
         click.echo(f"figures written to {json_path}", err=True)
