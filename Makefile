@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter clean
+.PHONY: messages install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter clean
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
 # llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards. It is
@@ -77,6 +77,17 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/cartagent bench sandbox
+
+## The assistant's messages: extract them from the code into locale/cartagent.pot and merge
+## new ones into each language's catalogue (translate them there; tests fail on a message
+## left untranslated or a placeholder that differs)
+LOCALE := src/cartagent/assistant/locale
+messages: $(STAMP)
+	$(BIN)/pybabel extract --no-location --omit-header -k gettext -k ngettext:1,2 -k msg \
+		-k msg_plural:1,2 \
+		-o $(LOCALE)/cartagent.pot src/cartagent/assistant
+	$(BIN)/pybabel update --no-wrap --no-fuzzy-matching --ignore-obsolete -D cartagent \
+		-i $(LOCALE)/cartagent.pot -d $(LOCALE)
 
 ## Mutation testing of the money and security guards (tests/mutation/targets.txt): mutmut runs
 ## each mutant against only the tests that reach it, for at most 30 minutes; then

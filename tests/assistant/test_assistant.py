@@ -113,6 +113,49 @@ async def test_greetings_thanks_and_goodbyes_are_answered_as_such(
     assert after.cart == before.cart and after.results == before.results
 
 
+@pytest.mark.parametrize(
+    ("text", "starts"),
+    [
+        ("sweet, thanks", "You're welcome!"),
+        ("danke, tschüss", "Auf Wiedersehen, und danke!"),  # in the shopper's language
+        ("merci beaucoup, au revoir", "Au revoir, et merci !"),
+        ("\U0001f44b", "Hello!"),
+        ("are you a bot?", "I am this store's shopping assistant, a computer program"),
+    ],
+)
+async def test_small_talk_is_answered_whatever_the_router_would_say(
+    memory_store: ConversationStore, shop_searcher: Searcher, text: str, starts: str
+) -> None:
+    assistant = Assistant(_Always(Domain.DISCOVERY), memory_store, searcher=shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts")
+    reply = await assistant.turn(sid, text)
+    assert reply.domain is Domain.OUT_OF_SCOPE and reply.text.startswith(starts)
+    assert not reply.cards and len(reply.text) <= 300 and "sorry" not in reply.text.casefold()
+    asking = await assistant.turn(sid, "thanks, now show me red ones")
+    assert asking.domain is Domain.DISCOVERY and asking.cards
+
+
+async def test_a_declined_turn_that_names_what_to_show_refines_the_shown_results(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = Assistant(_Always(Domain.DISCOVERY), memory_store, searcher=shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts")
+    assistant.router = _Always(Domain.OUT_OF_SCOPE)
+    refined = await assistant.turn(sid, "hmm ok, not polyester then tho")
+    assert refined.domain is Domain.DISCOVERY and refined.cards
+    assert all(card.options["material"] != "polyester" for card in refined.cards)
+    shown = memory_store.load(sid).results
+    for text in ("tell me a joke about cats", "what's the weather like", "write me a poem"):
+        declined = await assistant.turn(sid, text)
+        assert declined.domain is Domain.OUT_OF_SCOPE and "can't help" in declined.text, text
+    assert memory_store.load(sid).results == shown
+    # Nothing shown: nothing to refine, the router's word stands.
+    fresh = await assistant.turn(assistant.open_session(), "not polyester then")
+    assert fresh.domain is Domain.OUT_OF_SCOPE
+
+
 async def test_a_superlative_about_the_list_is_answered_from_it_not_searched(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

@@ -161,6 +161,28 @@ def test_small_talk_is_out_of_scope_whatever_came_before(
 
 
 @pytest.mark.parametrize(
+    "text",
+    ["genial, gracias!!", "danke, tschüss", "merci, au revoir", "\U0001f44b", "figures. bye"],
+)
+def test_small_talk_in_any_of_the_shops_languages_is_ruled_out_of_scope(text: str) -> None:
+    route = rule_route(text, AFTER_SEARCH)
+    assert route is not None and route.domain is Domain.OUT_OF_SCOPE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "just show me a damn laptop",
+        "show me some fucking headphones",
+        "stupid bot, i want sneakers",
+        "this is crap, show me something cheaper",
+    ],
+)
+def test_a_rude_request_is_still_a_request(minilm_router: EmbeddingRouter, text: str) -> None:
+    assert minilm_router.classify(text, RouteContext(None)).domain is Domain.DISCOVERY
+
+
+@pytest.mark.parametrize(
     "text", ["are any of them on sale?", "do you have any discount codes?", "got a promo code?"]
 )
 def test_sales_and_coupons_are_the_stores_questions(text: str) -> None:

@@ -18,6 +18,9 @@ from cartagent.assistant.safety import MAX_INPUT_CHARS, screen
         "quiero zapatillas rojas",
         "ich suche Kopfhörer",
         "青いTシャツ",
+        "\U0001f44b",  # a wave says hello
+        "just show me a damn laptop",  # rude, and a request all the same
+        "WATER BOTTLE!!!!!!!!!!!! GLASS!!!!!! NOW!!!!!",
         ("red shoes " * MAX_INPUT_CHARS)[:MAX_INPUT_CHARS],
     ],
 )
@@ -34,6 +37,7 @@ def test_readable_input_is_routed(text: str) -> None:
         ("asdfghjkl qwrtzpxcv", "could not make sense"),
         ("zzzzzzzz", "could not make sense"),
         ("?!?! ... ***", "could not read"),
+        ("\U0001f44d\U0001f44d", "could not read"),
     ],
 )
 def test_unusable_input_gets_a_clear_answer(text: str, says: str) -> None:

@@ -152,3 +152,67 @@ def test_a_search_through_the_vocabulary_finds_only_exact_matches() -> None:
     words = Words(analyzer())
     plan = Plan.of(found.query, words)
     assert [v.id for v in matching_variants(plan, LANTERN, words)] == ["lantern-1", "lantern-2"]
+
+
+def test_leftover_words_the_catalog_uses_must_be_the_cards_and_others_are_said(
+    vocabulary: CatalogVocabulary,
+) -> None:
+    query = SearchQuery(category="tent", text="aluminium poles for my festival trip 12")
+    known, unknown = vocabulary.leftover(query)
+    # "aluminium" is a value: its constraint checks it; "poles" names an option
+    assert known == []
+    assert unknown == ["festival", "trip", "12"]
+    query = SearchQuery(category="tent", text="smoke")  # a goggles tint, said of a tent
+    assert vocabulary.leftover(query) == (["smoke"], [])
+    two_person = TENT.variants[0]
+    assert vocabulary.lacks(["smoke"], TENT, two_person) == ["smoke"]
+    assert vocabulary.lacks(["outdoors", "dome"], TENT, two_person) == []
+
+
+def test_a_category_is_placed_on_the_kinds_the_catalog_has(
+    vocabulary: CatalogVocabulary,
+) -> None:
+    assert vocabulary.ground(SearchQuery(category="camping tent")).category == "tent"
+    assert vocabulary.ground(SearchQuery(category="lanturn")).category == "lantern"
+    assert vocabulary.ground(SearchQuery(category="kayak")).category == "kayak"
+
+
+def test_a_word_that_tells_a_value_apart_and_a_bare_amount_mean_that_value() -> None:
+    bottles = _product(
+        "bottle",
+        "Water Bottle",
+        {"material": "stainless steel", "capacity": "750ml"},
+        {"material": "carbon steel", "capacity": "1000ml"},
+        {"material": "glass", "capacity": "1000ml"},
+    )
+    vocabulary = CatalogVocabulary([bottles, TENT])
+    grounded = vocabulary.ground(SearchQuery(category="bottle", text="stainless 750"))
+    assert grounded.options == {"material": ["stainless steel"], "capacity": ["750ml"]}
+    # "steel" is in two values: it tells neither apart
+    assert vocabulary.ground(SearchQuery(category="bottle", text="steel")).options == {}
+    # a bare number two options could mean is placed nowhere
+    assert vocabulary.ground(SearchQuery(text="2")).options == {}
+
+
+def test_a_follow_up_the_inner_reads_as_new_refines_the_search_before_it() -> None:
+    def forgetful(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        return parse(request)  # reads every turn as a new search
+
+    grounded = GroundedUnderstander(forgetful, CatalogVocabulary(CATALOG))
+    earlier = ["dome tent for 4 people"]
+    refined = grounded("under 150, aluminium", context=earlier)
+    assert refined.category == "tent"
+    assert refined.options == {"sleeps": ["4 people"], "pole material": ["aluminium"]}
+    assert refined.price is not None and refined.price.max == 150
+    # A kind the catalog does not know, or one of its own, is a new search.
+    assert grounded("a sleeping bag", context=earlier).category != "tent"
+    assert grounded("ski goggles", context=earlier).category == "goggles"
+
+
+def test_only_the_head_of_a_title_names_a_kind_in_free_text() -> None:
+    bottle = _product("bottle", "Water Bottle", {"capacity": "750ml"})
+    kettle = _product("kettle", "Tea Kettle", {"capacity": "1 liter"})
+    vocabulary = CatalogVocabulary([bottle, kettle])
+    # "water" and "tea" describe a use here, not a bottle or a kettle
+    assert vocabulary.ground(SearchQuery(text="something to boil water for tea")).category is None
+    assert vocabulary.ground(SearchQuery(text="a kettel for tea")).category == "kettle"

@@ -25,10 +25,13 @@ from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
 from .domains import Domain
 from .exchange import EXCHANGE
+from .language import DEFAULT, detect
 from .option_pick import find_option_pick
+from .product_talk import names_constraints
 from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
+from .small_talk import small_talk
 from .specialist import Specialist, TurnContext, check_specialists
 from .variant_change import find_variant_change
 
@@ -50,6 +53,15 @@ _THE_STORES = (Domain.ORDERS, Domain.RETURNS_REFUNDS)
 
 def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
+
+
+def _last_language(conversation: Conversation) -> str:
+    """The language the conversation was last answered in (English when it is new)."""
+    for message in reversed(conversation.messages):
+        if message.role == "assistant":
+            language = message.payload.get("language")
+            return language if isinstance(language, str) else DEFAULT
+    return DEFAULT
 
 
 class Assistant:
@@ -93,6 +105,8 @@ class Assistant:
         waiting = conversation.pending
         if waiting is not None and waiting.domain is not None and answers_confirmation(text):
             return waiting.domain
+        if small_talk(text) is not None:
+            return Domain.OUT_OF_SCOPE  # which answers a greeting, thanks or goodbye as such
         if conversation.cart and (
             _CART_EDIT.search(text)
             or find_quantity_change(text, conversation) is not None
@@ -108,7 +122,16 @@ class Assistant:
         else:
             context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
             domain = (await self.router.route(text, context)).domain
+            if domain is Domain.OUT_OF_SCOPE and await self._refines_results(text, conversation):
+                domain = Domain.DISCOVERY
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
+
+    async def _refines_results(self, text: str, conversation: Conversation) -> bool:
+        """Whether a turn the router declined says something about products while results
+        are shown ("nothing too hard tho, she's no expert"): a follow-up to them."""
+        if not conversation.results or self.searcher is None:
+            return False
+        return await asyncio.to_thread(names_constraints, text, self.searcher)
 
     def _unavailable(self, error: Exception) -> str:
         if isinstance(error, TimeoutError):
@@ -133,7 +156,10 @@ class Assistant:
         only). A turn that answers a pending confirmation ("yes", "no") goes to the
         specialist that asked, without routing, and so does "remove ..." to the cart when it
         holds something. The merchant's questions about orders and refunds go to the back
-        office: they are about the store's orders, not the conversation's.
+        office: they are about the store's orders, not the conversation's. A greeting,
+        thanks or goodbye is answered as such whatever the router would say, and a turn the
+        router declines that names what products to show while results are on screen
+        ("no expert level", "bagless then") refines them.
 
         Input that cannot be served (empty, too long, unreadable) gets a clear answer and
         stores nothing. Otherwise the user's message, the reply and every change the
@@ -155,6 +181,7 @@ class Assistant:
             model=self.model,
             toolkit=self.toolkit,
             merchant=merchant,
+            language=await asyncio.to_thread(detect, text, _last_language(conversation)),
         )
         routed = time.perf_counter()
         try:
@@ -179,8 +206,9 @@ class Assistant:
         # The stored reply's timings cannot include the save itself; the returned one does.
         timings["respond"] = max(_ms(start) - spent_elsewhere, 0.0)
         timings["total"] = _ms(start)
+        payload = {**reply.payload(), "language": context.language}
         answered = StoredMessage(
-            "assistant", reply.text, domain, payload=reply.payload(), timings=dict(timings)
+            "assistant", reply.text, domain, payload=payload, timings=dict(timings)
         )
         await asyncio.to_thread(self.store.save_turn, conversation, [asked, answered])
         timings["total"] = _ms(start)

@@ -1,5 +1,7 @@
 """Input screening before a turn is routed: empty, overlong and unreadable input.
 
+Rudeness is not screened: "just show me a damn laptop" asks for a laptop and gets one.
+
 A refused input gets a clear answer and touches nothing: no routing, no search, no stored
 message.
 """
@@ -7,6 +9,8 @@ message.
 from __future__ import annotations
 
 import re
+
+from .small_talk import small_talk
 
 __all__ = ["MAX_INPUT_CHARS", "screen"]
 
@@ -44,8 +48,8 @@ def screen(text: str) -> str | None:
         )
     tokens = _LETTERS.findall(stripped)
     if not tokens:
-        if any(c.isdigit() for c in stripped):
-            return None  # "2" may pick the second result
+        if any(c.isdigit() for c in stripped) or small_talk(stripped) is not None:
+            return None  # "2" may pick the second result; a lone wave says hello
         return "I could not read that. Tell me what you are looking for, in words."
     readable = sum(1 for t in tokens if _wordlike(t))
     if readable * 2 < len(tokens):

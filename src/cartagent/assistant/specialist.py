@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import ConfigurationError
 from .conversation import Conversation
 from .domains import Domain
+from .language import DEFAULT, messages
 from .reply import Reply
 
 if TYPE_CHECKING:
+    from gettext import NullTranslations
+
     from ..llm import Model
     from ..retrieval.search import Searcher
     from ..tools import Toolkit, ToolResult
@@ -38,7 +41,8 @@ class TurnContext:
     capable model when one is configured (``None`` on embedded defaults). ``toolkit`` reaches
     PayPal (``None`` when no payment backend is configured); its approval callback is
     :func:`~cartagent.assistant.consent.approve_granted`. ``merchant`` is true when the
-    speaker is the store's merchant (back office), false for a shopper.
+    speaker is the store's merchant (back office), false for a shopper. ``language`` is the
+    shopper's (:func:`~cartagent.assistant.language.detect`): replies are written in it.
     """
 
     text: str
@@ -48,6 +52,12 @@ class TurnContext:
     toolkit: Toolkit | None = None
     merchant: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    language: str = DEFAULT
+
+    @property
+    def messages(self) -> NullTranslations:
+        """The assistant's messages in the shopper's language (:mod:`..language`)."""
+        return messages(self.language)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Call a tool through the toolkit, adding its time to the ``tools`` stage."""

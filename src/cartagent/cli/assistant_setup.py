@@ -160,6 +160,7 @@ def build_assistant(
     CheckoutSpecialist`). With ``merchant`` and ``shopper`` it shops at that ACP merchant:
     its product feed is the catalog and checkouts are the merchant's."""
     from ..assistant import Assistant, ConversationStore, EmbeddingRouter, ModelRouter, Router
+    from ..assistant import language as language_model
     from ..assistant.specialists import default_specialists
     from ..assistant.toolkit import assistant_toolkit
     from ..errors import CheckoutError
@@ -187,6 +188,7 @@ def build_assistant(
     )
     embedded = EmbeddingRouter(embedder)
     embedded.warm_up()
+    language_model.warm_up()  # the shopper's language, told on every turn
     router: Router = embedded
     capable = None
     if options.model == "openai" and isinstance(understand, ModelUnderstander):

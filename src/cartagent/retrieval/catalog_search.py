@@ -109,9 +109,10 @@ def catalog_searcher(
         raise ConfigurationError(
             f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}"
         )
-    understand = GroundedUnderstander(understand, CatalogVocabulary(products))
+    vocabulary = CatalogVocabulary(products)
+    understand = GroundedUnderstander(understand, vocabulary)
     if mode == "lexical":
-        return Searcher(LexicalIndex.build(products), understand=understand)
+        return Searcher(LexicalIndex.build(products), understand=understand, vocabulary=vocabulary)
     if embedder is None:
         from .embeddings import DEFAULT_EMBEDDER, EmbedderOptions, get_embedder, minilm_model_dir
 
@@ -131,8 +132,9 @@ def catalog_searcher(
     if query_cache:
         dense.cache_queries(query_cache)
     if mode == "dense":
-        return Searcher(dense, understand=understand)
-    return Searcher(LexicalIndex.build(products), understand=understand, dense=dense)
+        return Searcher(dense, understand=understand, vocabulary=vocabulary)
+    lexical = LexicalIndex.build(products)
+    return Searcher(lexical, understand=understand, dense=dense, vocabulary=vocabulary)
 
 
 def index_searcher(

@@ -29,24 +29,85 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
-from ..catalog import Product
+from ..catalog import Product, Variant
 from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
 from .rules import canonical_quantity
 from .search import Understander
+from .vocabulary import STOPWORDS
 
 __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Term"]
 
 _MAX_NGRAM = 4
 _MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
+_AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*-?\s*[^\W\d_]+$")  # "750ml", "13-inch", "2 liters"
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 # A value saying the product lacks the option's property ("water resistance: no").
 _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
 # Word endings that make a property out of a noun: "water resistance", "waterproof".
 # Values too short and common to find in a request's words ("no" in "no leather").
 _BARE_NEGATIVES = frozenset({"no", "none", "na", "n a", "false"})
+# Words of a request that ask for nothing a product could lack.
+_FILLER = frozenset(
+    {
+        "guys",
+        "anything",
+        "everything",
+        "stuff",
+        "whatever",
+        "ok",
+        "okay",
+        "yes",
+        "yeah",
+        "hmm",
+        "um",
+        "uh",
+        "lol",
+        "pls",
+        "plz",
+        "thx",
+        "sell",
+        "selling",
+        "got",
+        "gotta",
+        "gonna",
+        "wanna",
+        "tell",
+        "know",
+        "think",
+        "go",
+        "going",
+        "then",
+        "now",
+        "right",
+        "today",
+        "one",
+        "two",
+        "three",
+        "first",
+        "second",
+        "third",
+        "last",
+        "cheap",
+        "cheaper",
+        "cheapest",
+        "good",
+        "great",
+        "nice",
+        "best",
+        "more",
+        "less",
+        "most",
+        "least",
+        "much",
+        "many",
+        "other",
+        "another",
+        "else",
+    }
+)
 _PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
 
 
@@ -58,6 +119,7 @@ class Term:
     product: str
     name: str
     values: tuple[str, ...]
+    partial: bool = False  # from part of a value ("stainless", "750"): trusted within a kind
 
 
 def _is_named(name: str, key: str) -> bool:
@@ -67,6 +129,24 @@ def _is_named(name: str, key: str) -> bool:
 
 def _is_negative(value: str) -> bool:
     return bool(_NEGATIVE.match(" ".join(value.casefold().replace("-", " ").split())))
+
+
+def _telling_words(values: Sequence[str]) -> list[tuple[str, str]]:
+    """(value, word) for each word of a several-word value that tells it from the option's
+    other values ("stainless" of "stainless steel"; not "steel" when "carbon steel" is one
+    too); alphabetic words of four letters or more only."""
+    words = {v: re.findall(r"[^\W\d_]{4,}", v.casefold()) for v in values}
+    count: dict[str, int] = defaultdict(int)
+    for value in values:
+        for word in set(re.findall(r"[^\W\d_]+", value.casefold())):
+            count[word] += 1
+    return [
+        (value, word)
+        for value in values
+        if len(words[value]) > 1 or len(value.split()) > 1
+        for word in words[value]
+        if count[word] == 1 and word not in STOPWORDS and word != value.casefold()
+    ]
 
 
 def _property_forms(name: str) -> set[str]:
@@ -94,8 +174,19 @@ class CatalogVocabulary:
         # surface key -> the terms it means, product by product
         self._values: dict[str, list[Term]] = defaultdict(list)
         self._option_names: dict[str, set[str]] = {}
+        # Stemmed words the catalog uses to name kinds, options and values.
+        self._catalog_words: set[str] = set()
+        self._option_name_words: set[str] = set()
+        self._title_words: set[str] = set()
+        self._head_words: set[str] = set()  # last words of titles: "tent" of "Dome Tent"
         for product in products:
             self._add(product)
+            self._title_words |= self._words(product.title)
+            self._head_words |= self._words(_RAW_WORD.findall(product.title)[-1])
+            self._catalog_words |= self._kind_words[product.id]
+            for values in product.attributes.values():
+                for value in values:
+                    self._catalog_words |= self._words(value)
         self._single_word = sorted(k for k in self._values if " " not in k)
 
     @classmethod
@@ -115,10 +206,19 @@ class CatalogVocabulary:
                     seen.append(value)
         self._option_names[product.id] = {canonical_key(n) for n in offered}
         for name, values in offered.items():
+            self._option_name_words |= self._words(name)
+            for value in values:
+                self._catalog_words |= self._words(value)
             for value in values:
                 key = self.surface(value)
                 if key and key not in _BARE_NEGATIVES:  # "non-polarized" is asked for too
                     self._values[key].append(Term(product.id, name, (value,)))
+            for value, word in _telling_words(values):  # "stainless" for "stainless steel"
+                self._values[self.surface(word)].append(Term(product.id, name, (value,), True))
+            for value in values:  # "750" for "750ml", when it is said bare
+                amount = _AMOUNT.match(value)
+                if amount:
+                    self._values[amount.group(1)].append(Term(product.id, name, (value,), True))
             positives = tuple(v for v in values if not _is_negative(v))
             if positives and len(positives) < len(values):
                 for form in _property_forms(name):
@@ -141,18 +241,22 @@ class CatalogVocabulary:
     def terms(self, text: str, among: Iterable[str], *, typos: bool = True) -> list[Term]:
         """What ``text`` means as an option value in the products ``among``."""
         allowed = set(among)
+        whole = len(allowed) == len(self._products)  # no kind known: whole values only
         key = self.surface(text)
-        found = [t for t in self._values.get(key, ()) if t.product in allowed]
+        found = [
+            t
+            for t in self._values.get(key, ())
+            if t.product in allowed and not (whole and t.partial)
+        ]
         if found or not typos or " " in key or len(key) < _MIN_TYPO_CHARS:
             return found
         limit = 1 if len(key) < 9 else 2
         close = [
             k
             for k in self._single_word
-            if abs(len(k) - len(key)) <= limit
-            and Levenshtein.distance(k, key, score_cutoff=limit) <= limit
+            if abs(len(k) - len(key)) <= limit and OSA.distance(k, key, score_cutoff=limit) <= limit
         ]
-        return [t for k in close for t in self._values[k] if t.product in allowed]
+        return [t for k in close for t in self._values[k] if t.product in allowed and not t.partial]
 
     def _has_name(self, key: str, among: Iterable[str]) -> bool:
         suffix = " " + key
@@ -162,11 +266,102 @@ class CatalogVocabulary:
             for name in self._option_names.get(pid, ())
         )
 
+    def _category(self, category: str | None, text: str) -> str | None:
+        """The kind asked for, in the catalog's words: ``category`` as it is when some
+        product's kind holds all of it; else its head word (the last) or another of its words
+        that names kinds ("bike helmet" -> "helmet", "hedphones" -> "headphones", one typo
+        allowed). With no category, a word of ``text`` that is the head of a product's title
+        ("a tent for two" -> "tent"). Else ``category`` as it was."""
+        everything = frozenset(self._products)
+        if category and self.products_of(category) != everything:
+            return category
+        words = _RAW_WORD.findall(category) if category else _RAW_WORD.findall(text)
+        heads = reversed(words) if category else iter(words)
+        for word in heads:
+            stems = self._words(word)
+            found = word if stems and stems <= self._head_words else None
+            if category and found is None and stems and stems <= self._title_words:
+                found = word
+            found = found or self._close_title_word(word, heads_only=not category)
+            if found and self.products_of(found) != everything:
+                return found
+        return category
+
+    def _close_title_word(self, word: str, *, heads_only: bool) -> str | None:
+        """A word of a product's title (its last word only, with ``heads_only``) one or two
+        edits from ``word`` (five letters or more)."""
+        if len(word) < _MIN_TYPO_CHARS:
+            return None
+        folded = word.casefold()
+        limit = 1 if len(folded) < 9 else 2
+        for product in self._products.values():
+            candidates: list[str] = _RAW_WORD.findall(product.title.casefold())
+            for candidate in candidates[-1:] if heads_only else candidates:
+                if OSA.distance(candidate, folded, score_cutoff=limit) <= limit:
+                    return candidate
+        return None
+
+    def leftover(self, query: SearchQuery) -> tuple[list[str], list[str]]:
+        """The words of ``query.text`` no constraint of it accounts for: those the catalog
+        uses (a card must have them to be an exact match), and those it never uses (nothing
+        can check them: "gigs", "commute")."""
+        among = self.products_of(query.category)
+        said = self._words(query.category) if query.category else frozenset()
+        known: list[str] = []
+        unknown: list[str] = []
+        for raw in _RAW_WORD.findall(query.text.casefold()):
+            if raw in STOPWORDS or raw in _FILLER or len(raw) < 2:
+                continue
+            if any(c.isdigit() for c in raw):
+                placed = (v.casefold() for vs in query.options.values() for v in vs)
+                if not any(raw in value for value in placed):
+                    unknown.append(raw)  # a number no constraint took ("16 gigs", "10")
+                continue
+            stems = self._words(raw)
+            if not stems or stems <= said or stems <= self._option_name_words:
+                continue
+            if self.terms(raw, among):
+                continue  # a value: its constraint checks it
+            bucket = known if stems <= self._catalog_words else unknown
+            if raw not in bucket:
+                bucket.append(raw)
+        return known, unknown
+
+    def refines(self, query: SearchQuery, category: str) -> bool:
+        """Whether ``query`` (with no kind of its own) reads as a refinement of a search for
+        ``category``: it says something, every option it names is one those products have,
+        and none of its words is one the catalog never uses ("a sleeping bag", "for pets":
+        another search)."""
+        among = self.products_of(category)
+        if among == frozenset(self._products) or query.brand:
+            return False
+        bare = query.model_copy(update={"text": "", "sort": "relevance"})
+        known, unknown = self.leftover(query.model_copy(update={"category": category}))
+        if unknown or known or (bare.is_empty() and query.sort == "relevance"):
+            return False
+        named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
+        return all(self._has_name(canonical_key(key), among) for key in named)
+
+    def lacks(self, words: Sequence[str], product: Product, variant: Variant | None) -> list[str]:
+        """Those of ``words`` (catalog words) that ``product`` in ``variant`` does not have in
+        its kind, attributes or the variant's options."""
+        own = set(self._kind_words.get(product.id, frozenset()))
+        for values in product.attributes.values():
+            for value in values:
+                own |= self._words(value)
+        if variant is not None:
+            for name, value in variant.options.items():
+                own |= self._words(name) | self._words(value)
+        return [w for w in words if not self._words(w) <= own]
+
     # ---------------------------------------------------------------- grounding
 
     def ground(self, query: SearchQuery) -> SearchQuery:
         """``query`` with its constraints and words placed on the catalog's options."""
-        among = self.products_of(query.category)
+        category = self._category(query.category, query.text)
+        if category != query.category:
+            query = query.model_copy(update={"category": category})
+        among = self.products_of(category)
         options: dict[str, list[str]] = {}
         kept: dict[str, dict[str, list[str]]] = {"attributes": {}, "options": {}}
         for field_name in ("attributes", "options"):
@@ -246,6 +441,9 @@ class CatalogVocabulary:
                 ):
                     break
                 found = self.terms(phrase, among, typos=size == 1)
+                names = {t.name.casefold() for t in found}
+                if phrase.replace(".", "").isdigit() and (len(names) > 1 or not category):
+                    found = []  # a bare number of no known kind, or several options: none
                 if found:
                     name, values = self._choose(found)
                     bucket = options.setdefault(name, [])
@@ -282,12 +480,29 @@ class GroundedUnderstander:
         merged = self.vocabulary.ground(self.inner(request, context=context))
         if not context:
             return merged
-        # A follow-up's own value replaces what an earlier turn said under the same option
-        # ("non-polarized ones" after "polarized sunglasses"), however the inner merged them.
         latest = self.vocabulary.ground(self.inner(request))
+        if not merged.category and not latest.category:
+            previous = self.vocabulary.ground(self.inner(context[-1], context=context[:-1]))
+            if previous.category and self.vocabulary.refines(latest, previous.category):
+                return _refined(previous, latest)
         if not latest.options:
             return merged
+        # A follow-up's own value replaces what an earlier turn said under the same option
+        # ("non-polarized ones" after "polarized sunglasses"), however the inner merged them.
         return merged.model_copy(update={"options": {**merged.options, **latest.options}})
 
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.inner, name)
+
+def _refined(previous: SearchQuery, latest: SearchQuery) -> SearchQuery:
+    """``previous`` narrowed by what ``latest`` says ("und unter 150?", "4k at least")."""
+    exclude = [*previous.exclude, *(e for e in latest.exclude if e not in previous.exclude)]
+    return previous.model_copy(
+        update={
+            "attributes": {**previous.attributes, **latest.attributes},
+            "options": {**previous.options, **latest.options},
+            "price": latest.price or previous.price,
+            "exclude": exclude,
+            "available_only": previous.available_only or latest.available_only,
+            "sort": latest.sort if latest.sort != "relevance" else previous.sort,
+            "min_rating": latest.min_rating or previous.min_rating,
+        }
+    )

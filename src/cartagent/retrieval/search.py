@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,6 +31,9 @@ from .fusion import reciprocal_rank_fusion
 from .near_misses import NearMiss, find_near_misses
 from .query import SearchQuery
 from .spans import stage
+
+if TYPE_CHECKING:
+    from .catalog_vocabulary import CatalogVocabulary
 
 _MIN_FUSION_DEPTH = 20  # hits asked of each retriever before fusing, at least
 
@@ -95,7 +98,9 @@ def _default_understander() -> Understander:
 class Searcher:
     """Query understanding plus retrieval (lexical, or hybrid with ``dense``) behind one call.
 
-    ``rrf_k`` is the reciprocal rank fusion constant; each retriever is asked for
+    ``vocabulary``, when the searcher knows its catalog's, tells which words of a query no
+    constraint checks (:meth:`~cartagent.retrieval.catalog_vocabulary.CatalogVocabulary.
+    leftover`). ``rrf_k`` is the reciprocal rank fusion constant; each retriever is asked for
     ``max(k, 20)`` hits before fusing. In a hybrid search the dense retriever runs in a worker
     thread while the lexical one runs in the caller's: embedding the query (torch), the vector
     search (faiss) and tantivy release the GIL, so the two overlap.
@@ -108,8 +113,10 @@ class Searcher:
         *,
         dense: Retriever | None = None,
         rrf_k: int = 60,
+        vocabulary: CatalogVocabulary | None = None,
     ) -> None:
         self.index = index
+        self.vocabulary = vocabulary
         self.dense = dense
         self.rrf_k = rrf_k
         self.understand: Understander = understand or _default_understander()

@@ -39,7 +39,7 @@ __all__ = [
     "YES",
 ]
 
-COLORS: Final[dict[str, tuple[str, ...]]] = {
+_BASE_COLORS: dict[str, tuple[str, ...]] = {
     "black": (
         "black",
         "negro",
@@ -111,6 +111,21 @@ COLORS: Final[dict[str, tuple[str, ...]]] = {
     "burgundy": ("burgundy", "maroon", "wine red"),
     "teal": ("teal", "turquoise", "aqua"),
     "multicolor": ("multicolor", "multicolored", "multi-colored", "multi colored", "rainbow"),
+}
+# German colour adjectives inflect ("ein blaues T-Shirt", "eine rote Tasche"): every ending.
+_GERMAN_COLOURS: Final = (
+    "blau", "grün", "gruen", "rot", "gelb", "braun", "grau", "schwarz", "weiß",
+)  # fmt: skip
+COLORS: Final[dict[str, tuple[str, ...]]] = {
+    colour: forms
+    + tuple(
+        f"{form}{ending}"
+        for form in forms
+        if form in _GERMAN_COLOURS
+        for ending in ("e", "er", "es", "en")
+        if f"{form}{ending}" not in forms
+    )
+    for colour, forms in _BASE_COLORS.items()
 }
 
 MATERIALS: Final[dict[str, tuple[str, ...]]] = {
@@ -404,9 +419,13 @@ UNITS: Final[dict[str, tuple[str, str]]] = {
     "kilos": ("weight", "kg"), "kilogram": ("weight", "kg"), "kilograms": ("weight", "kg"),
     "g": ("weight", "g"), "gram": ("weight", "g"), "grams": ("weight", "g"),
     "inch": ("length", "inch"), "inches": ("length", "inch"), "in": ("length", "inch"),
+    "zoll": ("length", "inch"), "pulgadas": ("length", "inch"), "pulgada": ("length", "inch"),
+    "pouces": ("length", "inch"), "pouce": ("length", "inch"),
     "\"": ("length", "inch"), "ft": ("length", "ft"), "feet": ("length", "ft"),
     "foot": ("length", "ft"), "cm": ("length", "cm"), "mm": ("length", "mm"),
-    "gb": ("storage", "gb"), "tb": ("storage", "tb"),
+    "gb": ("storage", "gb"), "tb": ("storage", "tb"), "gig": ("storage", "gb"),
+    "gigs": ("storage", "gb"), "gigabyte": ("storage", "gb"), "gigabytes": ("storage", "gb"),
+    "terabyte": ("storage", "tb"), "terabytes": ("storage", "tb"),
     "w": ("power", "w"), "watt": ("power", "w"), "watts": ("power", "w"),
     "mp": ("resolution", "mp"), "megapixel": ("resolution", "mp"),
     "megapixels": ("resolution", "mp"),
@@ -471,7 +490,10 @@ SORT_CUES: Final[dict[str, tuple[str, ...]]] = {
 AVAILABILITY_CUES: Final[tuple[str, ...]] = (
     "in stock", "in-stock", "available now", "available today", "ready to ship",
     "ships today", "ship today", "can ship now", "currently available", "en stock",
-    "auf lager", "disponible",
+    "auf lager", "disponible", "ship now", "ships now", "buy right now", "buy now",
+    "available right now", "on hand", "not sold out", "aren't sold out", "arent sold out",
+    "in stock now", "order today", "as long as it's available", "sofort lieferbar",
+    "lieferbar", "vorrätig", "en existencia", "disponible ahora", "disponible maintenant",
 )  # fmt: skip
 
 # A request opening with one of these refines the previous one ("in blue instead").

@@ -308,3 +308,69 @@ async def test_more_shows_the_next_matches_then_says_there_are_no_more(
 async def test_more_without_a_search_asks_what_for(shop_searcher: Searcher) -> None:
     _, reply = await _say(_conversation(), shop_searcher, "show me more")
     assert reply.text == "More of what? Tell me what you are looking for."
+
+
+# ------------------------------------------------------------------ honest matches
+
+_LAPTOP = Product(
+    id="laptop",
+    title="Laptop",
+    category=("Electronics", "Laptops"),
+    variants=(
+        Variant(id="i5-16", price=Decimal("900"), options={"processor": "i5", "ram": "16GB"}),
+        Variant(id="i7-32", price=Decimal("1500"), options={"processor": "i7", "ram": "32GB"}),
+    ),
+)
+_BAG = Product(
+    id="bag",
+    title="Backpack",
+    category=("Bags", "Backpacks"),
+    description="Made for the daily commute.",
+    variants=(
+        Variant(id="camera", price=Decimal("80"), options={"compartment": "camera"}),
+        Variant(id="hiking", price=Decimal("70"), options={"compartment": "hydration"}),
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def grounded_searcher() -> Searcher:
+    from cartagent.retrieval.catalog_search import catalog_searcher
+    from cartagent.retrieval.rules import parse
+
+    return catalog_searcher([_LAPTOP, _BAG], parse, mode="lexical")
+
+
+def _claimed(reply: Reply) -> list[str | None]:
+    return [card.variant_id for card in reply.cards if not card.breaks]
+
+
+async def test_no_variant_with_all_that_was_asked_is_no_exact_match(
+    grounded_searcher: Searcher,
+) -> None:
+    _, reply = await _say(_conversation(), grounded_searcher, "laptop with an i7 and 16gb ram")
+    assert _claimed(reply) == []
+    assert reply.text.startswith("No exact match for 16GB i7 laptop")
+    first = reply.cards[0]
+    assert first.variant_id in ("i5-16", "i7-32") and first.breaks
+    assert any(b in first.breaks for b in ("processor is i5, not i7", "ram is 32GB, not 16GB"))
+
+
+async def test_a_word_the_catalog_uses_that_a_card_lacks_makes_it_no_exact_match(
+    grounded_searcher: Searcher,
+) -> None:
+    # "laptop" here is no compartment the bags have: nothing checks it but the card's words
+    _, reply = await _say(_conversation(), grounded_searcher, "backpack for my laptop")
+    assert _claimed(reply) == []
+    assert reply.text.startswith("No exact match for backpack laptop")
+
+
+async def test_words_the_catalog_never_uses_check_nothing_and_are_said(
+    grounded_searcher: Searcher,
+) -> None:
+    _, vague = await _say(_conversation(), grounded_searcher, "something for my commute")
+    assert _claimed(vague) == []
+    assert all(card.breaks == ("not checked: commute",) for card in vague.cards)
+    _, said = await _say(_conversation(), grounded_searcher, "a backpack for my commute")
+    assert set(_claimed(said)) == {"camera", "hiking"}
+    assert said.text.startswith("2 exact matches for backpack (I could not check: commute)")

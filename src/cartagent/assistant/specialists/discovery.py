@@ -28,6 +28,7 @@ import time
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
+from gettext import NullTranslations
 from typing import TYPE_CHECKING, Any
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
@@ -54,9 +55,11 @@ from ..store_catalog import CATALOG_QUESTION, CatalogOverview
 if TYPE_CHECKING:
     from ...catalog import Product
     from ...retrieval.filters import Hit
+    from ...retrieval.search import Searcher
 
 __all__ = ["DiscoverySpecialist"]
 
+_ENGLISH = NullTranslations()
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]priced|lower price)\b")
 _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
 
@@ -77,7 +80,7 @@ def _money(amount: Decimal, currency: str | None) -> str:
 
 
 def _relative_price(
-    query: SearchQuery, text: str, shown: list[ProductCard]
+    query: SearchQuery, text: str, shown: list[ProductCard], tr: NullTranslations = _ENGLISH
 ) -> tuple[SearchQuery, str | None, str | None]:
     """``query`` bounded by the prices shown when ``text`` asks for cheaper or dearer.
 
@@ -95,29 +98,31 @@ def _relative_price(
         cap = min(prices) - _step(currency)
         high = cap if old.max is None else min(old.max, cap)
         bound = PriceRange(min=old.min if old.min is None or old.min <= high else None, max=high)
-        phrase = f"cheaper than {_money(min(prices), currency)}"
-        remembered = f"up to {_money(high, currency)}"
+        phrase = tr.gettext("cheaper than %(price)s") % {"price": _money(min(prices), currency)}
+        remembered = f"up to {_money(high, currency)}"  # for the understander: English
     else:
         floor = max(prices) + _step(currency)
         low = floor if old.min is None else max(old.min, floor)
         bound = PriceRange(min=low, max=old.max if old.max is None or old.max >= low else None)
-        phrase = f"dearer than {_money(max(prices), currency)}"
+        phrase = tr.gettext("dearer than %(price)s") % {"price": _money(max(prices), currency)}
         remembered = f"from {_money(low, currency)}"
     bound = bound.model_copy(update={"currency": currency})
     return query.model_copy(update={"price": bound}), phrase, remembered
 
 
-def _said(name: str, values: list[str]) -> str:
+def _said(name: str, values: list[str], tr: NullTranslations) -> str:
     """One constraint in words: "IPX7 or IPX4", "water resistance" (for yes)."""
     if [v.casefold() for v in values] == ["yes"]:
         return name
-    return " or ".join(values)
+    return tr.gettext(" or ").join(values)
 
 
-def describe(query: SearchQuery) -> str:
-    """The query in words: "blue t-shirt, up to 60 USD, not polyester"."""
+def describe(query: SearchQuery, tr: NullTranslations = _ENGLISH) -> str:
+    """The query in words: "blue t-shirt, up to 60 USD, not polyester" (the catalog's words
+    as they are, the rest in ``tr``'s language)."""
     words = [
-        _said(name, values) for name, values in (*query.attributes.items(), *query.options.items())
+        _said(name, values, tr)
+        for name, values in (*query.attributes.items(), *query.options.items())
     ]
     if query.brand:
         words.append(query.brand)
@@ -130,33 +135,42 @@ def describe(query: SearchQuery) -> str:
     }
     text = " ".join(w for w in _WORD.findall(query.text) if w.casefold() not in placed)
     words.extend(w for w in (query.category, text) if w)
-    parts = [" ".join(words) or "anything"]
+    parts = [" ".join(words) or tr.gettext("anything")]
     price = query.price
     if price is not None and price.min is not None and price.max is not None:
-        parts.append(f"{price.min:f} to {_money(price.max, price.currency)}")
+        high = _money(price.max, price.currency)
+        parts.append(tr.gettext("%(low)s to %(high)s") % {"low": f"{price.min:f}", "high": high})
     elif price is not None and price.max is not None:
-        parts.append(f"up to {_money(price.max, price.currency)}")
+        parts.append(tr.gettext("up to %(price)s") % {"price": _money(price.max, price.currency)})
     elif price is not None and price.min is not None:
-        parts.append(f"from {_money(price.min, price.currency)}")
-    parts.extend(f"not {e.value}" for e in query.exclude)
+        parts.append(tr.gettext("from %(price)s") % {"price": _money(price.min, price.currency)})
+    parts.extend(tr.gettext("not %(value)s") % {"value": e.value} for e in query.exclude)
     if query.available_only:
-        parts.append("in stock")
+        parts.append(tr.gettext("in stock"))
     return ", ".join(parts)
 
 
-def _heading(matches: int, near: int, wanted: str) -> str:
+def _heading(matches: int, near: int, wanted: str, tr: NullTranslations = _ENGLISH) -> str:
     """The reply's line above its cards, e.g. "1 exact match for red t-shirt, then 2 close
     alternatives (not exact):"."""
     if not matches:
-        closest = (
-            "the closest one, and how it differs"
-            if near == 1
-            else (f"the closest {near}, and how each differs")
-        )
-        return f"No exact match for {wanted}; {closest}:"
-    found = f"{matches} exact match{'es' if matches != 1 else ''} for {wanted}"
-    alternatives = f"{near} close alternative{'s' if near != 1 else ''} (not exact)"
-    return f"{found}, then {alternatives}:" if near else f"{found}:"
+        return tr.ngettext(
+            "No exact match for %(wanted)s; the closest one, and how it differs:",
+            "No exact match for %(wanted)s; the closest %(near)d, and how each differs:",
+            near,
+        ) % {"wanted": wanted, "near": near}
+    found = tr.ngettext(
+        "%(matches)d exact match for %(wanted)s",
+        "%(matches)d exact matches for %(wanted)s",
+        matches,
+    ) % {"matches": matches, "wanted": wanted}
+    if not near:
+        return f"{found}:"
+    return tr.ngettext(
+        "%(found)s, then %(near)d close alternative (not exact):",
+        "%(found)s, then %(near)d close alternatives (not exact):",
+        near,
+    ) % {"found": found, "near": near}
 
 
 class DiscoverySpecialist:
@@ -326,8 +340,9 @@ class DiscoverySpecialist:
             if isinstance(found, dict) and not message.payload.get("more"):
                 last = found
                 break
+        tr = turn.messages
         if last is None or searcher is None or not conversation.results:
-            return Reply("More of what? Tell me what you are looking for.", self.domain)
+            return Reply(tr.gettext("More of what? Tell me what you are looking for."), self.domain)
         query = SearchQuery.model_validate(last.get("query") or {})
         start = time.perf_counter()
         fetched = self.max_cards * 3
@@ -337,20 +352,28 @@ class DiscoverySpecialist:
         if all(c.variant_id in shown for c in cards):  # then other versions of those shown
             cards = self._cards(result.hits, query, per_product=every, limit=every)
         cards = [c for c in cards if c.variant_id not in shown]
+        cards = [c for c in self._verified(cards, query, searcher)[0] if not c.breaks]
         turn.timings["retrieve"] = _ms(start)
-        wanted = describe(query)
+        wanted = describe(query, tr)
         if not cards:
             return Reply(
-                f"That is every match for {wanted}. Ask for something else, or change a "
-                "constraint ('under 200', 'in any colour').",
+                tr.gettext(
+                    "That is every match for %(wanted)s. Ask for something else, or change a "
+                    "constraint ('under 200', 'in any colour')."
+                )
+                % {"wanted": wanted},
                 self.domain,
                 tuple(conversation.results),
             )
         page = [replace(card, rank=rank) for rank, card in enumerate(cards[: self.max_cards], 1)]
         conversation.results = page
-        plural = "es" if len(page) != 1 else ""
+        more = tr.ngettext(
+            "%(count)d more match for %(wanted)s:",
+            "%(count)d more matches for %(wanted)s:",
+            len(page),
+        )
         return Reply(
-            f"{len(page)} more match{plural} for {wanted}:",
+            more % {"count": len(page), "wanted": wanted},
             self.domain,
             tuple(page),
             data={"search": last, "more": True},
@@ -396,9 +419,9 @@ class DiscoverySpecialist:
         return Reply(f"Like {product.title}:", self.domain, tuple(shown))
 
     async def _search(self, turn: TurnContext) -> Reply:
-        searcher = turn.searcher
+        searcher, tr = turn.searcher, turn.messages
         if searcher is None:
-            return Reply("Product search is not set up in this assistant.", self.domain)
+            return Reply(tr.gettext("Product search is not set up in this assistant."), self.domain)
         conversation = turn.conversation
         adding = ADD_LEAD.match(turn.text)
         # "Also add a yoga mat": a search for a yoga mat, then the question which one to add.
@@ -410,20 +433,28 @@ class DiscoverySpecialist:
         turn.timings["understand"] = _ms(start)
         if query.model_copy(update={"sort": "relevance"}).is_empty():
             return Reply(
-                "What are you looking for? For example: a blue t-shirt under 60.", self.domain
+                tr.gettext("What are you looking for? For example: a blue t-shirt under 60."),
+                self.domain,
             )
-        query, relative, bound = _relative_price(query, text, conversation.results)
+        query, relative, bound = _relative_price(query, text, conversation.results, tr)
         start = time.perf_counter()
         fetched = self.max_cards  # products; each gives up to per_product cards
         result = await asyncio.to_thread(
             partial(searcher.search_query, query, fetched, near=self.max_near)
         )
-        cards = self._cards(result.hits, query)
+        cards, unknown = self._verified(self._cards(result.hits, query), query, searcher)
         turn.timings["retrieve"] = _ms(start)
-        wanted = describe(query)
+        wanted = describe(query, tr)
+        if unknown:
+            checked = [w for w in _WORD.findall(query.text) if w.casefold() not in unknown]
+            wanted = describe(query.model_copy(update={"text": " ".join(checked)}), tr)
+            unchecked = tr.gettext("(I could not check: %(words)s)") % {"words": ", ".join(unknown)}
+            wanted = f"{wanted} {unchecked}"
         if not cards and relative is not None:
-            unbounded = describe(query.model_copy(update={"price": None}))
-            text = f"Nothing {relative} matches {unbounded}; the results above still stand."
+            unbounded = describe(query.model_copy(update={"price": None}), tr)
+            text = tr.gettext(
+                "Nothing %(relative)s matches %(wanted)s; the results above still stand."
+            ) % {"relative": relative, "wanted": unbounded}
             return Reply(text, self.domain)
         # "Cheaper" asks about prices only: a near miss would just be one that is not cheaper.
         room = 0 if relative is not None else min(self.max_near, self.max_cards - len(cards))
@@ -433,25 +464,65 @@ class DiscoverySpecialist:
         ]
         if not cards and not near:
             if query.category and self.overview.sells(query.category) is False:
+                text = tr.gettext(
+                    "No products match %(wanted)s, and this store has no %(kind)s at all. Its "
+                    "departments: %(departments)s."
+                )
+                departments = self.overview.departments_line()
                 return Reply(
-                    f"No products match {wanted}, and this store has no {query.category} at "
-                    f"all. Its departments: {self.overview.departments_line()}.",
+                    text % {"wanted": wanted, "kind": query.category, "departments": departments},
                     self.domain,
                 )
-            return Reply(f"No products match {wanted}. Try fewer or different words.", self.domain)
+            text = tr.gettext("No products match %(wanted)s. Try fewer or different words.")
+            return Reply(text % {"wanted": wanted}, self.domain)
         shown = [replace(card, rank=rank) for rank, card in enumerate([*cards, *near], 1)]
         conversation.results = shown
         request = text if bound is None else f"{text} ({bound})"
         search = {"request": request, "query": query.model_dump(mode="json", exclude_defaults=True)}
-        heading = _heading(len(cards), len(near), wanted)
-        if adding and cards:
-            heading = f"{heading[:-1]}. Which one should I add? Say, e.g., 'add the first one':"
+        matches = sum(1 for card in cards if not card.breaks)
+        heading = _heading(matches, len(shown) - matches, wanted, tr)
+        if adding and matches:
+            which = tr.gettext("Which one should I add? Say, e.g., 'add the first one':")
+            heading = f"{heading[:-1]}. {which}"
         return Reply(
             heading,
             self.domain,
             tuple(shown),
             data={"search": search},
         )
+
+    @staticmethod
+    def _verified(
+        cards: list[ProductCard], query: SearchQuery, searcher: Searcher
+    ) -> tuple[list[ProductCard], list[str]]:
+        """``cards``, exact matches first, each other saying what it lacks; and the words of
+        the request nothing could check.
+
+        A card is an exact match only when the request's words that the catalog uses are
+        its own too ("laptop compartment" left unplaced: a camera-compartment bag lacks
+        "laptop"), and something of the request was checked at all: words alone that the
+        catalog never uses ("tents", "commute") check nothing, so what they find is only
+        the closest."""
+        vocabulary = searcher.vocabulary
+        if vocabulary is None:
+            return cards, []
+        known, unknown = vocabulary.leftover(query)
+        structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
+
+        def breaks(card: ProductCard) -> tuple[str, ...]:
+            if card.breaks:
+                return card.breaks
+            if not structured and not known:
+                return (f"not checked: {', '.join(unknown) or 'nothing to check'}",)
+            product = searcher.product(card.id)
+            if product is None:
+                return ("no longer in the catalog",)
+            variant = next((v for v in product.variants if v.id == card.variant_id), None)
+            return tuple(f"no {word}" for word in vocabulary.lacks(known, product, variant))
+
+        judged = [replace(card, breaks=breaks(card)) for card in cards]
+        ordered = [c for c in judged if not c.breaks] + [c for c in judged if c.breaks]
+        return [replace(c, rank=rank) for rank, c in enumerate(ordered, 1)], unknown
 
     def _cards(
         self,
