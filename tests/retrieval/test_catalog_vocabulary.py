@@ -12,7 +12,11 @@ from decimal import Decimal
 import pytest
 
 from cartagent.catalog import Product, Variant
-from cartagent.retrieval.catalog_vocabulary import CatalogVocabulary, GroundedUnderstander
+from cartagent.retrieval.catalog_vocabulary import (
+    CatalogVocabulary,
+    GroundedUnderstander,
+    Leftover,
+)
 from cartagent.retrieval.filters import Plan, Words, analyzer, matching_variants
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import Exclusion, SearchQuery
@@ -157,13 +161,14 @@ def test_a_search_through_the_vocabulary_finds_only_exact_matches() -> None:
 def test_leftover_words_the_catalog_uses_must_be_the_cards_and_others_are_said(
     vocabulary: CatalogVocabulary,
 ) -> None:
-    query = SearchQuery(category="tent", text="aluminium poles for my festival trip 12")
-    known, unknown = vocabulary.leftover(query)
-    # "aluminium" is a value: its constraint checks it; "poles" names an option
-    assert known == []
-    assert unknown == ["festival", "trip", "12"]
+    said = SearchQuery(category="tent", text="aluminium poles for my festival trip 12")
+    left = vocabulary.leftover(vocabulary.ground(said))
+    # "aluminium" is a value: its constraint checks it; "poles" names that option
+    assert left == Leftover(known=[], unknown=["festival", "trip", "12"], unplaced=[])
+    # the same words with no constraint placed: "poles" asks for something no one checked
+    assert vocabulary.leftover(said).unplaced == ["poles"]
     query = SearchQuery(category="tent", text="smoke")  # a goggles tint, said of a tent
-    assert vocabulary.leftover(query) == (["smoke"], [])
+    assert vocabulary.leftover(query) == Leftover(["smoke"], [], [])
     two_person = TENT.variants[0]
     assert vocabulary.lacks(["smoke"], TENT, two_person) == ["smoke"]
     assert vocabulary.lacks(["outdoors", "dome"], TENT, two_person) == []

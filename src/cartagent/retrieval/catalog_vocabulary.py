@@ -28,6 +28,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rapidfuzz.distance import OSA
 
@@ -38,7 +39,7 @@ from .rules import canonical_quantity
 from .search import Understander
 from .vocabulary import STOPWORDS
 
-__all__ = ["CatalogVocabulary", "GroundedUnderstander", "Term"]
+__all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 
 _MAX_NGRAM = 4
 _MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
@@ -162,6 +163,21 @@ def _property_forms(name: str) -> set[str]:
         for ending in _PROPERTY_ENDINGS:
             forms |= {f"{stem} {ending}", f"{stem}{ending}"}
     return forms
+
+
+class Leftover(NamedTuple):
+    """Words of a request that no constraint accounts for.
+
+    ``known``: words the catalog uses; a card must have them to be an exact match.
+    ``unknown``: words it never uses; nothing can check them ("gigs", "commute").
+    ``unplaced``: words naming an option with no value for it ("the thick kind"), said as
+    not checked. (Refusing every match for them cost more right answers than wrong ones on
+    the discovery set's dev split: "hepa filter", "tactile switches" name options too.)
+    """
+
+    known: list[str]
+    unknown: list[str]
+    unplaced: list[str]
 
 
 class CatalogVocabulary:
@@ -301,31 +317,35 @@ class CatalogVocabulary:
                     return candidate
         return None
 
-    def leftover(self, query: SearchQuery) -> tuple[list[str], list[str]]:
-        """The words of ``query.text`` no constraint of it accounts for: those the catalog
-        uses (a card must have them to be an exact match), and those it never uses (nothing
-        can check them: "gigs", "commute")."""
+    def leftover(self, query: SearchQuery) -> Leftover:
+        """The words of ``query.text`` no constraint of it accounts for (:class:`Leftover`)."""
         among = self.products_of(query.category)
         said = self._words(query.category) if query.category else frozenset()
-        known: list[str] = []
-        unknown: list[str] = []
+        constrained = {
+            stem for key in (*query.options, *query.attributes) for stem in self._words(key)
+        }
+        left = Leftover([], [], [])
         for raw in _RAW_WORD.findall(query.text.casefold()):
             if raw in STOPWORDS or raw in _FILLER or len(raw) < 2:
                 continue
             if any(c.isdigit() for c in raw):
                 placed = (v.casefold() for vs in query.options.values() for v in vs)
                 if not any(raw in value for value in placed):
-                    unknown.append(raw)  # a number no constraint took ("16 gigs", "10")
+                    left.unknown.append(raw)  # a number no constraint took ("16 gigs", "10")
                 continue
             stems = self._words(raw)
-            if not stems or stems <= said or stems <= self._option_name_words:
+            if not stems or stems <= said:
                 continue
             if self.terms(raw, among):
                 continue  # a value: its constraint checks it
-            bucket = known if stems <= self._catalog_words else unknown
+            if stems <= self._option_name_words:
+                if not stems <= constrained and raw not in left.unplaced:
+                    left.unplaced.append(raw)  # "the thick kind": thickness, but which?
+                continue
+            bucket = left.known if stems <= self._catalog_words else left.unknown
             if raw not in bucket:
                 bucket.append(raw)
-        return known, unknown
+        return left
 
     def refines(self, query: SearchQuery, category: str) -> bool:
         """Whether ``query`` (with no kind of its own) reads as a refinement of a search for
@@ -336,8 +356,17 @@ class CatalogVocabulary:
         if among == frozenset(self._products) or query.brand:
             return False
         bare = query.model_copy(update={"text": "", "sort": "relevance"})
-        known, unknown = self.leftover(query.model_copy(update={"category": category}))
-        if unknown or known or (bare.is_empty() and query.sort == "relevance"):
+        left = self.leftover(query.model_copy(update={"category": category}))
+        if any(left) or (bare.is_empty() and query.sort == "relevance"):
+            return False
+        named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
+        return all(self._has_name(canonical_key(key), among) for key in named)
+
+    def fits(self, query: SearchQuery, category: str) -> bool:
+        """Whether every option ``query`` names is one the products of ``category`` have (so
+        that, said after those products were shown, it is about them)."""
+        among = self.products_of(category)
+        if among == frozenset(self._products):
             return False
         named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
         return all(self._has_name(canonical_key(key), among) for key in named)
@@ -359,10 +388,18 @@ class CatalogVocabulary:
     def ground(self, query: SearchQuery) -> SearchQuery:
         """``query`` with its constraints and words placed on the catalog's options."""
         category = self._category(query.category, query.text)
+        options: dict[str, list[str]] = {}
+        everything = frozenset(self._products)
+        if category and self.products_of(category) == everything:
+            # No kind of this catalog, but a value of one ("a camera compartment").
+            found = self.terms(category, everything, typos=False)
+            if found:
+                name, values = self._choose(found)
+                options[name] = list(values)
+                category = None
         if category != query.category:
             query = query.model_copy(update={"category": category})
         among = self.products_of(category)
-        options: dict[str, list[str]] = {}
         kept: dict[str, dict[str, list[str]]] = {"attributes": {}, "options": {}}
         for field_name in ("attributes", "options"):
             for key, values in getattr(query, field_name).items():

@@ -374,3 +374,22 @@ async def test_words_the_catalog_never_uses_check_nothing_and_are_said(
     _, said = await _say(_conversation(), grounded_searcher, "a backpack for my commute")
     assert set(_claimed(said)) == {"camera", "hiking"}
     assert said.text.startswith("2 exact matches for backpack (I could not check: commute)")
+
+
+async def test_constraints_that_fit_several_kinds_ask_which_kind(
+    grounded_searcher: Searcher,
+) -> None:
+    _, reply = await _say(_conversation(), grounded_searcher, "anything under 1000")
+    assert _claimed(reply) == [] and reply.cards
+    assert reply.text.startswith("Which kind of product do you mean? Several kinds have")
+    _, one_kind = await _say(_conversation(), grounded_searcher, "a backpack under 1000")
+    assert set(_claimed(one_kind)) == {"camera", "hiking"}
+
+
+async def test_a_follow_up_naming_no_kind_stays_with_the_kind_on_screen(
+    grounded_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    await _say(conversation, grounded_searcher, "show me something for the daily commute")
+    _, reply = await _say(conversation, grounded_searcher, "only the camera ones")
+    assert _claimed(reply) == ["camera"], reply.text

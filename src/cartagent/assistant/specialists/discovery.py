@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 __all__ = ["DiscoverySpecialist"]
 
 _ENGLISH = NullTranslations()
+_WHICH_KIND = "which kind of product?"
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]priced|lower price)\b")
 _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
 
@@ -108,6 +109,22 @@ def _relative_price(
         remembered = f"from {_money(low, currency)}"
     bound = bound.model_copy(update={"currency": currency})
     return query.model_copy(update={"price": bound}), phrase, remembered
+
+
+def _about_shown(query: SearchQuery, conversation: Conversation, searcher: Searcher) -> SearchQuery:
+    """``query`` kept to the kind of product on screen when it names no kind of its own and
+    only one kind shown has what it names ("hepa filter only" after air purifiers and fans,
+    "4k at least" after cameras): a follow-up about them, not a search of the whole store."""
+    vocabulary = searcher.vocabulary
+    shown = [card for card in conversation.results if not card.breaks] or conversation.results
+    if query.category or vocabulary is None or not shown:
+        return query
+    bare = query.model_copy(update={"text": "", "sort": "relevance"})
+    if bare.is_empty():
+        return query
+    kinds = [kind for kind in dict.fromkeys(card.title for card in shown)]
+    fitting = [kind for kind in kinds if vocabulary.fits(query, kind)]
+    return query.model_copy(update={"category": fitting[0]}) if len(fitting) == 1 else query
 
 
 def _said(name: str, values: list[str], tr: NullTranslations) -> str:
@@ -436,6 +453,7 @@ class DiscoverySpecialist:
                 tr.gettext("What are you looking for? For example: a blue t-shirt under 60."),
                 self.domain,
             )
+        query = _about_shown(query, conversation, searcher)
         query, relative, bound = _relative_price(query, text, conversation.results, tr)
         start = time.perf_counter()
         fetched = self.max_cards  # products; each gives up to per_product cards
@@ -481,6 +499,10 @@ class DiscoverySpecialist:
         search = {"request": request, "query": query.model_dump(mode="json", exclude_defaults=True)}
         matches = sum(1 for card in cards if not card.breaks)
         heading = _heading(matches, len(shown) - matches, wanted, tr)
+        if not matches and any(card.breaks == (_WHICH_KIND,) for card in cards):
+            heading = tr.gettext(
+                "Which kind of product do you mean? Several kinds have %(wanted)s, for example:"
+            ) % {"wanted": wanted}
         if adding and matches:
             which = tr.gettext("Which one should I add? Say, e.g., 'add the first one':")
             heading = f"{heading[:-1]}. {which}"
@@ -506,7 +528,7 @@ class DiscoverySpecialist:
         vocabulary = searcher.vocabulary
         if vocabulary is None:
             return cards, []
-        known, unknown = vocabulary.leftover(query)
+        known, unknown, unplaced = vocabulary.leftover(query)
         structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
 
         def breaks(card: ProductCard) -> tuple[str, ...]:
@@ -521,8 +543,12 @@ class DiscoverySpecialist:
             return tuple(f"no {word}" for word in vocabulary.lacks(known, product, variant))
 
         judged = [replace(card, breaks=breaks(card)) for card in cards]
+        kinds = {card.title for card in judged if not card.breaks}
+        if not query.category and len(kinds) > 1:
+            # No kind said, and what was said fits several: none is "the" match.
+            judged = [replace(card, breaks=card.breaks or (_WHICH_KIND,)) for card in judged]
         ordered = [c for c in judged if not c.breaks] + [c for c in judged if c.breaks]
-        return [replace(c, rank=rank) for rank, c in enumerate(ordered, 1)], unknown
+        return [replace(c, rank=rank) for rank, c in enumerate(ordered, 1)], unplaced + unknown
 
     def _cards(
         self,
