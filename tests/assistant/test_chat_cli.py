@@ -38,7 +38,7 @@ def test_each_line_is_a_turn_and_the_session_can_be_continued(tmp_path: Path) ->
     assert later.exit_code == 0, later.output
     added, empty = later.stdout.strip().split("\n\n")
     assert added.startswith("[discovery] Added 1 x T-Shirt (blue, M, cotton, crew neck)")
-    assert empty.startswith("[refused] Please type a message")
+    assert empty.startswith("[refused] What are you looking for?")
 
 
 def test_a_near_miss_says_what_it_breaks(tmp_path: Path) -> None:

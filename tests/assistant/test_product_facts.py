@@ -136,3 +136,24 @@ def test_how_good_it_is_is_its_rating_or_that_the_catalog_has_none() -> None:
     assert answer_fact(question, BOOTS, _card("b9")).startswith(
         "The catalog has no ratings or reviews of Hiking Boots, so I cannot say how good it is."
     )
+
+
+def test_a_feature_one_version_has_is_not_claimed_for_another() -> None:
+    """The product lists every version's cover; the soft-cover card has no hard cover."""
+    notebook = Product(
+        id="nb",
+        title="Notebook",
+        attributes={"cover type": ("hard cover", "soft cover")},
+        variants=(
+            Variant(id="hard", options={"cover type": "hard cover"}, price=Decimal("9")),
+            Variant(id="soft", options={"cover type": "soft cover"}, price=Decimal("7")),
+        ),
+    )
+
+    def card(variant: str) -> ProductCard:
+        return ProductCard("nb", "Notebook", variant, Decimal("7"), "USD", True, 1)
+
+    soft = answer_fact(FactQuestion("has", "hard cover"), notebook, card("soft"))
+    assert not soft.startswith("Yes"), soft
+    hard = answer_fact(FactQuestion("has", "hard cover"), notebook, card("hard"))
+    assert hard.startswith("Yes"), hard

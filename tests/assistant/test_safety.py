@@ -31,8 +31,8 @@ def test_readable_input_is_routed(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("", "type a message"),
-        (" \n\t", "type a message"),
+        ("", "What are you looking for?"),
+        (" \n\t", "What are you looking for?"),
         ("x" * (MAX_INPUT_CHARS + 1), "characters long"),
         ("asdfghjkl qwrtzpxcv", "could not make sense"),
         ("zzzzzzzz", "could not make sense"),
@@ -43,3 +43,13 @@ def test_readable_input_is_routed(text: str) -> None:
 def test_unusable_input_gets_a_clear_answer(text: str, says: str) -> None:
     answer = screen(text)
     assert answer is not None and says in answer
+
+
+def test_unusable_input_is_answered_with_a_question_in_the_shoppers_language() -> None:
+    from cartagent.assistant.language import messages
+
+    for text in ("", "   ", "asdfghjkl qwrtzpxcv", "?!?! ... ***"):
+        english = screen(text)
+        assert english is not None and "?" in english
+        german = screen(text, messages("de"))
+        assert german is not None and german != english and "?" in german

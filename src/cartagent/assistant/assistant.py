@@ -25,7 +25,7 @@ from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
 from .domains import Domain
 from .exchange import EXCHANGE
-from .language import DEFAULT, detect
+from .language import DEFAULT, detect, messages
 from .option_pick import find_option_pick
 from .product_talk import names_constraints
 from .reply import STAGES, Reply
@@ -169,7 +169,8 @@ class Assistant:
         """
         start = time.perf_counter()
         conversation = await asyncio.to_thread(self.store.load, session_id)
-        refusal = screen(text)
+        language = await asyncio.to_thread(detect, text, _last_language(conversation))
+        refusal = screen(text, messages(language))
         if refusal is not None:
             timings = dict.fromkeys(STAGES, 0.0)
             timings["respond"] = timings["total"] = _ms(start)
@@ -181,7 +182,7 @@ class Assistant:
             model=self.model,
             toolkit=self.toolkit,
             merchant=merchant,
-            language=await asyncio.to_thread(detect, text, _last_language(conversation)),
+            language=language,
         )
         routed = time.perf_counter()
         try:

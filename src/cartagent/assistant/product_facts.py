@@ -151,7 +151,15 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
     key = canonical_key(feature)
     options = dict(variant.options) if variant is not None else {}
     facts: list[tuple[str, str]] = [*options.items()]
-    facts += [(name, value) for name, values in product.attributes.items() for value in values]
+    # The variant's own value, not the product's list of every variant's ("soft cover" is no
+    # "hard cover" because another version has one).
+    own = {canonical_key(name) for name in options}
+    facts += [
+        (name, value)
+        for name, values in product.attributes.items()
+        if canonical_key(name) not in own
+        for value in values
+    ]
     for name, value in facts:
         if canonical_key(name) == key and value.casefold() in YES | NO:
             answer = "Yes" if value.casefold() in YES else "No"

@@ -9,10 +9,13 @@ message.
 from __future__ import annotations
 
 import re
+from gettext import NullTranslations
 
 from .small_talk import small_talk
 
 __all__ = ["MAX_INPUT_CHARS", "screen"]
+
+_ENGLISH = NullTranslations()
 
 MAX_INPUT_CHARS = 2000
 """Longer messages are refused (cutting them could change what they ask)."""
@@ -35,23 +38,23 @@ def _wordlike(token: str) -> bool:
     )
 
 
-def screen(text: str) -> str | None:
-    """The answer for input that cannot be served, or ``None`` when it can be routed."""
+def screen(text: str, tr: NullTranslations = _ENGLISH) -> str | None:
+    """The answer for input that cannot be served (in ``tr``'s language), or ``None`` when it
+    can be routed."""
     stripped = text.strip()
     if not stripped:
-        return "Please type a message: tell me what you are looking for."
+        return tr.gettext("What are you looking for? Type it in your own words.")
     if len(text) > MAX_INPUT_CHARS:
-        return (
-            f"That message is {len(text):,} characters long; I read at most "
-            f"{MAX_INPUT_CHARS:,}. Please send a shorter one, for example what you are "
-            "looking for and your budget."
-        )
+        return tr.gettext(
+            "That message is %(length)s characters long; I read at most %(limit)s. Could you "
+            "send a shorter one, for example what you are looking for and your budget?"
+        ) % {"length": f"{len(text):,}", "limit": f"{MAX_INPUT_CHARS:,}"}
     tokens = _LETTERS.findall(stripped)
     if not tokens:
         if any(c.isdigit() for c in stripped) or small_talk(stripped) is not None:
             return None  # "2" may pick the second result; a lone wave says hello
-        return "I could not read that. Tell me what you are looking for, in words."
+        return tr.gettext("I could not read that. What are you looking for, in words?")
     readable = sum(1 for t in tokens if _wordlike(t))
     if readable * 2 < len(tokens):
-        return "I could not make sense of that. Tell me what you are looking for, in words."
+        return tr.gettext("I could not make sense of that. What are you looking for, in words?")
     return None
