@@ -47,6 +47,7 @@ from ..product_facts import FactQuestion, answer_fact, find_fact_question
 from ..product_questions import describe_options, find_option_question
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
+from ..shown_questions import answer_shown_question, read_shown_question
 from ..shown_superlatives import answer_superlative, find_superlative
 from ..similar import wants_similar
 from ..specialist import TurnContext
@@ -254,7 +255,25 @@ class DiscoverySpecialist:
         if superlative is not None and turn.conversation.results:
             text, cards = answer_superlative(superlative, turn.conversation.results)
             return Reply(text, self.domain, cards)
+        answered = await self._shown_question(turn)
+        if answered is not None:
+            return answered
         return await self._search(turn)
+
+    async def _shown_question(self, turn: TurnContext) -> Reply | None:
+        """The answer to a question about the results on screen in the shopper's own words
+        ("which one holds more water?"), or ``None`` when it is not one."""
+        shown, searcher = turn.conversation.results, turn.searcher
+        if not shown or searcher is None:
+            return None
+        ids = dict.fromkeys(card.id for card in shown)
+        found = await asyncio.to_thread(lambda: [searcher.product(pid) for pid in ids])
+        products = [product for product in found if product is not None]
+        question = read_shown_question(turn.text, shown, products)
+        if question is None:
+            return None
+        text, cards = answer_shown_question(question, shown, turn.messages)
+        return Reply(text, self.domain, cards)
 
     # ------------------------------------------------------------------ references
 

@@ -1,0 +1,302 @@
+"""Questions about the results on screen, in the shopper's own words, read against the
+catalog: "which one holds more water?", "how many cups does it make?", "what colour is the
+first one?", "¿cuál sale más barato?", "lowest price out of those?".
+
+What is asked is found in the shown products' own options: an option's name ("colour",
+"material", "pieces") or the unit its values are written in ("cups" of ``capacity: 4 cups``,
+"ml" of ``1000ml``), or a verb that asks for a size ("holds", "fits"); price words ask for the
+price. "Which"/"most"/"least"-style words ask which card is at one end; otherwise the answer
+is each card's value (or the one card meant: "it", "the first one"). Values are compared as
+amounts in one unit ("1.5 liters" against "1000ml"). A question that names no option the
+shown products have is not one of these (it is a new search, or another specialist's).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from gettext import NullTranslations
+from typing import TYPE_CHECKING, Literal
+
+from ..retrieval.filters import Words, analyzer
+from .cards import ProductCard
+from .references import LAST, find_reference
+
+if TYPE_CHECKING:
+    from ..catalog import Product
+
+__all__ = ["ShownQuestion", "answer_shown_question", "read_shown_question"]
+
+Order = Literal["max", "min"]
+PRICE = "price"
+
+_QUESTION = re.compile(
+    r"\?|^\s*(?:which|what|how|is|are|does|do|can|cuál|cual|qué|que|cuánto|cuanto|welche[rsnm]?"
+    r"|was|wie|wieviel|ist|hat|quel(?:le)?s?|lequel|laquelle|combien|est-ce)\b",
+    re.IGNORECASE,
+)
+_MAX = frozenset(
+    {
+        "more",
+        "most",
+        "bigger",
+        "biggest",
+        "larger",
+        "largest",
+        "longer",
+        "longest",
+        "higher",
+        "highest",
+        "greater",
+        "greatest",
+        "más",
+        "mas",
+        "mayor",
+        "mehr",
+        "meisten",
+        "größte",
+        "grösste",
+        "größer",
+        "grosser",
+        "plus",
+    }
+)
+_MIN = frozenset(
+    {
+        "less",
+        "least",
+        "fewer",
+        "fewest",
+        "smaller",
+        "smallest",
+        "shorter",
+        "shortest",
+        "lower",
+        "lowest",
+        "menos",
+        "menor",
+        "weniger",
+        "wenigsten",
+        "kleinste",
+        "kleiner",
+        "moins",
+    }
+)
+_CHEAP = frozenset(
+    {
+        "cheap",
+        "cheaper",
+        "cheapest",
+        "affordable",
+        "barato",
+        "barata",
+        "baratos",
+        "günstig",
+        "günstiger",
+        "günstigste",
+        "billig",
+        "billiger",
+        "billigste",
+        "cher",
+    }
+)
+_DEAR = frozenset(
+    {
+        "expensive",
+        "pricier",
+        "priciest",
+        "dearer",
+        "dearest",
+        "caro",
+        "cara",
+        "teuer",
+        "teurer",
+    }
+)
+_PRICE_WORDS = frozenset(
+    {
+        "price",
+        "prices",
+        "cost",
+        "costs",
+        "spend",
+        "pay",
+        "precio",
+        "cuesta",
+        "cuestan",
+        "vale",
+        "preis",
+        "kostet",
+        "kosten",
+        "prix",
+        "coûte",
+        "coute",
+    }
+)
+# Verbs that ask how much something takes in.
+_HOLDS = frozenset(
+    {
+        "hold",
+        "holds",
+        "fit",
+        "fits",
+        "take",
+        "takes",
+        "carry",
+        "carries",
+        "store",
+        "stores",
+    }
+)
+_HOLDING_OPTIONS = ("capacity", "volume", "storage", "size")
+# "What is it made of?": the option a material is under.
+_MADE = frozenset({"made", "material", "hecho", "hecha", "fait", "faite", "matière"})
+_UNIT_SCALE: Mapping[str, tuple[str, float]] = {
+    "ml": ("ml", 1.0), "l": ("ml", 1000.0), "liter": ("ml", 1000.0), "liters": ("ml", 1000.0),
+    "litre": ("ml", 1000.0), "litres": ("ml", 1000.0), "oz": ("oz", 1.0),
+    "gb": ("gb", 1.0), "tb": ("gb", 1000.0), "mb": ("gb", 0.001),
+    "mah": ("mah", 1.0), "cup": ("cup", 1.0), "cups": ("cup", 1.0),
+    "hour": ("hour", 1.0), "hours": ("hour", 1.0), "inch": ("inch", 1.0), "inches": ("inch", 1.0),
+    "ft": ("inch", 12.0), "feet": ("inch", 12.0), "cm": ("inch", 1 / 2.54),
+    "lb": ("lb", 1.0), "lbs": ("lb", 1.0), "kg": ("lb", 2.20462),
+}  # fmt: skip
+_AMOUNT = re.compile(r"(\d+(?:[.,]\d+)?)\s*-?\s*([a-z]+)?", re.IGNORECASE)
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+@dataclass(frozen=True)
+class ShownQuestion:
+    """``option`` (a catalog option name, or ``"price"``) asked about the cards shown: which
+    is at the ``order`` end, or (``order`` ``None``) what it is, for card ``rank`` (``None``:
+    every card)."""
+
+    option: str
+    order: Order | None
+    rank: int | None
+
+
+def _amount(value: str) -> tuple[str, float] | None:
+    """ "1.5 liters" -> ("ml", 1500.0); "i7" -> ("", 7.0); no number -> ``None``."""
+    match = _AMOUNT.search(value)
+    if match is None:
+        return None
+    number = float(match.group(1).replace(",", "."))
+    unit = (match.group(2) or "").casefold()
+    dimension, scale = _UNIT_SCALE.get(unit, (unit, 1.0))
+    return dimension, number * scale
+
+
+def _option_words(products: Sequence[Product], words: Words) -> dict[str, frozenset[str]]:
+    """Each option of ``products`` by the words that ask for it: its name's and its values'
+    units'."""
+    found: dict[str, set[str]] = {}
+    for product in products:
+        for name, values in product.option_values().items():
+            bucket = found.setdefault(name, set())
+            bucket |= words(name)
+            for value in values:
+                for match in _AMOUNT.finditer(value):
+                    if match.group(2):
+                        bucket |= words(match.group(2))
+    return {name: frozenset(stems) for name, stems in found.items() if stems}
+
+
+def read_shown_question(
+    text: str, shown: Sequence[ProductCard], products: Sequence[Product]
+) -> ShownQuestion | None:
+    """What ``text`` asks about the cards ``shown`` (of ``products``), or ``None``."""
+    if not shown or not _QUESTION.search(text):
+        return None
+    folded = text.casefold()
+    raw = set(_LETTERS.findall(folded))
+    words = Words(analyzer())
+    said = words(folded)
+    order: Order | None = "max" if raw & _MAX else "min" if raw & _MIN else None
+    option: str | None = None
+    if raw & (_CHEAP | _DEAR) or (raw & _PRICE_WORDS):
+        option = PRICE
+        if raw & _CHEAP:
+            order = "min"
+        elif raw & _DEAR:
+            order = "max"
+    else:
+        by_option = _option_words(products, words)
+        overlap = {name: len(stems & said) for name, stems in by_option.items()}
+        best = max(overlap.values(), default=0)
+        named = [name for name, count in overlap.items() if count == best and best > 0]
+        if not named and raw & _HOLDS:
+            named = [n for n in by_option if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
+        if not named and raw & _MADE:
+            named = [n for n in by_option if "material" in n.casefold()]
+        if len(named) != 1:
+            return None
+        option = named[0]
+    reference = find_reference(text)
+    rank = None if reference is None else reference.rank
+    if rank == LAST:
+        rank = len(shown)
+    if order is None and rank is None and re.search(r"\b(it|that|this)\b", folded):
+        rank = shown[0].rank if len(shown) == 1 else None
+    return ShownQuestion(option, order, rank)
+
+
+def _value(card: ProductCard, option: str) -> str | None:
+    if option == PRICE:
+        return None if card.price is None else f"{card.price:f} {card.currency or ''}".strip()
+    folded = option.casefold()
+    return next((v for k, v in card.options.items() if k.casefold() == folded), None)
+
+
+def _measure(card: ProductCard, option: str) -> tuple[str, float] | None:
+    if option == PRICE:
+        return None if card.price is None else ("price", float(card.price))
+    value = _value(card, option)
+    return None if value is None else _amount(value)
+
+
+def answer_shown_question(
+    question: ShownQuestion, shown: Sequence[ProductCard], tr: NullTranslations
+) -> tuple[str, tuple[ProductCard, ...]]:
+    """The answer, from the cards' own values, and the cards it is about (the winner
+    first)."""
+    name = tr.gettext("price") if question.option == PRICE else question.option
+    if question.order is not None:
+        measured = [(card, _measure(card, question.option)) for card in shown]
+        known = [(card, m) for card, m in measured if m is not None]
+        dimensions = {m[0] for _, m in known}
+        if not known or len(dimensions) > 1:
+            listed = "; ".join(f"#{c.rank} {_value(c, question.option) or '?'}" for c in shown)
+            text = tr.gettext("I cannot rank them by %(option)s: %(values)s.")
+            return text % {"option": name, "values": listed}, tuple(shown)
+        pick = max if question.order == "max" else min
+        card, _ = pick(known, key=lambda item: item[1][1])
+        text = (
+            tr.gettext("#%(rank)d, %(title)s, has the most %(option)s: %(value)s.")
+            if question.order == "max"
+            else tr.gettext("#%(rank)d, %(title)s, has the least %(option)s: %(value)s.")
+        )
+        if question.option == PRICE:
+            text = (
+                tr.gettext("#%(rank)d, %(title)s, is the dearest: %(value)s.")
+                if question.order == "max"
+                else tr.gettext("#%(rank)d, %(title)s, is the cheapest: %(value)s.")
+            )
+        value = _value(card, question.option) or ""
+        answer = text % {"rank": card.rank, "title": card.title, "option": name, "value": value}
+        return answer, (card, *(c for c in shown if c is not card))
+    meant = [c for c in shown if question.rank is None or c.rank == question.rank]
+    if not meant:
+        text = tr.gettext("I showed %(count)d results: ask about one from 1 to %(count)d.")
+        return text % {"count": len(shown)}, tuple(shown)
+    distinct = {_value(card, question.option) for card in meant}
+    if len(meant) == 1 or len(distinct) == 1:
+        card = meant[0]
+        text = tr.gettext("%(title)s (#%(rank)d): %(option)s %(value)s.")
+        value = _value(card, question.option) or tr.gettext("not given")
+        answer = text % {"title": card.title, "rank": card.rank, "option": name, "value": value}
+        return answer, tuple(meant)
+    listed = "; ".join(
+        f"#{c.rank} {_value(c, question.option) or tr.gettext('not given')}" for c in meant
+    )
+    return f"{name}: {listed}.", tuple(meant)

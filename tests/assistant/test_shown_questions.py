@@ -1,0 +1,86 @@
+"""Questions about the results on screen, in the shopper's words, answered from the catalog."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cartagent.assistant.cards import ProductCard, card_from_variant
+from cartagent.assistant.language import messages
+from cartagent.assistant.shown_questions import (
+    ShownQuestion,
+    answer_shown_question,
+    read_shown_question,
+)
+from cartagent.catalog import Product, Variant
+
+FLASK = Product(
+    id="flask",
+    title="Flask",
+    variants=(
+        Variant(id="f1", price=Decimal("30"), options={"capacity": "1000ml", "material": "steel"}),
+        Variant(
+            id="f2", price=Decimal("25"), options={"capacity": "1.5 liters", "material": "glass"}
+        ),
+        Variant(id="f3", price=Decimal("20"), options={"capacity": "500ml", "material": "glass"}),
+    ),
+)
+SHOWN = [card_from_variant(FLASK, variant, rank) for rank, variant in enumerate(FLASK.variants, 1)]
+
+
+def _read(text: str, shown: list[ProductCard] = SHOWN) -> ShownQuestion | None:
+    return read_shown_question(text, shown, [FLASK])
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("which one holds more water?", ShownQuestion("capacity", "max", None)),
+        ("which is the smallest capacity?", ShownQuestion("capacity", "min", None)),
+        ("lowest price out of those?", ShownQuestion("price", "min", None)),
+        ("¿cuál sale más barato?", ShownQuestion("price", "min", None)),
+        ("welche ist am teuersten?", None),  # no word the reader knows: not guessed
+        ("what's the second one made of?", ShownQuestion("material", None, 2)),
+        ("how many ml is the first one?", ShownQuestion("capacity", None, 1)),
+    ],
+)
+def test_the_question_is_read_against_the_shown_products_options(
+    text: str, question: ShownQuestion | None
+) -> None:
+    assert _read(text) == question
+
+
+@pytest.mark.parametrize("text", ["what about a sleeping bag?", "show me kettles", "red ones"])
+def test_a_new_search_is_not_a_question_about_the_shown_cards(text: str) -> None:
+    assert _read(text) is None
+
+
+def test_the_most_is_found_across_units_and_the_winner_shown_first() -> None:
+    question = ShownQuestion("capacity", "max", None)
+    text, cards = answer_shown_question(question, SHOWN, messages("en"))
+    assert text == "#2, Flask, has the most capacity: 1.5 liters."
+    assert cards[0].variant_id == "f2" and len(cards) == 3
+    cheapest, cards = answer_shown_question(
+        ShownQuestion("price", "min", None), SHOWN, messages("es")
+    )
+    assert cheapest == "El n.º 3, Flask, es el más barato: 20 USD."
+    assert cards[0].variant_id == "f3"
+
+
+def test_what_a_card_is_is_its_own_value_or_each_cards() -> None:
+    one, cards = answer_shown_question(ShownQuestion("material", None, 1), SHOWN, messages("en"))
+    assert one == "Flask (#1): material steel." and [c.rank for c in cards] == [1]
+    every, _ = answer_shown_question(ShownQuestion("material", None, None), SHOWN, messages("en"))
+    assert every == "material: #1 steel; #2 glass; #3 glass."
+    missing, _ = answer_shown_question(ShownQuestion("material", None, 9), SHOWN, messages("en"))
+    assert missing.startswith("I showed 3 results")
+
+
+def test_values_that_are_no_amounts_of_one_kind_are_not_ranked() -> None:
+    mixed = [
+        *SHOWN[:1],
+        ProductCard("cup", "Cup", "c1", Decimal("5"), "USD", True, 4, {"capacity": "2 cups"}),
+    ]
+    text, _ = answer_shown_question(ShownQuestion("capacity", "max", None), mixed, messages("en"))
+    assert text == "I cannot rank them by capacity: #1 1000ml; #4 2 cups."
