@@ -88,7 +88,7 @@ async def test_the_assistant_answers_in_the_shoppers_language_and_keeps_it(
     sid = assistant.open_session()
     english = await assistant.turn(sid, "a blue t-shirt under 60")
     assert "exact matches for" in english.text
-    german = await assistant.turn(sid, "ein blaues T-Shirt unter 60 Dollar")
+    german = await assistant.turn(sid, "ein T-Shirt in Blau unter 60 Dollar")
     assert "genaue Treffer für" in german.text, german.text
     short = await assistant.turn(sid, "unter 55")  # too short to tell: still German
     assert "Treffer" in short.text or "Kein genauer Treffer" in short.text, short.text

@@ -221,3 +221,11 @@ def test_only_the_head_of_a_title_names_a_kind_in_free_text() -> None:
     # "water" and "tea" describe a use here, not a bottle or a kettle
     assert vocabulary.ground(SearchQuery(text="something to boil water for tea")).category is None
     assert vocabulary.ground(SearchQuery(text="a kettel for tea")).category == "kettle"
+
+
+def test_a_unit_as_people_say_it_is_the_catalogs() -> None:
+    laptop = _product("laptop", "Laptop", {"ram": "16GB"}, {"ram": "32GB"})
+    vocabulary = CatalogVocabulary([laptop])
+    grounded = vocabulary.ground(SearchQuery(category="laptop", text="16 gigs of ram"))
+    assert grounded.options == {"ram": ["16GB"]}
+    assert vocabulary.leftover(grounded) == Leftover([], [], [])

@@ -44,6 +44,15 @@ __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 _MAX_NGRAM = 4
 _MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
 _AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*-?\s*[^\W\d_]+$")  # "750ml", "13-inch", "2 liters"
+# Units as people say them, where a catalog writes the short form.
+_SPOKEN_UNITS = {
+    "gig": "gb", "gigs": "gb", "gigabyte": "gb", "gigabytes": "gb", "terabyte": "tb",
+    "terabytes": "tb", "megapixel": "mp", "megapixels": "mp",
+}  # fmt: skip
+_SPOKEN_UNIT = re.compile(
+    rf"(\d+(?:\.\d+)?)\s*({'|'.join(sorted(_SPOKEN_UNITS, key=len, reverse=True))})\b",
+    re.IGNORECASE,
+)
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 # A value saying the product lacks the option's property ("water resistance: no").
 _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
@@ -210,8 +219,10 @@ class CatalogVocabulary:
         return cls(products)
 
     def surface(self, text: str) -> str:
-        """The key a form is filed under: stemmed words, quantities spelled one way."""
-        return " ".join(self._words.tokens(canonical_quantity(text) or text))
+        """The key a form is filed under: stemmed words, quantities spelled one way ("16
+        gigs" is "16 gb")."""
+        spoken = _SPOKEN_UNIT.sub(lambda m: f"{m.group(1)} {_SPOKEN_UNITS[m.group(2)]}", text)
+        return " ".join(self._words.tokens(canonical_quantity(spoken) or spoken))
 
     def _add(self, product: Product) -> None:
         offered: dict[str, list[str]] = {}  # in the catalog's order, which answers keep
@@ -326,7 +337,7 @@ class CatalogVocabulary:
         }
         left = Leftover([], [], [])
         for raw in _RAW_WORD.findall(query.text.casefold()):
-            if raw in STOPWORDS or raw in _FILLER or len(raw) < 2:
+            if raw in STOPWORDS or raw in _FILLER or raw in _SPOKEN_UNITS or len(raw) < 2:
                 continue
             if any(c.isdigit() for c in raw):
                 placed = (v.casefold() for vs in query.options.values() for v in vs)

@@ -39,7 +39,7 @@ __all__ = [
     "YES",
 ]
 
-_BASE_COLORS: dict[str, tuple[str, ...]] = {
+COLORS: Final[dict[str, tuple[str, ...]]] = {
     "black": (
         "black",
         "negro",
@@ -111,21 +111,6 @@ _BASE_COLORS: dict[str, tuple[str, ...]] = {
     "burgundy": ("burgundy", "maroon", "wine red"),
     "teal": ("teal", "turquoise", "aqua"),
     "multicolor": ("multicolor", "multicolored", "multi-colored", "multi colored", "rainbow"),
-}
-# German colour adjectives inflect ("ein blaues T-Shirt", "eine rote Tasche"): every ending.
-_GERMAN_COLOURS: Final = (
-    "blau", "grün", "gruen", "rot", "gelb", "braun", "grau", "schwarz", "weiß",
-)  # fmt: skip
-COLORS: Final[dict[str, tuple[str, ...]]] = {
-    colour: forms
-    + tuple(
-        f"{form}{ending}"
-        for form in forms
-        if form in _GERMAN_COLOURS
-        for ending in ("e", "er", "es", "en")
-        if f"{form}{ending}" not in forms
-    )
-    for colour, forms in _BASE_COLORS.items()
 }
 
 MATERIALS: Final[dict[str, tuple[str, ...]]] = {
@@ -423,9 +408,7 @@ UNITS: Final[dict[str, tuple[str, str]]] = {
     "pouces": ("length", "inch"), "pouce": ("length", "inch"),
     "\"": ("length", "inch"), "ft": ("length", "ft"), "feet": ("length", "ft"),
     "foot": ("length", "ft"), "cm": ("length", "cm"), "mm": ("length", "mm"),
-    "gb": ("storage", "gb"), "tb": ("storage", "tb"), "gig": ("storage", "gb"),
-    "gigs": ("storage", "gb"), "gigabyte": ("storage", "gb"), "gigabytes": ("storage", "gb"),
-    "terabyte": ("storage", "tb"), "terabytes": ("storage", "tb"),
+    "gb": ("storage", "gb"), "tb": ("storage", "tb"),
     "w": ("power", "w"), "watt": ("power", "w"), "watts": ("power", "w"),
     "mp": ("resolution", "mp"), "megapixel": ("resolution", "mp"),
     "megapixels": ("resolution", "mp"),
