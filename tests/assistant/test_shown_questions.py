@@ -84,3 +84,9 @@ def test_values_that_are_no_amounts_of_one_kind_are_not_ranked() -> None:
     ]
     text, _ = answer_shown_question(ShownQuestion("capacity", "max", None), mixed, messages("en"))
     assert text == "I cannot rank them by capacity: #1 1000ml; #4 2 cups."
+
+
+def test_a_value_said_makes_it_a_refinement_not_a_question() -> None:
+    assert _read("what about glass ones then?") is None
+    assert _read("and in steel?") is None
+    assert _read("how many ml is the first one?") is not None  # "ml" is a unit, no value

@@ -229,3 +229,25 @@ def test_a_unit_as_people_say_it_is_the_catalogs() -> None:
     grounded = vocabulary.ground(SearchQuery(category="laptop", text="16 gigs of ram"))
     assert grounded.options == {"ram": ["16GB"]}
     assert vocabulary.leftover(grounded) == Leftover([], [], [])
+
+
+def test_a_letter_size_is_said_in_words() -> None:
+    helmet = _product("helmet", "Cycling Helmet", {"size": "S"}, {"size": "L"})
+    vocabulary = CatalogVocabulary([helmet])
+    grounded = vocabulary.ground(SearchQuery(category="helmet", text="for my son, he's a small"))
+    assert grounded.options == {"size": ["S"]}
+
+
+def test_any_of_an_option_lets_go_of_it() -> None:
+    shelf = _product("shelf", "Bookshelf", {"height": "5 ft", "color": "white"})
+
+    def merging(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        said = {"color": ["white"]}
+        return SearchQuery(
+            category="bookshelf", options={"height": ["6 ft"], **said} if context else said
+        )
+
+    grounded = GroundedUnderstander(merging, CatalogVocabulary([shelf]))
+    again = grounded("white at any height then", context=["a 6 ft bookshelf"])
+    assert again.options == {"color": ["white"]}
+    assert grounded("white", context=["a 6 ft bookshelf"]).options["height"] == ["6 ft"]

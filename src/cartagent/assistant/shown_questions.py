@@ -187,6 +187,18 @@ def _amount(value: str) -> tuple[str, float] | None:
     return dimension, number * scale
 
 
+def _names_a_value(products: Sequence[Product], said: frozenset[str], words: Words) -> bool:
+    """Whether the words ``said`` hold a whole option value of ``products`` (not a bare
+    number: "4" of "4 cups" is no value said)."""
+    for product in products:
+        for values in product.option_values().values():
+            for value in values:
+                stems = words(value)
+                if stems and stems <= said and not all(s.isdigit() for s in stems):
+                    return True
+    return False
+
+
 def _option_words(products: Sequence[Product], words: Words) -> dict[str, frozenset[str]]:
     """Each option of ``products`` by the words that ask for it: its name's and its values'
     units'."""
@@ -212,6 +224,8 @@ def read_shown_question(
     raw = set(_LETTERS.findall(folded))
     words = Words(analyzer())
     said = words(folded)
+    if _names_a_value(products, said, words):
+        return None  # "what about for medium skin then?": a refinement, not a question
     order: Order | None = "max" if raw & _MAX else "min" if raw & _MIN else None
     option: str | None = None
     if raw & (_CHEAP | _DEAR) or (raw & _PRICE_WORDS):

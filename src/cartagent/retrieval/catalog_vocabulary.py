@@ -37,7 +37,7 @@ from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
 from .rules import canonical_quantity
 from .search import Understander
-from .vocabulary import STOPWORDS
+from .vocabulary import SIZE_WORDS, STOPWORDS
 
 __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 
@@ -53,6 +53,7 @@ _SPOKEN_UNIT = re.compile(
     rf"(\d+(?:\.\d+)?)\s*({'|'.join(sorted(_SPOKEN_UNITS, key=len, reverse=True))})\b",
     re.IGNORECASE,
 )
+_ANY = re.compile(r"\b(?:any|whatever|either|no matter the|regardless of)\s+([a-z]+)")
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 # A value saying the product lacks the option's property ("water resistance: no").
 _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
@@ -240,6 +241,8 @@ class CatalogVocabulary:
                 key = self.surface(value)
                 if key and key not in _BARE_NEGATIVES:  # "non-polarized" is asked for too
                     self._values[key].append(Term(product.id, name, (value,)))
+                for form in SIZE_WORDS.get(value.upper(), ()) if "size" in name.casefold() else ():
+                    self._values[self.surface(form)].append(Term(product.id, name, (value,)))
             for value, word in _telling_words(values):  # "stainless" for "stainless steel"
                 self._values[self.surface(word)].append(Term(product.id, name, (value,), True))
             for value in values:  # "750" for "750ml", when it is said bare
@@ -372,6 +375,22 @@ class CatalogVocabulary:
             return False
         named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
         return all(self._has_name(canonical_key(key), among) for key in named)
+
+    def dropping(self, query: SearchQuery, request: str) -> SearchQuery:
+        """``query`` without the options ``request`` lets go of ("any height", "whatever
+        colour", "any size is fine")."""
+        let_go = {
+            stem
+            for match in _ANY.finditer(request.casefold())
+            for stem in self._words(match.group(1))
+        }
+        if not let_go:
+            return query
+        kept = {k: v for k, v in query.options.items() if not self._words(k) & let_go}
+        attributes = {k: v for k, v in query.attributes.items() if not self._words(k) & let_go}
+        if kept == query.options and attributes == query.attributes:
+            return query
+        return query.model_copy(update={"options": kept, "attributes": attributes})
 
     def fits(self, query: SearchQuery, category: str) -> bool:
         """Whether every option ``query`` names is one the products of ``category`` have (so
@@ -528,6 +547,7 @@ class GroundedUnderstander:
         merged = self.vocabulary.ground(self.inner(request, context=context))
         if not context:
             return merged
+        merged = self.vocabulary.dropping(merged, request)
         latest = self.vocabulary.ground(self.inner(request))
         if not merged.category and not latest.category:
             previous = self.vocabulary.ground(self.inner(context[-1], context=context[:-1]))
