@@ -4,17 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0 to 100) by linear interpolation; ``nan`` when empty."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
+from ..percentiles import percentile as percentile
 
 LOAD_HEADERS = ("backend", "clients", "flows", "errors", "flows/s", "p50 ms", "p99 ms")
 """The first columns of a load benchmark's table (the sandbox's flows, the merchant's checkouts)."""

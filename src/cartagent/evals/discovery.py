@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..catalog import Product, Variant
 from ..errors import ConfigurationError
+from ..percentiles import percentile
 
 if TYPE_CHECKING:
     from ..assistant import Assistant
@@ -78,26 +79,6 @@ __all__ = [
     "states_value",
 ]
 
-SPLITS = ("dev", "test")
-LANGUAGES = ("en", "es", "de", "fr")
-PATTERNS = (
-    "plain",
-    "attribute",
-    "negation",
-    "price",
-    "vocabulary",
-    "typo",
-    "vague",
-    "long",
-    "follow-up",
-    "language",
-    "rude",
-    "greeting",
-    "not-sold",
-    "contradictory",
-    "bad-input",
-    "honest-none",
-)
 Split = Literal["dev", "test"]
 Language = Literal["en", "es", "de", "fr"]
 Pattern = Literal[
@@ -118,6 +99,9 @@ Pattern = Literal[
     "bad-input",
     "honest-none",
 ]
+SPLITS: tuple[str, ...] = get_args(Split)
+LANGUAGES: tuple[str, ...] = get_args(Language)
+PATTERNS: tuple[str, ...] = get_args(Pattern)
 
 SET_FILE = "conversations.jsonl"
 TEXT_SHOWN = 200
@@ -1056,17 +1040,6 @@ async def play_all(
 # Figures
 
 
-def _percentile(values: Sequence[float], q: float) -> float:
-    """Linear interpolation between the closest ranks (as ``bench.report.percentile``)."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * q / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
 def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
@@ -1134,11 +1107,11 @@ class Figures:
 
     @property
     def search_p50(self) -> float:
-        return _percentile(self.search_ms, 50)
+        return percentile(self.search_ms, 50)
 
     @property
     def search_p95(self) -> float:
-        return _percentile(self.search_ms, 95)
+        return percentile(self.search_ms, 95)
 
     def to_json(self) -> dict[str, Any]:
         def ms(value: float) -> float | None:
