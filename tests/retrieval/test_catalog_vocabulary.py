@@ -251,3 +251,20 @@ def test_any_of_an_option_lets_go_of_it() -> None:
     again = grounded("white at any height then", context=["a 6 ft bookshelf"])
     assert again.options == {"color": ["white"]}
     assert grounded("white", context=["a 6 ft bookshelf"]).options["height"] == ["6 ft"]
+
+
+def test_a_long_message_is_read_for_the_sentences_that_ask_for_something(
+    vocabulary: CatalogVocabulary,
+) -> None:
+    story = (
+        "So we finally booked the festival for August, my sister is coming too. "
+        "It was a long drive last year and the weather was awful! "
+        "We need a dome tent for 4 people; aluminium poles if possible. "
+        "Budget is under 300 dollars.\n"
+        "Anyway, thanks for reading all this."
+    )
+    assert vocabulary.need(story) == (
+        "We need a dome tent for 4 people; aluminium poles if possible. "
+        "Budget is under 300 dollars."
+    )
+    assert vocabulary.need("just chatting, nothing to buy") == "just chatting, nothing to buy"

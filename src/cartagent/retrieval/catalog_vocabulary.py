@@ -53,6 +53,7 @@ _SPOKEN_UNIT = re.compile(
     rf"(\d+(?:\.\d+)?)\s*({'|'.join(sorted(_SPOKEN_UNITS, key=len, reverse=True))})\b",
     re.IGNORECASE,
 )
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _ANY = re.compile(r"\b(?:any|whatever|either|no matter the|regardless of)\s+([a-z]+)")
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 # A value saying the product lacks the option's property ("water resistance: no").
@@ -375,6 +376,22 @@ class CatalogVocabulary:
             return False
         named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
         return all(self._has_name(canonical_key(key), among) for key in named)
+
+    def need(self, text: str) -> str:
+        """The sentences of a long, chatty ``text`` that ask for something (a kind, an option
+        value, a price, stock), in their order; the story around them left out. ``text``
+        itself when none does."""
+        from .rules import parse
+
+        kept = []
+        for sentence in _SENTENCE.split(text):
+            if not sentence.strip():
+                continue
+            query = self.ground(parse(sentence))
+            bare = query.model_copy(update={"text": "", "sort": "relevance"})
+            if not bare.is_empty():
+                kept.append(sentence.strip())
+        return " ".join(kept) if kept else text
 
     def dropping(self, query: SearchQuery, request: str) -> SearchQuery:
         """``query`` without the options ``request`` lets go of ("any height", "whatever

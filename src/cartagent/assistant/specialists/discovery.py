@@ -62,6 +62,7 @@ __all__ = ["DiscoverySpecialist"]
 
 _ENGLISH = NullTranslations()
 _WHICH_KIND = "which kind of product?"
+_LONG = 300  # characters: a message this long is read for its need first
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]priced|lower price)\b")
 _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
 
@@ -462,6 +463,8 @@ class DiscoverySpecialist:
         adding = ADD_LEAD.match(turn.text)
         # "Also add a yoga mat": a search for a yoga mat, then the question which one to add.
         text = TO_CART.sub("", turn.text[adding.end() :]) if adding else turn.text
+        if len(text) > _LONG and searcher.vocabulary is not None:
+            text = searcher.vocabulary.need(text)  # the need, not the story around it
         start = time.perf_counter()
         query = await asyncio.to_thread(
             searcher.understand, text, context=conversation.search_requests()
