@@ -268,3 +268,13 @@ def test_a_long_message_is_read_for_the_sentences_that_ask_for_something(
         "Budget is under 300 dollars."
     )
     assert vocabulary.need("just chatting, nothing to buy") == "just chatting, nothing to buy"
+
+
+def test_the_opposite_of_a_less_value_excludes_it() -> None:
+    vacuum = _product(
+        "vacuum", "Vacuum Cleaner", {"features": "cordless"}, {"features": "pet hair removal"}
+    )
+    vocabulary = CatalogVocabulary([vacuum])
+    grounded = vocabulary.ground(SearchQuery(category="vacuum", text="a corded one"))
+    assert grounded.exclude == [Exclusion(field="features", value="cordless")]
+    assert vocabulary.ground(SearchQuery(category="vacuum", text="cordless")).exclude == []

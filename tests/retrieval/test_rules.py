@@ -690,3 +690,20 @@ def test_blu_ray_is_a_disc_not_the_colour_blue() -> None:
     disc = parse("hdmi cable for my blu ray player")
     assert "color" not in disc.options and "blu ray" in disc.text
     assert parse("a blu shirt").options == {"color": ["blue"]}  # Italian "blu" still is
+
+
+@pytest.mark.parametrize(
+    ("text", "colour"),
+    [
+        ("Tablet mit 10 Zoll, aber nicht in Gold", "gold"),
+        ("que no sea rojo", "red"),
+        ("une polaire, pas en noir", "black"),
+    ],
+)
+def test_a_negation_in_spanish_german_or_french_excludes_the_colour(text: str, colour: str) -> None:
+    assert Exclusion(field="color", value=colour) in parse(text).exclude
+    assert "sea" not in parse(text).text.split()
+
+
+def test_sea_is_a_word_of_the_request_where_no_negation_comes_before_it() -> None:
+    assert parse("kosher sea salt").text == "kosher sea salt"

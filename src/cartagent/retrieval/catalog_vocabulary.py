@@ -161,6 +161,15 @@ def _telling_words(values: Sequence[str]) -> list[tuple[str, str]]:
     ]
 
 
+def _opposite_forms(value: str) -> set[str]:
+    """ "cordless" -> corded; "bagless" -> bagged (a "-less" value's opposites)."""
+    folded = value.casefold()
+    if not folded.isalpha() or not folded.endswith("less") or len(folded) < 7:
+        return set()
+    stem = folded[: -len("less")]
+    return {f"{stem}ed", f"{stem}d", f"{stem}{stem[-1]}ed"}
+
+
 def _property_forms(name: str) -> set[str]:
     """ "water resistance" -> water resistant, waterproof, water proof, water resistance."""
     folded = " ".join(name.casefold().replace("-", " ").split())
@@ -215,6 +224,16 @@ class CatalogVocabulary:
                 for value in values:
                     self._catalog_words |= self._words(value)
         self._single_word = sorted(k for k in self._values if " " not in k)
+        # "corded" and "wired" say "not cordless", "not wireless": the forms of a "-less"
+        # value's stem that are no value themselves.
+        self._opposites: dict[str, list[Term]] = defaultdict(list)
+        for product in products:
+            for option, offered in product.option_values().items():
+                for value in offered:
+                    for form in _opposite_forms(value):
+                        key = self.surface(form)
+                        if key and key not in self._values:
+                            self._opposites[key].append(Term(product.id, option, (value,)))
 
     @classmethod
     def build(cls, products: Sequence[Product]) -> CatalogVocabulary:
@@ -459,6 +478,11 @@ class CatalogVocabulary:
                         bucket.extend(v for v in term[1] if v not in bucket)
         text = self._ground_text(query.text, among, options, query.category)
         exclude = [e for x in query.exclude for e in self._ground_exclusion(x, among)]
+        for word in _RAW_WORD.findall(query.text.casefold()):  # "corded": not cordless
+            for opposite in self._opposites.get(self.surface(word), ()):
+                unwanted = Exclusion(field=opposite.name, value=opposite.values[0])
+                if opposite.product in among and unwanted not in exclude:
+                    exclude.append(unwanted)
         for key, values in kept["options"].items():
             bucket = options.setdefault(key, [])
             bucket.extend(v for v in values if v not in bucket)

@@ -192,7 +192,8 @@ _BRAND_CUE_RE = re.compile(
 )
 _NEGATION_RE = re.compile(
     rf"(?<![\w'])(?:{_alternation(NEGATION_CUES)})(?![\w'])\s?"
-    r"(?:(?:a|an|any|the|some|more|made of|made from|made by|from|by|in|with|of|colou?r:?)\s)*"
+    r"(?:(?:a|an|any|the|some|more|made of|made from|made by|from|by|in|with|of|colou?r:?"
+    r"|sea|sean|aus|en|de|du|in)\s)*"  # "que no sea rojo", "nicht aus Eisen", "pas en noir"
 )
 _LIST_GLUE_RE = re.compile(r"\s?(?:,\s?(?:or\s|nor\s|and\s)?|\sor\s|\snor\s|\sand\s|/)\s?")
 _BARE_NUMBER_RE = re.compile(r"(?<![\w.$€£])(?P<v>\d{1,2}(?:\.5)?)(?![\w.%])")

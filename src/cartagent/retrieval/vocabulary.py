@@ -423,7 +423,8 @@ NEGATION_CUES: Final[tuple[str, ...]] = (
     "anything but", "other than", "except for", "except", "excluding", "exclude", "without",
     "but not", "not", "no", "avoid", "nothing", "sin", "sans", "ohne", "senza", "sem",
     "don't want", "dont want", "do not want", "isn't", "isnt", "aren't", "arent", "is not",
-    "are not", "nor",
+    "are not", "nor", "nada de", "nicht", "kein", "keine", "keinen", "auf keinen fall",
+    "pas de", "pas en", "surtout pas", "pas",
 )  # fmt: skip
 
 PRICE_MAX_CUES: Final[tuple[str, ...]] = (
