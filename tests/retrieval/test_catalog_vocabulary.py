@@ -12,6 +12,7 @@ from decimal import Decimal
 import pytest
 
 from cartagent.catalog import Product, Variant
+from cartagent.retrieval.amounts import amount
 from cartagent.retrieval.catalog_vocabulary import (
     CatalogVocabulary,
     GroundedUnderstander,
@@ -278,3 +279,36 @@ def test_the_opposite_of_a_less_value_excludes_it() -> None:
     grounded = vocabulary.ground(SearchQuery(category="vacuum", text="a corded one"))
     assert grounded.exclude == [Exclusion(field="features", value="cordless")]
     assert vocabulary.ground(SearchQuery(category="vacuum", text="cordless")).exclude == []
+
+
+def test_chat_around_a_refinement_does_not_make_it_a_new_search() -> None:
+    def forgetful(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        return parse(request)
+
+    grounded = GroundedUnderstander(forgetful, CatalogVocabulary(CATALOG))
+    refined = grounded("ugh, typo, i meant under 150", context=["dome tent for 4 people"])
+    assert refined.category == "tent" and refined.price is not None
+    assert refined.price.max == 150
+
+
+@pytest.mark.parametrize(
+    ("request_text", "values"),
+    [
+        ("lantern, at least 400 lumens", ["600 lumens"]),
+        ("a lantern of 300 lumens or more", ["300 lumens", "600 lumens"]),
+        ("lantern, höchstens 300 lumens", ["300 lumens"]),
+    ],
+)
+def test_a_bounded_amount_is_every_value_within_the_bound(
+    request_text: str, values: list[str]
+) -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    query = grounded(request_text)
+    assert query.options["brightness"] == values
+    assert query.price is None  # "at least 400" was no price
+
+
+def test_amounts_compare_across_the_ways_they_are_written() -> None:
+    assert amount("1.5 liters") == ("ml", 1500.0) and amount("2L") == ("ml", 2000.0)
+    assert amount("1TB") == ("gb", 1000.0) and amount("25ft") == ("inch", 300.0)
+    assert amount("i7") is None and amount("IPX7") is None and amount("waterproof") is None

@@ -14,11 +14,12 @@ shown products have is not one of these (it is a new search, or another speciali
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from gettext import NullTranslations
 from typing import TYPE_CHECKING, Literal
 
+from ..retrieval.amounts import amount
 from ..retrieval.filters import Words, analyzer
 from .cards import ProductCard
 from .references import LAST, find_reference
@@ -152,15 +153,6 @@ _HOLDS = frozenset(
 _HOLDING_OPTIONS = ("capacity", "volume", "storage", "size")
 # "What is it made of?": the option a material is under.
 _MADE = frozenset({"made", "material", "hecho", "hecha", "fait", "faite", "matière"})
-_UNIT_SCALE: Mapping[str, tuple[str, float]] = {
-    "ml": ("ml", 1.0), "l": ("ml", 1000.0), "liter": ("ml", 1000.0), "liters": ("ml", 1000.0),
-    "litre": ("ml", 1000.0), "litres": ("ml", 1000.0), "oz": ("oz", 1.0),
-    "gb": ("gb", 1.0), "tb": ("gb", 1000.0), "mb": ("gb", 0.001),
-    "mah": ("mah", 1.0), "cup": ("cup", 1.0), "cups": ("cup", 1.0),
-    "hour": ("hour", 1.0), "hours": ("hour", 1.0), "inch": ("inch", 1.0), "inches": ("inch", 1.0),
-    "ft": ("inch", 12.0), "feet": ("inch", 12.0), "cm": ("inch", 1 / 2.54),
-    "lb": ("lb", 1.0), "lbs": ("lb", 1.0), "kg": ("lb", 2.20462),
-}  # fmt: skip
 _AMOUNT = re.compile(r"(\d+(?:[.,]\d+)?)\s*-?\s*([a-z]+)?", re.IGNORECASE)
 _LETTERS = re.compile(r"[^\W\d_]+")
 
@@ -174,17 +166,6 @@ class ShownQuestion:
     option: str
     order: Order | None
     rank: int | None
-
-
-def _amount(value: str) -> tuple[str, float] | None:
-    """ "1.5 liters" -> ("ml", 1500.0); "i7" -> ("", 7.0); no number -> ``None``."""
-    match = _AMOUNT.search(value)
-    if match is None:
-        return None
-    number = float(match.group(1).replace(",", "."))
-    unit = (match.group(2) or "").casefold()
-    dimension, scale = _UNIT_SCALE.get(unit, (unit, 1.0))
-    return dimension, number * scale
 
 
 def _names_a_value(products: Sequence[Product], said: frozenset[str], words: Words) -> bool:
@@ -266,7 +247,7 @@ def _measure(card: ProductCard, option: str) -> tuple[str, float] | None:
     if option == PRICE:
         return None if card.price is None else ("price", float(card.price))
     value = _value(card, option)
-    return None if value is None else _amount(value)
+    return None if value is None else amount(value)
 
 
 def answer_shown_question(

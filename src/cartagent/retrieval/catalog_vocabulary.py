@@ -33,6 +33,7 @@ from typing import NamedTuple
 from rapidfuzz.distance import OSA
 
 from ..catalog import Product, Variant
+from .amounts import amount
 from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
 from .rules import canonical_quantity
@@ -54,6 +55,15 @@ _SPOKEN_UNIT = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_NUMBER = r"(\d+(?:[.,]\d+)?)"
+_BOUND = re.compile(
+    r"(?:(?P<min1>at least|minimum|min\.?|no less than|mindestens|al menos|au moins)"
+    r"|(?:at most|maximum|max\.?|no more than|up to|höchstens|como máximo|au plus))\s+"
+    r"(?P<n1>\d+(?:[.,]\d+)?)\s*(?P<u1>[a-z]+)"
+    r"|(?P<n2>\d+(?:[.,]\d+)?)\s*(?P<u2>[a-z]+)(?:\s+[a-z]+)?\s+"
+    r"(?:(?P<min2>or more|or above|or higher|plus)"
+    r"|or less|or below|or lower)"
+)
 _ANY = re.compile(r"\b(?:any|whatever|either|no matter the|regardless of)\s+([a-z]+)")
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 # A value saying the product lacks the option's property ("water resistance: no").
@@ -384,14 +394,15 @@ class CatalogVocabulary:
     def refines(self, query: SearchQuery, category: str) -> bool:
         """Whether ``query`` (with no kind of its own) reads as a refinement of a search for
         ``category``: it says something, every option it names is one those products have,
-        and none of its words is one the catalog never uses ("a sleeping bag", "for pets":
-        another search)."""
+        and none of its words is one the catalog uses for something those products lack.
+        Words the catalog never uses may be chat ("ugh typo, i meant more than 1000") unless
+        nothing structured was said ("a sleeping bag", "for pets": another search)."""
         among = self.products_of(category)
         if among == frozenset(self._products) or query.brand:
             return False
         bare = query.model_copy(update={"text": "", "sort": "relevance"})
         left = self.leftover(query.model_copy(update={"category": category}))
-        if any(left) or (bare.is_empty() and query.sort == "relevance"):
+        if left.known or left.unplaced or (bare.is_empty() and query.sort == "relevance"):
             return False
         named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
         return all(self._has_name(canonical_key(key), among) for key in named)
@@ -411,6 +422,61 @@ class CatalogVocabulary:
             if not bare.is_empty():
                 kept.append(sentence.strip())
         return " ".join(kept) if kept else text
+
+    def bounded(self, query: SearchQuery, request: str) -> SearchQuery:
+        """``query`` with an amount the shopper bounds ("at least 6 hours of battery", "1TB or
+        more", "höchstens 2 Liter") as every value of that option within the bound; a price
+        bound the same words were read as is dropped (it was no price)."""
+        among = self.products_of(query.category)
+        if among == frozenset(self._products):
+            return query
+        options = dict(query.options)
+        price = query.price
+        for match in _BOUND.finditer(request.casefold()):
+            number = match.group("n1") or match.group("n2")
+            said = amount(f"{number} {match.group('u1') or match.group('u2')}")
+            if said is None or not said[0]:
+                continue
+            at_least = bool(match.group("min1") or match.group("min2"))
+            name, values = self._within(said, at_least, among, self._words(request))
+            if name is None:
+                continue
+            options = {k: v for k, v in options.items() if canonical_key(k) != canonical_key(name)}
+            options[name] = values
+            bounds = {float(b) for b in (price.min, price.max) if b} if price else set()
+            if float(number.replace(",", ".")) in bounds:
+                price = None  # "at least 6 hours" was read as a price from 6
+        if options == query.options:
+            return query
+        return query.model_copy(update={"options": options, "price": price})
+
+    def _within(
+        self,
+        said: tuple[str, float],
+        at_least: bool,
+        among: frozenset[str],
+        request: frozenset[str],
+    ) -> tuple[str | None, list[str]]:
+        """The option of ``among`` whose values are amounts like ``said`` (the one the
+        ``request``'s words name, when several are: "16gb ram", not storage), and those of its
+        values at least (or at most) ``said``."""
+        found: dict[str, list[str]] = {}
+        for pid in among:
+            for option, offered in self._products[pid].option_values().items():
+                for value in sorted(offered):
+                    measured = amount(value)
+                    if measured is None or measured[0] != said[0]:
+                        continue
+                    bucket = found.setdefault(option, [])
+                    inside = measured[1] >= said[1] if at_least else measured[1] <= said[1]
+                    if inside and value not in bucket:
+                        bucket.append(value)
+        if len(found) > 1:
+            found = {name: v for name, v in found.items() if self._words(name) & request}
+        if len(found) != 1:
+            return None, []
+        option, inside_values = next(iter(found.items()))
+        return (option, inside_values) if inside_values else (None, [])
 
     def dropping(self, query: SearchQuery, request: str) -> SearchQuery:
         """``query`` without the options ``request`` lets go of ("any height", "whatever
@@ -586,6 +652,7 @@ class GroundedUnderstander:
 
     def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
         merged = self.vocabulary.ground(self.inner(request, context=context))
+        merged = self.vocabulary.bounded(merged, request)
         if not context:
             return merged
         merged = self.vocabulary.dropping(merged, request)
