@@ -157,3 +157,15 @@ def test_a_feature_one_version_has_is_not_claimed_for_another() -> None:
     assert not soft.startswith("Yes"), soft
     hard = answer_fact(FactQuestion("has", "hard cover"), notebook, card("hard"))
     assert hard.startswith("Yes"), hard
+
+
+def test_a_feature_asked_in_another_form_of_the_options_name_is_answered() -> None:
+    earbuds = Product(
+        id="eb",
+        title="Wireless Earbuds",
+        variants=(Variant(id="e1", options={"water resistance": "no"}, price=Decimal("50")),),
+    )
+    card = ProductCard("eb", "Wireless Earbuds", "e1", Decimal("50"), "USD", True, 1)
+    question = find_fact_question("is the first one water resistant at all")
+    assert question == FactQuestion("has", "water resistant")
+    assert answer_fact(question, earbuds, card).startswith("No:")

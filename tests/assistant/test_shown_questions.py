@@ -90,3 +90,16 @@ def test_a_value_said_makes_it_a_refinement_not_a_question() -> None:
     assert _read("what about glass ones then?") is None
     assert _read("and in steel?") is None
     assert _read("how many ml is the first one?") is not None  # "ml" is a unit, no value
+
+
+def test_which_of_those_have_a_yes_or_no_option_is_a_filter_not_a_question() -> None:
+    boots = Product(
+        id="boots",
+        title="Hiking Boots",
+        variants=(
+            Variant(id="b1", price=Decimal("90"), options={"waterproof": "yes"}),
+            Variant(id="b2", price=Decimal("80"), options={"waterproof": "no"}),
+        ),
+    )
+    shown = [card_from_variant(boots, v, rank) for rank, v in enumerate(boots.variants, 1)]
+    assert read_shown_question("which of those are waterproof?", shown, [boots]) is None

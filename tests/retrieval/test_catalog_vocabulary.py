@@ -165,11 +165,11 @@ def test_leftover_words_the_catalog_uses_must_be_the_cards_and_others_are_said(
     said = SearchQuery(category="tent", text="aluminium poles for my festival trip 12")
     left = vocabulary.leftover(vocabulary.ground(said))
     # "aluminium" is a value: its constraint checks it; "poles" names that option
-    assert left == Leftover(known=[], unknown=["festival", "trip", "12"], unplaced=[])
+    assert left == Leftover(known=[], unknown=["festival", "trip", "12"], unplaced=[], graded=[])
     # the same words with no constraint placed: "poles" asks for something no one checked
     assert vocabulary.leftover(said).unplaced == ["poles"]
     query = SearchQuery(category="tent", text="smoke")  # a goggles tint, said of a tent
-    assert vocabulary.leftover(query) == Leftover(["smoke"], [], [])
+    assert vocabulary.leftover(query) == Leftover(["smoke"], [], [], [])
     two_person = TENT.variants[0]
     assert vocabulary.lacks(["smoke"], TENT, two_person) == ["smoke"]
     assert vocabulary.lacks(["outdoors", "dome"], TENT, two_person) == []
@@ -229,7 +229,7 @@ def test_a_unit_as_people_say_it_is_the_catalogs() -> None:
     vocabulary = CatalogVocabulary([laptop])
     grounded = vocabulary.ground(SearchQuery(category="laptop", text="16 gigs of ram"))
     assert grounded.options == {"ram": ["16GB"]}
-    assert vocabulary.leftover(grounded) == Leftover([], [], [])
+    assert vocabulary.leftover(grounded) == Leftover([], [], [], [])
 
 
 def test_a_letter_size_is_said_in_words() -> None:
@@ -312,3 +312,12 @@ def test_amounts_compare_across_the_ways_they_are_written() -> None:
     assert amount("1.5 liters") == ("ml", 1500.0) and amount("2L") == ("ml", 2000.0)
     assert amount("1TB") == ("gb", 1000.0) and amount("25ft") == ("inch", 300.0)
     assert amount("i7") is None and amount("IPX7") is None and amount("waterproof") is None
+
+
+def test_the_adjective_of_a_quality_is_a_requirement_nothing_checked() -> None:
+    mat = _product("mat", "Yoga Mat", {"thickness": "4mm"}, {"thickness": "6mm"})
+    vocabulary = CatalogVocabulary([mat])
+    left = vocabulary.leftover(SearchQuery(category="mat", text="the thick kind"))
+    assert left.graded == ["thick"] and left.unplaced == ["thick"]
+    named = vocabulary.leftover(SearchQuery(category="mat", text="any thickness"))
+    assert named.graded == []

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
 
 from ..catalog import Product, Variant
-from ..retrieval.filters import canonical_key
+from ..retrieval.filters import Words, analyzer, canonical_key
 from ..retrieval.vocabulary import NO, YES
 from .cards import ProductCard, option_words
 from .option_pick import describe_values, has_values, values_named
@@ -57,6 +58,20 @@ _HAS = re.compile(
 )
 # Words after "is it" that are not a feature: a comparison, a judgement, a question about
 # something else ("is it a good gift").
+# What a question may end with that asks for nothing: "water resistant at all", "... tho".
+_TRAILING = re.compile(r"\s+(?:at all|though|tho|then|anyway|really|btw)$")
+
+
+@cache
+def _analysis() -> Words:
+    return Words(analyzer())
+
+
+def _stems(text: str) -> frozenset[str]:
+    """``text``'s stemmed words: "water resistant" and "water resistance" are alike."""
+    return _analysis()(text)
+
+
 _NOT_FEATURES = re.compile(
     r"\b(?:cheaper|dearer|more|less|better|worse|good|bad|worth|any|the\s+same|a\s+\w+|an\s+\w+"
     r"|for\s+\w+|in\s+stock|available|sold\s+out|out\s+of\s+stock|on\s+sale)\b"
@@ -96,7 +111,7 @@ def find_fact_question(text: str) -> FactQuestion | None:
     found = _HAS.search(said)
     if found is None:
         return None
-    feature = (found["is"] or found["has"] or "").strip()
+    feature = _TRAILING.sub("", (found["is"] or found["has"] or "").strip())
     if not feature or _NOT_FEATURES.search(feature):
         return None
     return FactQuestion("has", feature)
@@ -160,8 +175,10 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
         if canonical_key(name) not in own
         for value in values
     ]
+    said = _stems(feature)
     for name, value in facts:
-        if canonical_key(name) == key and value.casefold() in YES | NO:
+        same = canonical_key(name) == key or (bool(said) and _stems(name) == said)
+        if same and value.casefold() in YES | NO:
             answer = "Yes" if value.casefold() in YES else "No"
             return f"{answer}: {named} says {name}: {value}."
     for name, value in facts:

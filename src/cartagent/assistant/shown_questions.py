@@ -168,6 +168,12 @@ class ShownQuestion:
     rank: int | None
 
 
+def _yes_or_no(products: Sequence[Product], option: str) -> bool:
+    """Whether ``option``'s values say yes or no."""
+    offered = {v.casefold() for p in products for v in p.option_values().get(option, ())}
+    return bool(offered) and offered <= {"yes", "no"}
+
+
 def _names_a_value(products: Sequence[Product], said: frozenset[str], words: Words) -> bool:
     """Whether the words ``said`` hold a whole option value of ``products`` (not a bare
     number: "4" of "4 cups" is no value said)."""
@@ -227,6 +233,8 @@ def read_shown_question(
         if len(named) != 1:
             return None
         option = named[0]
+    if order is None and option != PRICE and _yes_or_no(products, option):
+        return None  # "which of those are waterproof?": a filter, the search's
     reference = find_reference(text)
     rank = None if reference is None else reference.rank
     if rank == LAST:

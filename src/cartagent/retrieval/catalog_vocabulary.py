@@ -200,14 +200,18 @@ class Leftover(NamedTuple):
 
     ``known``: words the catalog uses; a card must have them to be an exact match.
     ``unknown``: words it never uses; nothing can check them ("gigs", "commute").
-    ``unplaced``: words naming an option with no value for it ("the thick kind"), said as
-    not checked. (Refusing every match for them cost more right answers than wrong ones on
-    the discovery set's dev split: "hepa filter", "tactile switches" name options too.)
+    ``unplaced``: words naming an option with no value for it ("hepa filter", "the thick
+    kind"), said as not checked; ``graded``: those of them that are the adjective of an
+    option named by a quality ("thick" of thickness, "bright" of brightness): they ask how
+    much, nothing checked it, so no card is an exact match. (Refusing every match for all
+    unplaced words cost more right answers than wrong ones on the discovery set's dev split:
+    "hepa filter", "tactile switches" name options too.)
     """
 
     known: list[str]
     unknown: list[str]
     unplaced: list[str]
+    graded: list[str]
 
 
 class CatalogVocabulary:
@@ -223,6 +227,7 @@ class CatalogVocabulary:
         # Stemmed words the catalog uses to name kinds, options and values.
         self._catalog_words: set[str] = set()
         self._option_name_words: set[str] = set()
+        self._option_name_raw: set[str] = set()
         self._title_words: set[str] = set()
         self._head_words: set[str] = set()  # last words of titles: "tent" of "Dome Tent"
         for product in products:
@@ -265,6 +270,7 @@ class CatalogVocabulary:
         self._option_names[product.id] = {canonical_key(n) for n in offered}
         for name, values in offered.items():
             self._option_name_words |= self._words(name)
+            self._option_name_raw.update(_RAW_WORD.findall(name.casefold()))
             for value in values:
                 self._catalog_words |= self._words(value)
             for value in values:
@@ -368,7 +374,7 @@ class CatalogVocabulary:
         constrained = {
             stem for key in (*query.options, *query.attributes) for stem in self._words(key)
         }
-        left = Leftover([], [], [])
+        left = Leftover([], [], [], [])
         for raw in _RAW_WORD.findall(query.text.casefold()):
             if raw in STOPWORDS or raw in _FILLER or raw in _SPOKEN_UNITS or len(raw) < 2:
                 continue
@@ -384,7 +390,9 @@ class CatalogVocabulary:
                 continue  # a value: its constraint checks it
             if stems <= self._option_name_words:
                 if not stems <= constrained and raw not in left.unplaced:
-                    left.unplaced.append(raw)  # "the thick kind": thickness, but which?
+                    left.unplaced.append(raw)  # "hepa filter", "the thick kind"
+                    if any(f"{raw}{end}" in self._option_name_raw for end in ("ness", "ity")):
+                        left.graded.append(raw)  # "thick" asks how thick: nothing checked it
                 continue
             bucket = left.known if stems <= self._catalog_words else left.unknown
             if raw not in bucket:

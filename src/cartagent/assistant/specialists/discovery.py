@@ -550,12 +550,14 @@ class DiscoverySpecialist:
         vocabulary = searcher.vocabulary
         if vocabulary is None:
             return cards, []
-        known, unknown, unplaced = vocabulary.leftover(query)
+        known, unknown, unplaced, graded = vocabulary.leftover(query)
         structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
 
         def breaks(card: ProductCard) -> tuple[str, ...]:
             if card.breaks:
                 return card.breaks
+            if graded:
+                return (f"not checked: {', '.join(graded)}",)
             if not structured and not known:
                 return (f"not checked: {', '.join(unknown) or 'nothing to check'}",)
             product = searcher.product(card.id)
