@@ -12,14 +12,22 @@ use for it:
 * for a yes/no-like option (some values say no: ``water resistance: no | yes | IPX7``), the
   option's name and its word forms ("water resistant", "waterproof") mean "any value but no";
 * a word one or two edits away from a single-word form ("waterprof", "polarised"), when no form
-  matches exactly.
+  matches exactly;
+* within a kind, the words that tell a several-word value apart ("stainless" for stainless
+  steel), its bare amount ("750" for 750ml), a letter size in words ("small" for S), and the
+  opposite of a "-less" value ("corded" excludes cordless);
+* units as people say them ("16 gigs"), and bounds ("at least 6 hours", "16gb ram or more":
+  every value within, compared in one unit by :mod:`.amounts`).
 
 :meth:`CatalogVocabulary.ground` rewrites a :class:`SearchQuery` onto those names and values,
 for the products of its category (all products when it names none the catalog has): a
 constraint under a name those products lack ("features: polarized", "length: 13 inch") moves
 to the option that has the value; words of the free text that are option values ("i7",
 "laptop") become constraints (the words stay, to rank by). What cannot be placed is left as
-it was; the exact filters then decide.
+it was; the exact filters then decide. :meth:`CatalogVocabulary.leftover` says which words of
+a query nothing checks, so that a reply calls a card an exact match only when it is one.
+:class:`GroundedUnderstander` grounds any understander's answers and reads follow-ups against
+the search before them.
 """
 
 from __future__ import annotations
