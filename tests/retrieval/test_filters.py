@@ -14,6 +14,7 @@ from cartagent.retrieval.filters import (
     Words,
     analyzer,
     check,
+    matching_variants,
     order_value,
     ordered,
     prep,
@@ -224,6 +225,28 @@ def test_a_word_naming_a_yes_no_option_asks_for_its_yes() -> None:
     assert "waterproof=yes" in hit.matched
     # Without such an option the word is searched for as before.
     assert _boots(SearchQuery(text="rugged boots")) == ["dry-9", "wet-9", "wet-10"]
+
+
+def _matching(query: SearchQuery, product: Product = BOOTS) -> list[str]:
+    return [v.id for v in matching_variants(Plan.of(query, WORDS), product, WORDS)]
+
+
+def test_matching_variants_are_every_variant_that_satisfies_the_query_alone() -> None:
+    assert _matching(SearchQuery(options={"size": ["9"]})) == ["dry-9", "wet-9"]
+    assert _matching(SearchQuery(options={"size": ["11"]})) == []
+    # Only the word naming the yes/no option said: it asks for the yes all the same.
+    assert _matching(SearchQuery(text="waterproof")) == ["wet-9", "wet-10"]
+    assert _matching(SearchQuery(text="waterproof boots", options={"size": ["9"]})) == ["wet-9"]
+    # No word naming it: a variant that says no matches too.
+    assert _matching(SearchQuery(text="rugged boots")) == ["dry-9", "wet-9", "wet-10"]
+
+
+def test_no_variant_matches_where_the_product_itself_does_not() -> None:
+    # Every size-9 variant would do, but the boots have no rating, are no sandals, and
+    # a product without variants has none to give.
+    assert _matching(SearchQuery(options={"size": ["9"]}, min_rating=4.0)) == []
+    assert _matching(SearchQuery(category="sandals", options={"size": ["9"]})) == []
+    assert _matching(SearchQuery(text="boots"), BOOTS.model_copy(update={"variants": ()})) == []
 
 
 def test_an_amount_is_the_same_value_however_its_unit_is_spaced() -> None:
