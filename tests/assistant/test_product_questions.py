@@ -32,6 +32,8 @@ from cartagent.catalog import Product, Variant
         ("which one is the best rated?", None),
         ("which ones are the cheapest?", None),
         ("red t-shirt", None),
+        ("which of those can i actually buy right now", None),  # "those" is no option
+        ("which of them come in red", None),
     ],
 )
 def test_the_option_asked_about_is_read(text: str, asked: str | None) -> None:

@@ -27,7 +27,9 @@ _QUESTION_RE = re.compile(
     r"|\b(?:in|with)\s+(?:what|which)\s+(?P<what2>[a-z]+)\b"
 )
 _OPTION_WORDS = frozenset({"options", "choices", "variants", "option", "choice", "variant"})
-_NOT_OPTIONS = frozenset({"one", "of", "product", "item", "thing", "model"})
+_NOT_OPTIONS = frozenset(
+    {"one", "of", "product", "item", "thing", "model", "those", "these", "them", "they", "ones"}
+)
 
 
 def _singular(word: str) -> str:
