@@ -1,4 +1,4 @@
-"""Nothing in the project reads from beside the clone: a newcomer has no ``../shared`` folder.
+"""Nothing in the project reads from beside the clone: a newcomer has no folder next to it.
 
 The data the code and the tests need ships in the package (``cartagent.data``, the specs under
 ``cartagent.sandbox`` and ``cartagent.commerce``) or lies under ``tests/``. This test reads every
@@ -17,8 +17,9 @@ from tests.conftest import ROOT
 CHECKED = ("src", "tests", "scripts", ".ci", "Makefile", "pyproject.toml")
 SKIPPED_FOLDERS = {"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
 
-# The ways a path to the folder beside the clone has been written: "../shared", "shared/data",
-# `ROOT.parent / "shared"`, `parents[2] / "shared"`, `Path("..", "shared")`, and the old names.
+# The ways a path to the folder beside the clone has been written (see the examples below): up
+# a level then its name, its name then "data", from the root's parent, `Path("..", name)`, and
+# the old helper names.
 SIBLING = re.compile(
     r"""\.\.[/\\]shared\b"""
     r"""|\bshared[/\\]data\b"""
@@ -53,12 +54,16 @@ def test_no_file_reads_the_folder_beside_the_clone() -> None:
     assert found == [], "read packaged data or data under tests/ instead:\n" + "\n".join(found)
 
 
+# Written in parts, so that this file is not itself a path to the folder it forbids.
+UP, NAME = "..", "shared"
+
+
 def test_the_pattern_catches_each_way_it_was_written() -> None:
     written = [
         'SHARED = ROOT.parent / "shared"',
         'TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau"',
         'source = SHARED / "data/agentic-commerce/acp"',
-        'pytest.skip("needs ../shared/data/tau-bench-retail")',
+        f'pytest.skip("needs {UP}/{NAME}/data/tau-bench-retail")',
         'Path("..", "shared", "data")',
         "return shared_file(WEBSHOP_DEV)",
     ]
