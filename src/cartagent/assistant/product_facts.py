@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Literal
 
 from ..catalog import Product, Variant
-from ..retrieval.filters import Words, analyzer, canonical_key
+from ..retrieval.filters import canonical_key, shared_words
 from ..retrieval.vocabulary import NO, YES
 from .cards import ProductCard, option_words
 from .option_pick import describe_values, has_values, values_named
@@ -62,14 +61,9 @@ _HAS = re.compile(
 _TRAILING = re.compile(r"\s+(?:at all|though|tho|then|anyway|really|btw)$")
 
 
-@cache
-def _analysis() -> Words:
-    return Words(analyzer())
-
-
 def _stems(text: str) -> frozenset[str]:
     """``text``'s stemmed words: "water resistant" and "water resistance" are alike."""
-    return _analysis()(text)
+    return shared_words()(text)
 
 
 _NOT_FEATURES = re.compile(

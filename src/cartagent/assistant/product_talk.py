@@ -20,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from ..errors import ModelError
-from ..retrieval.filters import Words, analyzer
+from ..retrieval.filters import shared_words
 from ..retrieval.vocabulary import (
     ATTRIBUTE_WORDS,
     BRANDS,
@@ -40,11 +40,6 @@ __all__ = ["names_constraints", "said_constraints"]
 
 _WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")
 _LONGEST_FORM = 3  # words in the longest word-list form worth looking for ("bleu marine")
-
-
-@cache
-def _words() -> Words:
-    return Words(analyzer())
 
 
 @cache
@@ -73,11 +68,11 @@ def _said_stems(text: str) -> frozenset[str]:
     stems: set[str] = set()
     for word in words:
         if word not in STOPWORDS:
-            stems |= _words()(word)
+            stems |= shared_words()(word)
     canonical = _canonical_of()
     for phrase in _phrases(words):
         for value in canonical.get(phrase, ()):
-            stems |= _words()(value)
+            stems |= shared_words()(value)
     return frozenset(stems)
 
 
@@ -99,7 +94,7 @@ def said_constraints(text: str, query: SearchQuery) -> bool:
     if query.available_only or (query.price is not None and any(c.isdigit() for c in text)):
         return True
     said = _said_stems(text)
-    return any(_words()(value) & said for value in _values(query))
+    return any(shared_words()(value) & said for value in _values(query))
 
 
 def names_constraints(text: str, searcher: Searcher) -> bool:

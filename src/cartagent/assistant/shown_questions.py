@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from gettext import NullTranslations
 from typing import TYPE_CHECKING, Literal
 
-from ..retrieval.amounts import amount
-from ..retrieval.filters import Words, analyzer
+from ..retrieval.amounts import amount, units
+from ..retrieval.filters import Words, shared_words
 from .cards import ProductCard
 from .references import LAST, find_reference
 
@@ -153,7 +153,6 @@ _HOLDS = frozenset(
 _HOLDING_OPTIONS = ("capacity", "volume", "storage", "size")
 # "What is it made of?": the option a material is under.
 _MADE = frozenset({"made", "material", "hecho", "hecha", "fait", "faite", "matière"})
-_AMOUNT = re.compile(r"(\d+(?:[.,]\d+)?)\s*-?\s*([a-z]+)?", re.IGNORECASE)
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
@@ -195,9 +194,8 @@ def _option_words(products: Sequence[Product], words: Words) -> dict[str, frozen
             bucket = found.setdefault(name, set())
             bucket |= words(name)
             for value in values:
-                for match in _AMOUNT.finditer(value):
-                    if match.group(2):
-                        bucket |= words(match.group(2))
+                for unit in units(value):
+                    bucket |= words(unit)
     return {name: frozenset(stems) for name, stems in found.items() if stems}
 
 
@@ -209,7 +207,7 @@ def read_shown_question(
         return None
     folded = text.casefold()
     raw = set(_LETTERS.findall(folded))
-    words = Words(analyzer())
+    words = shared_words()
     said = words(folded)
     if _names_a_value(products, said, words):
         return None  # "what about for medium skin then?": a refinement, not a question

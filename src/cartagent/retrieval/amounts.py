@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["Amount", "amount"]
+__all__ = ["Amount", "amount", "units"]
 
 Amount = tuple[str, float]
 """(dimension, number in that dimension's unit): ("ml", 1500.0)."""
@@ -35,3 +35,8 @@ def amount(value: str) -> Amount | None:
     unit = (match.group(2) or "").casefold()
     dimension, scale = _UNIT_SCALE.get(unit, (unit, 1.0))
     return dimension, number * scale
+
+
+def units(value: str) -> list[str]:
+    """The units ``value`` writes its amounts in: "4 cups" -> ["cups"], "1000ml" -> ["ml"]."""
+    return [match.group(2) for match in _AMOUNT.finditer(value) if match.group(2)]

@@ -44,7 +44,7 @@ from ..catalog import Product, Variant
 from .amounts import amount
 from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
-from .rules import canonical_quantity
+from .rules import canonical_quantity, parse
 from .search import Understander
 from .vocabulary import SIZE_WORDS, STOPWORDS
 
@@ -258,10 +258,6 @@ class CatalogVocabulary:
                         if key and key not in self._values:
                             self._opposites[key].append(Term(product.id, option, (value,)))
 
-    @classmethod
-    def build(cls, products: Sequence[Product]) -> CatalogVocabulary:
-        return cls(products)
-
     def surface(self, text: str) -> str:
         """The key a form is filed under: stemmed words, quantities spelled one way ("16
         gigs" is "16 gb")."""
@@ -427,8 +423,6 @@ class CatalogVocabulary:
         """The sentences of a long, chatty ``text`` that ask for something (a kind, an option
         value, a price, stock), in their order; the story around them left out. ``text``
         itself when none does."""
-        from .rules import parse
-
         kept = []
         for sentence in _SENTENCE.split(text):
             if not sentence.strip():

@@ -61,6 +61,7 @@ __all__ = [
     "ordered",
     "prep",
     "same_option_value",
+    "shared_words",
     "spellings",
 ]
 
@@ -245,6 +246,13 @@ def spellings(word: str) -> tuple[str, ...]:
     catalogs are indexed as written, so "gray" must also find "grey"."""
     other = _OTHER_SPELLINGS.get(word)
     return (word,) if other is None else (word, other)
+
+
+@lru_cache(maxsize=1)
+def shared_words() -> Words:
+    """One memoised :class:`Words` for code that reads requests outside an index (the
+    assistant's question readers): the analyser is built once, not per turn."""
+    return Words(analyzer())
 
 
 class Words:
