@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
+from .errors import explain_connect_failures
 from .files import private_file
 
 __all__ = ["SQLITE_COMPANIONS", "SerialWriter", "create_engine"]
@@ -65,7 +66,7 @@ def create_engine(url: str) -> Engine:
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     if not url.startswith("sqlite"):
-        return sa.create_engine(url, pool_pre_ping=True)
+        return explain_connect_failures(sa.create_engine(url, pool_pre_ping=True))
     path = sa.engine.make_url(url).database
     options: dict[str, Any] = {}
     if path and path != ":memory:":

@@ -21,11 +21,14 @@
 
 from __future__ import annotations
 
+import shlex
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+    from sqlalchemy.engine import URL, Engine, ExceptionContext
 
 __all__ = [
     "ApprovalDenied",
@@ -44,6 +47,7 @@ __all__ = [
     "SpendLimitExceeded",
     "StepLimitExceeded",
     "ToolError",
+    "explain_connect_failures",
     "field_problems",
 ]
 
@@ -230,3 +234,58 @@ def field_problems(error: ValidationError, *, whole: str) -> list[tuple[str, str
         (".".join(str(part) for part in item["loc"]) or whole, item["msg"])
         for item in error.errors(include_url=False)
     ]
+
+
+def explain_connect_failures(engine: Engine) -> Engine:
+    """``engine``, whose PostgreSQL connections, until one has opened, fail with a
+    :class:`ConfigurationError` saying what to do (create the database, start the server)
+    instead of the driver's error. Later failures stay SQLAlchemy's: a server gone mid-run is an
+    outage callers handle (and retry), not a setting to fix.
+
+    Here, not beside the engines: cartagent's and the sandbox's (which shares no code with
+    cartagent but this module) both use it."""
+    from sqlalchemy import event
+
+    if engine.dialect.name != "postgresql":
+        return engine
+    connected = threading.Event()
+
+    def on_connect(_dbapi_connection: Any, _record: Any) -> None:
+        connected.set()
+
+    def on_error(context: ExceptionContext) -> None:
+        # No connection in the context: opening one failed.
+        if context.connection is None and not connected.is_set():
+            raise ConfigurationError(_connect_failure(engine.url, context.original_exception))
+
+    event.listen(engine, "connect", on_connect)
+    event.listen(engine, "handle_error", on_error)
+    return engine
+
+
+def _connect_failure(url: URL, error: BaseException) -> str:
+    """Why a connection to the PostgreSQL server at ``url`` failed, and what to do about it."""
+    text = str(error)
+    where = f"{url.host or 'localhost'}:{url.port or 5432}"
+    missing = f'database "{url.database}" does not exist'
+    if missing in text:
+        return f"{missing} on {where}; create it with: {_createdb(url)}"
+    # libpq: 'connection to server at "h", port p failed: REASON', a line per address tried.
+    tried = [line for line in text.splitlines() if " failed: " in line]
+    reason = (tried[-1] if tried else text).rpartition(" failed: ")[2]
+    reason = reason.removeprefix("FATAL:").strip() or type(error).__name__
+    if "FATAL:" in text:  # the server answered, and refused
+        return f"PostgreSQL at {where} refused the connection: {reason}"
+    return f"no PostgreSQL server answers at {where} ({reason[:1].lower()}{reason[1:]})"
+
+
+def _createdb(url: URL) -> str:
+    """The ``createdb`` command line that creates the database ``url`` names."""
+    words = ["createdb"]
+    if url.host:
+        words += ["-h", url.host]
+    if url.port and url.port != 5432:
+        words += ["-p", str(url.port)]
+    if url.username:
+        words += ["-U", url.username]
+    return shlex.join([*words, url.database or ""])

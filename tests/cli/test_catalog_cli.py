@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from cartagent.catalog import Product, synthetic_catalog
-from cartagent.cli.catalog import catalog
+from cartagent.cli.catalog import catalog, summary
 from cartagent.cli.search import search
 from cartagent.data import tau_retail
+from cartagent.indexing import BuildReport
 from cartagent.retrieval.embeddings import EMBEDDERS
-from cartagent.retrieval.store import read_manifest
+from cartagent.retrieval.store import BuildCounts, Manifest, read_manifest
 from cartagent.testing import HashingEmbedder
 from tests.conftest import TAU
 
@@ -140,6 +142,31 @@ def test_unknown_embedder_and_bad_out_folder_are_reported(tmp_path: Path) -> Non
     refused = run(str(source), "--out", str(tmp_path / "docs"))
     assert refused.exit_code == 1 and "holds no catalog build" in refused.output
     assert (tmp_path / "docs" / "keep.txt").read_text() == "mine"
+
+
+def _report(products: int, seconds: float) -> BuildReport:
+    manifest = Manifest(
+        source="/c.jsonl",
+        engine="spark",
+        embedder=None,
+        products=products,
+        incremental=False,
+        built_at=datetime.now(UTC),
+        seconds=seconds,
+        counts=BuildCounts(added=products),
+    )
+    return BuildReport(Path("/index"), manifest, (), "no previous build")
+
+
+@pytest.mark.parametrize(
+    ("products", "seconds", "shown"),
+    [(5, 12.61, "0.4"), (30, 12.5, "2.4"), (2000, 13.97, "143"), (0, 0.0, "0")],
+)
+def test_the_summary_rate_is_never_rounded_to_zero(
+    products: int, seconds: float, shown: str
+) -> None:
+    # A handful of products built on Spark: its start-up makes the rate well under 1/s.
+    assert summary(_report(products, seconds))[2] == f"{seconds:.2f} s, {shown} products/s"
 
 
 @pytest.mark.slow

@@ -21,6 +21,31 @@ def test_the_cli_reports_a_missing_endpoint_as_a_usage_error(
     assert "--model openai: " in result.output and "CARTAGENT_LLM_BASE_URL" in result.output
 
 
+@pytest.mark.parametrize("name", ["smollm2", "gemma3-270m"])
+def test_an_untuned_model_is_built_with_one_warning_line_on_stderr(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    from click.testing import CliRunner
+
+    from cartagent.cli import understanders
+    from cartagent.cli.search import understand
+    from cartagent.retrieval.rules import parse
+
+    monkeypatch.setattr(understanders, "get_understander", lambda *_: parse)
+    result = CliRunner().invoke(understand, ["--model", name, "red mug"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [understanders.untuned_warning(name)]
+    warning = result.stderr
+    assert "not tuned" in warning and "slow on CPU" in warning and "--model rules" in warning
+
+
+@pytest.mark.parametrize("name", ["rules", "tuned", "openai"])
+def test_the_rules_and_tuned_models_warn_of_nothing(name: str) -> None:
+    from cartagent.cli.understanders import untuned_warning
+
+    assert untuned_warning(name) is None
+
+
 @pytest.mark.llm
 def test_the_cli_prints_what_smollm2_understood() -> None:
     import orjson

@@ -43,16 +43,21 @@ def tau_products() -> tuple[Product, ...]:
 
 
 class PayPalFaults(httpx.BaseTransport):
-    """Passes requests to the sandbox; a test can make the next captures decline or fail."""
+    """Passes requests to the sandbox; a test can make the next captures decline or fail, or
+    answer the next order creates with the PayPal errors in ``refused_creates``."""
 
     def __init__(self, inner: httpx.BaseTransport) -> None:
         self.inner = inner
         self.declines = 0
         self.outages = 0
+        self.refused_creates: list[tuple[int, dict[str, Any]]] = []
         self.sent: list[httpx.Request] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self.sent.append(request)
+        if request.url.path == "/v2/checkout/orders" and self.refused_creates:
+            status, error = self.refused_creates.pop(0)
+            return httpx.Response(status, json=error)
         if request.url.path.endswith("/capture"):
             if self.outages:
                 self.outages -= 1
@@ -63,6 +68,12 @@ class PayPalFaults(httpx.BaseTransport):
                     '{"mock_application_codes": "INSTRUMENT_DECLINED"}'
                 )
         return self.inner.handle_request(request)
+
+
+def paypal_error(issue: str, field: str, value: str = "BA-UNKNOWN") -> dict[str, Any]:
+    """PayPal's error envelope for one ``issue`` at ``field``, as api-m.paypal.com words it."""
+    detail = {"field": field, "value": value, "location": "body", "issue": issue}
+    return {"name": "INVALID_REQUEST", "message": "invalid", "debug_id": "d1", "details": [detail]}
 
 
 class AcpClient:

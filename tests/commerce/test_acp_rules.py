@@ -10,8 +10,17 @@ import pytest
 from cartagent.commerce import Agents, Merchant, MerchantCatalog, PayPalPayments, sign
 from cartagent.commerce.records import fingerprint
 from cartagent.paypal import PayPalClient
-from tests.commerce.conftest import ADDRESS, AcpClient, PayPalFaults, in_stock, tau_products
+from tests.commerce.conftest import (
+    ADDRESS,
+    AcpClient,
+    PayPalFaults,
+    in_stock,
+    paypal_error,
+    tau_products,
+)
 from tests.commerce.test_acp_checkout import PAYMENT, conforms, owner, ready
+
+TOKEN_PARAM = "$.payment_data.instrument.credential.token"
 
 
 def test_a_call_without_a_valid_bearer_token_is_401(acp: AcpClient) -> None:
@@ -161,7 +170,14 @@ def test_a_declining_or_unknown_token_is_a_decline_and_the_session_stays_payable
     session = ready(acp)
     path = f"/checkout_sessions/{session['id']}/complete"
     declined = acp.post(path, paying_with(token))
-    assert (declined.status_code, declined.json()["code"]) == (402, "payment_declined")
+    assert declined.status_code == 402
+    conforms("Error", declined.json())
+    assert declined.json() | {"message": ""} == {
+        "type": "invalid_request",
+        "code": "payment_declined",
+        "message": "",
+        "param": TOKEN_PARAM,
+    }
     after = acp.get(f"/checkout_sessions/{session['id']}").json()
     assert after["status"] == "ready_for_payment" and "order" not in after
     assert [m["code"] for m in after["messages"]] == ["payment_declined"]
@@ -173,11 +189,55 @@ def test_a_declining_or_unknown_token_is_a_decline_and_the_session_stays_payable
     assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
 
 
-def test_a_token_paypal_could_not_even_read_is_refused_before_paypal(acp: AcpClient) -> None:
+@pytest.mark.parametrize("token", ["tok en!", "BA-..."])  # the README's placeholder
+def test_a_token_paypal_could_not_even_read_is_refused_before_paypal(
+    acp: AcpClient, paypal_faults: PayPalFaults, token: str
+) -> None:
     session = ready(acp)
-    refused = acp.post(f"/checkout_sessions/{session['id']}/complete", paying_with("tok en!"))
+    sent = len(paypal_faults.sent)
+    refused = acp.post(f"/checkout_sessions/{session['id']}/complete", paying_with(token))
     assert (refused.status_code, refused.json()["code"]) == (400, "invalid")
-    assert refused.json()["param"] == "$.payment_data.instrument.credential.token"
+    assert refused.json()["param"] == TOKEN_PARAM
+    assert len(paypal_faults.sent) == sent
+
+
+@pytest.mark.parametrize(
+    ("status", "issue"),
+    [(400, "INVALID_PARAMETER_VALUE"), (422, "PAYMENT_SOURCE_INFO_CANNOT_BE_VERIFIED")],
+)
+def test_a_token_paypal_refuses_for_any_reason_is_a_decline_not_a_merchant_failure(
+    acp: AcpClient,
+    paypal_faults: PayPalFaults,
+    agents: Agents,
+    merchant: Merchant,
+    merchant_paypal: PayPalClient,
+    status: int,
+    issue: str,
+) -> None:
+    session = ready(acp)
+    path = f"/checkout_sessions/{session['id']}/complete"
+    paypal_faults.refused_creates.append((status, paypal_error(issue, "/payment_source/token/id")))
+    declined = acp.post(path, paying_with("BA-UNKNOWN"))
+    assert (declined.status_code, declined.json()["type"]) == (402, "invalid_request")
+    assert (declined.json()["code"], declined.json()["param"]) == ("payment_declined", TOKEN_PARAM)
+    assert issue in declined.json()["message"]
+    assert not [r for r in paypal_faults.sent if r.url.path.endswith("/capture")]
+    paid = acp.post(path, {"payment_data": PAYMENT})
+    assert paid.status_code == 200 and paid.json()["status"] == "completed"
+    checkout = merchant.get(owner(acp, agents), session["id"])
+    order = merchant_paypal.get_order(checkout.payment.paypal_order_id or "")
+    assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
+
+
+def test_a_refusal_of_the_merchants_own_order_body_stays_a_merchant_failure(
+    acp: AcpClient, paypal_faults: PayPalFaults
+) -> None:
+    session = ready(acp)
+    error = paypal_error("INVALID_PARAMETER_VALUE", "/purchase_units/0/amount", "1.00")
+    paypal_faults.refused_creates.append((400, error))
+    failed = acp.post(f"/checkout_sessions/{session['id']}/complete", {"payment_data": PAYMENT})
+    assert (failed.status_code, failed.json()["type"]) == (500, "processing_error")
+    assert acp.get(f"/checkout_sessions/{session['id']}").json()["status"] == "ready_for_payment"
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from cartagent.commerce.ucp import KnownProfiles
 from cartagent.commerce.ucp.profile import CHECKOUT, FULFILLMENT
 from cartagent.commerce.ucp.signatures import SharedKey, Signer, SigningKey, sign_request
 from cartagent.paypal import PayPalClient
-from tests.commerce.conftest import PayPalFaults, in_stock
+from tests.commerce.conftest import PayPalFaults, in_stock, paypal_error
 from tests.commerce.test_ucp_checkout import (
     PAYMENT,
     PLATFORM,
@@ -283,8 +283,48 @@ def test_a_declining_or_unknown_token_is_a_decline_and_the_session_stays_payable
     conforms("checkout", body)
     assert body["status"] == "ready_for_complete" and "order" not in body
     assert ("warning", "payment_declined") in [(m["type"], m["code"]) for m in body["messages"]]
+    [failed] = [m for m in body["messages"] if m["type"] == "error"]
+    assert (failed["code"], failed["path"]) == (
+        "payment_failed",
+        "$.payment.instruments[0].credential.token",
+    )
     paid = ucp.post(path, PAYMENT)
     assert paid.json()["status"] == "completed"
+    checkout = merchant.get(owner(ucp, agents), session["id"])
+    order = merchant_paypal.get_order(checkout.payment.paypal_order_id or "")
+    assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
+
+
+def test_a_token_paypal_refuses_for_any_reason_names_the_selected_instruments_token(
+    ucp: UcpClient,
+    paypal_faults: PayPalFaults,
+    agents: Agents,
+    merchant: Merchant,
+    merchant_paypal: PayPalClient,
+) -> None:
+    session = ready(ucp)
+    path = f"/checkout-sessions/{session['id']}/complete"
+    error = paypal_error("INVALID_PARAMETER_VALUE", "/payment_source/token/id")
+    paypal_faults.refused_creates.append((400, error))
+    unknown = {"type": "paypal_payment_token", "token": "BA-UNKNOWN"}
+    instruments = [
+        instrument(selected=False),
+        instrument(id="instr_2", selected=True, credential=unknown),
+    ]
+    declined = ucp.post(path, {"payment": {"instruments": instruments}})
+    assert declined.status_code == 200  # UCP: a business outcome, in the checkout's messages
+    body = declined.json()
+    conforms("checkout", body)
+    assert body["status"] == "ready_for_complete" and "order" not in body
+    [failed] = [m for m in body["messages"] if m["type"] == "error"]
+    assert (failed["code"], failed["path"], failed["severity"]) == (
+        "payment_failed",
+        "$.payment.instruments[1].credential.token",
+        "recoverable",
+    )
+    assert "INVALID_PARAMETER_VALUE" in failed["content"]
+    assert not [r for r in paypal_faults.sent if r.url.path.endswith("/capture")]
+    assert ucp.post(path, PAYMENT).json()["status"] == "completed"
     checkout = merchant.get(owner(ucp, agents), session["id"])
     order = merchant_paypal.get_order(checkout.payment.paypal_order_id or "")
     assert len(order["purchase_units"][0]["payments"]["captures"]) == 1
@@ -302,6 +342,10 @@ def test_a_declining_or_unknown_token_is_a_decline_and_the_session_stays_payable
         ),
         (
             [instrument(credential={"type": "paypal_payment_token", "token": " "})],
+            "$.payment.instruments[0].credential.token",
+        ),
+        (  # the README's placeholder
+            [instrument(credential={"type": "paypal_payment_token", "token": "BA-..."})],
             "$.payment.instruments[0].credential.token",
         ),
         ([instrument(), instrument(id="instr_2")], "$.payment.instruments"),

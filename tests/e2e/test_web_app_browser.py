@@ -312,3 +312,29 @@ def test_the_merchant_signs_in_reads_the_panels_and_has_an_invoice_made(
     assert "461.70 USD" in page.inner_text("#invoices")
     shot(page, "6-merchant-invoice")
     assert errors == []
+
+
+def test_the_api_docs_render_with_every_other_origin_blocked(
+    server: WebAppServer, page: Any
+) -> None:
+    errors = script_errors(page)
+    elsewhere: list[str] = []
+
+    def same_origin_only(route: Any) -> None:
+        if route.request.url.startswith(f"{server.base_url}/"):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", same_origin_only)
+    page.goto(f"{server.base_url}/docs")
+    page.wait_for_selector(".opblock")
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert {"/api", "/api/health", "/api/sessions", "/api/sessions/{session_id}/messages"} <= set(
+        paths
+    )
+    page.get_by_role("button", name="Authorize").first.click()
+    page.wait_for_selector("text=HTTPBearer")
+    shot(page, "7-api-docs")
+    assert elsewhere == [] and errors == []

@@ -426,6 +426,8 @@ def test_the_catalog_build_command_builds_a_searchable_index_on_spark(
     assert built.exit_code == 0, built.output
     local = load_products(source)
     assert f"{source}:{local.problems[0].line}: skipped" in built.stderr
+    rate = built.stdout.splitlines()[-1].split(", ")[-1]
+    assert float(rate.removesuffix(" products/s")) > 0  # a few products: not rounded to 0
     first = local.products[0]
     found = CliRunner().invoke(search, [first.title, "--index", str(out), "--json", "--k", "3"])
     assert found.exit_code == 0, found.output

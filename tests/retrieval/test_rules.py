@@ -428,6 +428,19 @@ def test_spanish() -> None:
     assert price(query) == (None, Decimal(50), "EUR")
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "una camiseta azul por menos de 60",
+        "un t-shirt bleu pour moins de 60",
+        "blue t-shirt für unter 60",
+    ],
+)
+def test_a_price_cue_with_its_preposition_leaves_no_word_behind(request_text: str) -> None:
+    query = parse(request_text)
+    assert (query.text, query.category, price(query)) == ("", "t-shirt", (None, Decimal(60), "USD"))
+
+
 def test_french() -> None:
     query = parse("chaussures noires pour homme moins de 80 euros")
     assert (query.category, query.options, price(query)) == (

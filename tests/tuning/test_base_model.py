@@ -64,3 +64,15 @@ def test_a_base_kept_by_another_process_first_is_left_as_it_is(
 def test_folders_and_names_are_not_kept(tiny_base: str, tmp_path: Path) -> None:
     load_base_model(tiny_base, cache_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_loading_a_base_draws_no_weight_loading_bar(
+    tiny_base: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logging = pytest.importorskip("transformers.utils.logging")
+    previous = logging.set_tqdm_hook(None)  # as transformers starts, whatever ran before
+    try:
+        load_base_model(tiny_base)
+    finally:
+        logging.set_tqdm_hook(previous)
+    assert "Loading weights" not in capsys.readouterr().err

@@ -27,8 +27,8 @@ def test_tune_data_writes_the_splits_and_prints_the_card(tmp_path: Path) -> None
 
 def test_tune_data_reports_bad_input_clearly(tmp_path: Path) -> None:
     missing = CliRunner().invoke(cli, ["tune", "data", "--catalog", str(tmp_path / "no")])
-    assert missing.exit_code == 1
-    assert "does not exist" in missing.output
+    assert missing.exit_code == 2
+    assert f"Invalid value for --catalog: {tmp_path / 'no'} does not exist" in missing.output
     zero = CliRunner().invoke(
         cli, ["tune", "data", "--catalog", "none", "--size", "0", "--out", str(tmp_path)]
     )

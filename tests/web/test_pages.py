@@ -437,6 +437,10 @@ def test_serve_sends_paypal_back_to_the_shop_and_prints_the_pages(
     (api,) = configs
     assert isinstance(api.app, FastAPI)
     with TestClient(api.app) as http:
+        printed = re.findall(r"http://127\.0\.0\.1:8123(/[^\s,)]*)", result.output)
+        assert {"/api", "/docs", "/shop", "/merchant"} <= set(printed)
+        for path in printed:
+            assert http.get(path).status_code == 200, path
         token, _ = guest(http)
         assert http.post("/api/sessions", headers=bearer(token)).status_code == 201
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600

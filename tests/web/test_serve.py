@@ -75,6 +75,8 @@ def started(
 ) -> Iterator[_Started]:
     recorder = _Started()
     monkeypatch.setattr("cartagent.web.server.serve_together", recorder)
+    # Nothing binds here: the API's default port (8000) may be taken on this machine.
+    monkeypatch.setattr("cartagent.cli.serve.ensure_free", lambda *_, **__: None)
     # serve gives the access log a handler on (CliRunner's) stderr: not beyond this test.
     access_log = logging.getLogger("cartagent.web")
     monkeypatch.setattr(access_log, "handlers", [])

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import click
 import orjson
 import sqlalchemy as sa
 
 from ..child_process import SandboxProcess
+from ..errors import ConfigurationError, explain_connect_failures
 from .cpu import CpuMeter, ceiling_line, ms_per
 from .report import LOAD_HEADERS, measured, percentile, table
 from .wire import WireClient
@@ -197,14 +197,44 @@ def ceiling_lines(results: Sequence[Result], cores: int) -> list[str]:
     ]
 
 
+BENCH_DATABASE_PREFIX = "cartagent_bench"
+"""The bench drops and recreates its database: only a name it chose, this or ``<this>_...``."""
+
+
+def bench_database(url: str) -> sa.URL:
+    """``url`` parsed, when it names a database the bench may drop (see
+    :data:`BENCH_DATABASE_PREFIX`); :class:`~cartagent.errors.ConfigurationError` otherwise."""
+    try:
+        target = sa.engine.make_url(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    except sa.exc.ArgumentError:
+        raise ConfigurationError(f"not a PostgreSQL URL: {url!r}") from None
+    name = target.database or ""
+    ours = name == BENCH_DATABASE_PREFIX or name.startswith(f"{BENCH_DATABASE_PREFIX}_")
+    if not ours or not name.replace("_", "").isalnum():
+        raise ConfigurationError(
+            f"database {name!r} is not one the bench may drop and recreate: give a name of "
+            f"letters, digits and _ starting with {BENCH_DATABASE_PREFIX} "
+            f"(e.g. .../{BENCH_DATABASE_PREFIX}_mine)"
+        )
+    return target
+
+
+def describe_database(url: str) -> str:
+    """``name on host:port`` for the bench database ``url`` names (checked as by
+    :func:`bench_database`)."""
+    target = bench_database(url)
+    where = f"{target.host}:{target.port or 5432}" if target.host else "the local socket"
+    return f"{target.database} on {where}"
+
+
 def fresh_postgres_database(url: str) -> None:
-    """Drop and create the database ``url`` names, so every run starts from empty tables."""
-    target = sa.engine.make_url(url.replace("postgresql://", "postgresql+psycopg://", 1))
-    name = target.database
-    if not name or not name.replace("_", "").isalnum():
-        raise click.UsageError(f"benchmark database name {name!r} must be a plain identifier")
-    admin = sa.create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    """Drop and create the database ``url`` names, so every run starts from empty tables;
+    refuses (:class:`~cartagent.errors.ConfigurationError`) a name the bench did not choose."""
+    target = bench_database(url)
+    admin = explain_connect_failures(
+        sa.create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    )
     with admin.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)')
+        conn.exec_driver_sql(f'CREATE DATABASE "{target.database}"')
     admin.dispose()

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .bench_assistant import assistant_bench
+from .bench_database import announce_recreated
 from .bench_mcp import mcp_bench
 from .bench_merchant import merchant_bench
 from .bench_search import search_bench
@@ -34,7 +35,8 @@ def bench() -> None:
     "postgres_url",
     default="postgresql://postgres@127.0.0.1:5432/cartagent_bench",
     show_default=True,
-    help="PostgreSQL database to measure, dropped and created afresh; '' to skip.",
+    help="PostgreSQL database to measure: dropped and created afresh, so its name must start "
+    "with cartagent_bench; '' to skip.",
 )
 @click.option(
     "--clients",
@@ -73,10 +75,16 @@ def sandbox_bench(
     db_calls: str,
     json_path: Path | None,
 ) -> None:
-    """create-order → approve → capture flows over HTTP on 127.0.0.1."""
+    """create-order → approve → capture flows over HTTP on 127.0.0.1.
+
+    The PostgreSQL runs start by dropping and creating the --postgres database (said on stderr
+    first); it must be one the bench names, cartagent_bench or cartagent_bench_*.
+    """
     from ..bench.sandbox import ceiling_lines, fresh_postgres_database, render, run_backend
 
     counts = [int(c) for c in clients.split(",") if c.strip()]
+    if postgres_url:
+        announce_recreated(postgres_url, skip="--postgres ''")
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         if sqlite:

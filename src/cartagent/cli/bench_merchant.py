@@ -10,6 +10,8 @@ from typing import Any
 import click
 import orjson
 
+from .bench_database import announce_recreated
+
 BACKENDS = ("sqlite", "postgresql")
 
 
@@ -46,7 +48,8 @@ def _backends(backend: str) -> list[str]:
     "postgres_url",
     default="postgresql://postgres@127.0.0.1:5432/cartagent_bench_merchant",
     show_default=True,
-    help="PostgreSQL database for --backend postgresql, dropped and created afresh.",
+    help="PostgreSQL database for --backend postgresql: dropped and created afresh, so its name "
+    "must start with cartagent_bench.",
 )
 @click.option(
     "--clients",
@@ -90,7 +93,11 @@ def merchant_bench(
     compare: bool,
     json_path: Path | None,
 ) -> None:
-    """create → update → complete ACP checkouts over HTTP on 127.0.0.1, paid on the sandbox."""
+    """create → update → complete ACP checkouts over HTTP on 127.0.0.1, paid on the sandbox.
+
+    With --backend postgresql the runs start by dropping and creating the --postgres database
+    (said on stderr first); it must be one the bench names, cartagent_bench or cartagent_bench_*.
+    """
     from ..bench import merchant as bench
     from ..bench import sandbox as paypal
     from .search import locate_catalog
@@ -104,6 +111,8 @@ def merchant_bench(
     if max_flows < 1:
         raise click.BadParameter("at least 1", param_hint="--max-flows")
     catalog = locate_catalog(catalog_path)
+    if "postgresql" in backends:
+        announce_recreated(postgres_url, skip="leave postgresql out of --backend")
 
     def progress(line: str) -> None:
         click.echo(line, err=True)

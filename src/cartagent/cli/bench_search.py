@@ -119,9 +119,9 @@ def _time_models(names: list[str], requests: int, with_cache: bool) -> list[Mode
 @click.option("--seed", default=0, show_default=True, help="Catalog and query-set seed.")
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, writable=True, path_type=Path),
     default=None,
-    help="Where the temporary indexes go (default: the system temp folder).",
+    help="An existing folder where the temporary indexes go (default: the system temp folder).",
 )
 @click.option(
     "--dense/--no-dense",

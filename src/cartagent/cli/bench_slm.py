@@ -82,7 +82,7 @@ def slm_bench(
     try:
         test = load_split(test_path)
     except ConfigurationError as error:
-        raise click.ClickException(str(error)) from None
+        raise click.BadParameter(str(error), param_hint="--test") from None
     router: Any = None
     if not no_turns:
         from ..assistant import EmbeddingRouter

@@ -140,8 +140,14 @@ def summary(report: BuildReport) -> list[str]:
         f"added {counts.added}, updated {counts.updated}, removed {counts.removed}, "
         f"unchanged {counts.unchanged}; embedded {counts.embedded}; "
         f"skipped {counts.skipped_rows} bad {rows}",
-        f"{manifest.seconds:.2f} s, {report.products_per_second:.0f} products/s",
+        f"{manifest.seconds:.2f} s, {_rate(report.products_per_second)} products/s",
     ]
+
+
+def _rate(per_second: float) -> str:
+    """Whole numbers from 10 up; two significant digits below, where a few products over a
+    Spark session's start-up make well under one a second, not 0."""
+    return f"{per_second:.0f}" if per_second >= 10 else f"{per_second:.2g}"
 
 
 def _engine(name: str, master: str | None, conf: Sequence[str]) -> Engine:

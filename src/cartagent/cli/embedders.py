@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from ..errors import ConfigurationError
+from ..weight_loading import hide_weight_loading_bars
 from .settings import run_settings
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ def make_embedder(name: str, *, threads: int | None = None) -> Embedder:
     from ..retrieval.embeddings import EmbedderOptions, get_embedder
 
     try:
-        return get_embedder(name, EmbedderOptions(threads=threads, model_cache=model_cache()))
+        made = get_embedder(name, EmbedderOptions(threads=threads, model_cache=model_cache()))
     except ConfigurationError as error:
         raise click.BadParameter(str(error), param_hint="--embedder") from None
+    if name == "minilm":  # torch's: transformers loads it (lazily), with a bar unless told
+        hide_weight_loading_bars()
+    return made

@@ -27,6 +27,7 @@ _webshop_option = click.option(
     default=None,
     help="WebShop goal_query_map JSON (default: the WebShop instructions cartagent ships).",
 )
+_existing_file = click.Path(exists=True, dir_okay=False, path_type=Path)
 _limit_option = click.option(
     "--limit", type=int, default=None, help="Only the first N WebShop instructions."
 )
@@ -121,13 +122,21 @@ def _understanding_sections(
 
 @evaluate.command("understanding")
 @model_option
-@click.option("--set", "set_path", default=None, help="Labelled JSONL (default: the packaged set).")
+@click.option(
+    "--set",
+    "set_path",
+    type=_existing_file,
+    default=None,
+    help="Labelled JSONL (default: the packaged set).",
+)
 @_webshop_option
 @_limit_option
-def understanding(model: str, set_path: str | None, webshop: str | None, limit: int | None) -> None:
+def understanding(
+    model: str, set_path: Path | None, webshop: str | None, limit: int | None
+) -> None:
     """Query understanding: the labelled set, and agreement with real shoppers' queries."""
     understand = understander_for(model)
-    _understanding_sections(understand, model, Path(set_path) if set_path else None, webshop, limit)
+    _understanding_sections(understand, model, set_path, webshop, limit)
 
 
 def _retrieval_table(reports: list[SystemReport]) -> str:
@@ -202,7 +211,7 @@ def _retrieval_json(reports: list[SystemReport]) -> dict[str, Any]:
 @click.option(
     "--set",
     "set_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_existing_file,
     default=None,
     help="Labelled retrieval JSONL for that catalog (default: the packaged tau-bench set).",
 )
@@ -350,7 +359,7 @@ def _play(model: str, conversations: list[Conversation], catalog: Catalog) -> li
 @click.option(
     "--set",
     "set_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=_existing_file,
     default=None,
     help="Conversations JSONL (default: the packaged discovery set).",
 )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from .. import __version__
+from ..errors import ConfigurationError
 from .bench import bench
 from .catalog import catalog
 from .chat import chat
@@ -17,7 +20,18 @@ from .serve import serve
 from .tune import tune
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Cli(click.Group):
+    """The command group: a setting a subcommand finds wrong (a database URL naming no
+    database, say) ends the run with its message, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConfigurationError as error:
+            raise click.ClickException(str(error)) from None
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="cartagent")
 def cli() -> None:
     """cartagent: a commerce agent with a typed PayPal toolkit and a local PayPal sandbox."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import ConfigurationError
+from .ports import ensure_free
 from .settings import option_or, run_settings
 
 if TYPE_CHECKING:
@@ -255,6 +256,8 @@ def mcp(
         )
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from None
+    if transport == "http":
+        ensure_free(host, port, hint="is another cartagent mcp running?")
 
     refused = refused_tools(toolkit, allow_money_moving)
     if refused:

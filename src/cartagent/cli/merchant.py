@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .assistant_setup import paypal_endpoint, paypal_options
+from .ports import ensure_free, sandbox_running
 from .settings import data_folder, option_or, run_settings
 
 if TYPE_CHECKING:
@@ -181,7 +182,9 @@ def merchant(
         raise click.BadParameter("must be at least 1", param_hint="--workers")
     if workers > 1 and (mcp_port or ucp_mcp_port):
         raise click.UsageError("the MCP bindings are served by a single process: drop --workers")
+    _ensure_ports_free(host, port, mcp_port, ucp_mcp_port)
     local = settings.sandbox
+    start_sandbox = paypal_url is None and not sandbox_running(local)
     if paypal_url is None:
         paypal_merchant_id = paypal_merchant_id or _sandbox_merchant(
             local, paypal_id, paypal_secret
@@ -253,10 +256,10 @@ def merchant(
             )
         )
     sandbox: subprocess.Popen[bytes] | None = None
-    if paypal_url is None:
+    if start_sandbox:
         sandbox = _sandbox_process(local, paypal_id, paypal_secret)
         lines.append(f"PayPal sandbox on {url}")
-    else:
+    elif paypal_url is not None:
         lines.append(f"payments through PayPal at {url}")
     try:
         if sandbox is not None:
@@ -281,6 +284,16 @@ def merchant(
 
 
 _SETUP_ENV = "CARTAGENT_MERCHANT_WORKER_SETUP"
+
+
+def _ensure_ports_free(
+    host: str, port: int, mcp_port: int | None, ucp_mcp_port: int | None
+) -> None:
+    hint = "is another cartagent merchant running?"
+    ensure_free(host, port, hint=hint)
+    for option, chosen in (("--mcp-port", mcp_port), ("--ucp-mcp-port", ucp_mcp_port)):
+        if chosen:
+            ensure_free(host, chosen, hint=hint, choose=option)
 
 
 def _mcp_url(host: str, port: int) -> str:

@@ -9,6 +9,7 @@ import time
 
 import click
 
+from .ports import ensure_free
 from .settings import data_folder, option_or, run_settings
 
 # sandbox.engine.DB_CALLS, not imported: that would load SQLAlchemy for every command.
@@ -108,10 +109,13 @@ def sandbox(
     from ..sandbox.seed import SeedDataNotFound
     from ..sandbox.server import serve
 
+    host = option_or(host, local.host)
+    port = option_or(port, local.port)
+    ensure_free(host, port, hint="is another cartagent sandbox running?")
     try:
         serve(
-            host=option_or(host, local.host),
-            port=option_or(port, local.port),
+            host=host,
+            port=port,
             db_url=db_url,
             client_id=client_id,
             client_secret=client_secret,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .assistant_setup import AssistantOptions, assistant_options, build_assistant, paypal_client
+from .ports import ensure_free, sandbox_running
 from .settings import data_folder, option_or, run_settings
 
 if TYPE_CHECKING:
@@ -108,13 +109,14 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
     if data_dir.is_dir():
         data_folder()  # tighten a folder an older version left open; made only when needed
     keys, keys_file, demo = _api_keys(option_or(keys_path, settings.api_keys_file), data_dir)
+    ensure_free(host, port, hint="is another cartagent serve running?")
     client = paypal_client(options)
     configs: list[uvicorn.Config] = []
     lines = [
         f"cartagent API on http://{host}:{port}/api  (docs: http://{host}:{port}/docs)",
         f"web app: shop on http://{host}:{port}/shop, merchant on http://{host}:{port}/merchant",
     ]
-    if options.paypal_url is None:
+    if options.paypal_url is None and not sandbox_running(settings.sandbox):
         local = settings.sandbox
         client_id = options.client_id or local.client_id
         secret = options.client_secret or local.client_secret

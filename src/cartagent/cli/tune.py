@@ -63,11 +63,7 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
     from ..errors import ConfigurationError
     from ..tuning import build_dataset, held_out_requests, training_catalog, write_dataset
 
-    path: Path | None = None
-    if catalog == "tau":
-        path = locate_catalog(None)
-    elif catalog != "none":
-        path = Path(catalog).expanduser()
+    path = None if catalog == "none" else locate_catalog(None if catalog == "tau" else catalog)
 
     def report(problem: RowProblem) -> None:
         click.echo(f"{path}:{problem.line}: skipped: {problem.message}", err=True)
@@ -128,6 +124,33 @@ def _overrides(pairs: tuple[str, ...]) -> dict[str, object]:
     return values
 
 
+def _training_config(config_file: Path | None, overrides: dict[str, object]) -> TrainingConfig:
+    """The --config file's settings with ``overrides``; a usage error naming the option at
+    fault."""
+    from ..errors import ConfigurationError
+    from ..tuning.training_config import load_training_config
+
+    try:
+        config = load_training_config(config_file)
+    except ConfigurationError as error:
+        raise click.BadParameter(str(error), param_hint="--config") from None
+    try:
+        return config.with_overrides(overrides)
+    except ConfigurationError as error:
+        raise click.BadParameter(str(error), param_hint="--set") from None
+
+
+def _split(data: Path, name: str) -> Split:
+    """``<data>/<name>.jsonl``; a usage error on --data when it is missing or unusable."""
+    from ..errors import ConfigurationError
+    from ..tuning.training_data import load_split
+
+    try:
+        return load_split(data / f"{name}.jsonl")
+    except ConfigurationError as error:
+        raise click.BadParameter(str(error), param_hint="--data") from None
+
+
 config_option = click.option(
     "--config",
     "config_file",
@@ -172,14 +195,11 @@ def train(
     from ..errors import ConfigurationError
     from ..tuning.dpo import train_dpo
     from ..tuning.sft import train_sft
-    from ..tuning.training_config import load_training_config
-    from ..tuning.training_data import load_split
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    config = _training_config(config_file, _overrides(sets))
+    train_split, dev_split = _split(data, "train"), _split(data, "dev")
     try:
-        config = load_training_config(config_file).with_overrides(_overrides(sets))
-        train_split = load_split(data / "train.jsonl")
-        dev_split = load_split(data / "dev.jsonl")
         for problem in (*train_split.skipped, *dev_split.skipped):
             click.echo(problem, err=True)
         train_split, dev_split = _asked(config, train_split, dev_split)
@@ -419,10 +439,9 @@ def sweep(
     from ..tuning.dev_eval import Backend, DevEvaluator, cases_from, default_backend, scores
     from ..tuning.sweep import SweepSpace, TrialResult, run_sweep
     from ..tuning.sweep_report import write_report
-    from ..tuning.training_config import load_training_config
-    from ..tuning.training_data import load_split
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    config = _training_config(config_file, {"sft.max_steps": steps, **_overrides(sets)})
 
     def report(trial: TrialResult) -> None:
         shown = ", ".join(f"{k} {v:.3f}" for k, v in trial.metrics.items())
@@ -435,11 +454,7 @@ def sweep(
             _words(schedules),
             [int(r) for r in _floats(ranks)],
         )
-        overrides: dict[str, object] = {"sft.max_steps": steps, **_overrides(sets)}
-        config = load_training_config(config_file).with_overrides(overrides)
-        train_split, dev_split = _asked(
-            config, load_split(data / "train.jsonl"), load_split(data / "dev.jsonl")
-        )
+        train_split, dev_split = _asked(config, _split(data, "train"), _split(data, "dev"))
         # Dev loss on a slice: on a CPU, scoring all of dev would cost as much as training.
         loss_split = replace(dev_split, examples=dev_split.examples[:DEV_LOSS_ROWS])
         evaluate = None

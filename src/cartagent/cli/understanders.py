@@ -15,11 +15,29 @@ from .settings import run_settings
 if TYPE_CHECKING:
     from ..retrieval.search import Understander
 
-__all__ = ["model_factory", "model_option", "understander_for"]
+__all__ = ["model_factory", "model_option", "understander_for", "untuned_warning"]
+
+UNTUNED = frozenset({"smollm2", "gemma3-270m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"})
+"""The general base models, asked with a few-shot prompt: nothing tuned them for this task."""
+
+
+def untuned_warning(name: str) -> str | None:
+    """The line to warn a shopper who picked ``--model name`` with, if it is untuned."""
+    if name not in UNTUNED:
+        return None
+    return (
+        f"warning: --model {name} is a general small model, not tuned for understanding "
+        "shopping requests, and slow on CPU (seconds per request); --model rules (the default) "
+        "or --model tuned is recommended"
+    )
 
 
 def understander_for(name: str) -> Understander:
-    """The ``--model`` named ``name``, built; a setting it lacks is a usage error."""
+    """The ``--model`` named ``name``, built; a setting it lacks is a usage error. An untuned
+    model is built with a warning on stderr (:func:`untuned_warning`)."""
+    warning = untuned_warning(name)
+    if warning is not None:
+        click.echo(warning, err=True)
     try:
         return get_understander(name, run_settings())
     except ConfigurationError as error:

@@ -55,9 +55,18 @@ DECLINES = frozenset(
         "TOKEN_EXPIRED",
         "PAYMENT_SOURCE_CANNOT_BE_USED",
         "PAYMENT_SOURCE_DECLINED_BY_PROCESSOR",
+        "PAYMENT_SOURCE_INFO_CANNOT_BE_VERIFIED",
+        "PAYER_ACCOUNT_LOCKED_OR_CLOSED",
+        "PAYER_ACCOUNT_RESTRICTED",
+        "BILLING_AGREEMENT_ID_MISMATCH",
+        "DECLINED_DUE_TO_RELATED_TXN",
         "REFERENCED_CARD_EXPIRED",
     }
 )
+# Where PayPal's ``details[].field`` points at what the agent handed over: whatever the issue
+# (real PayPal answers a token it cannot use with e.g. 400 INVALID_PARAMETER_VALUE there), the
+# instrument is refused, not the merchant's order body.
+INSTRUMENT_FIELD = "/payment_source"
 TITLE_MAX = 127
 _TOKEN = re.compile(r"[0-9A-Za-z_-]{1,255}", re.ASCII)  # Orders v2's payment_source.token.id
 
@@ -205,14 +214,24 @@ class PayPalPayments:
 
 @contextmanager
 def _refusals() -> Iterator[None]:
-    """PayPal's refusals as :class:`PaymentNotApproved` or :class:`PaymentDeclined`; any other
-    client error propagates (a bug in the request, not the buyer's doing)."""
+    """PayPal's refusals as :class:`PaymentNotApproved` or :class:`PaymentDeclined` (a decline
+    issue, or any issue about the payment source); any other client error propagates (a bug in
+    the request, not the buyer's doing)."""
     try:
         yield
     except PayPalClientError as error:
         if "ORDER_NOT_APPROVED" in error.issues:
             raise PaymentNotApproved("ORDER_NOT_APPROVED") from error
-        declined = next((issue for issue in error.issues if issue in DECLINES), None)
+        declined = _decline(error)
         if declined is None:
             raise
         raise PaymentDeclined(declined) from error
+
+
+def _decline(error: PayPalClientError) -> str | None:
+    """The issue that makes ``error`` a decline, if it is one."""
+    declined = next((issue for issue in error.issues if issue in DECLINES), None)
+    if declined is not None:
+        return declined
+    about_instrument = (d for d in error.details if (d.field or "").startswith(INSTRUMENT_FIELD))
+    return next((d.issue or "INSTRUMENT_DECLINED" for d in about_instrument), None)

@@ -9,7 +9,11 @@ minimum rating is kept only when (a) the rule parser reads the same value from t
 earlier turns (it knows typos, translations and synonyms: "lether", "rojos", "x-large"), or
 (b) the words say it: every word of the value appears in the text (case, accents, plurals and a
 trailing "'s" ignored; numbers compared by value; a quantity's unit may be worded differently:
-"32 oz" ~ "32 ounces"). Category and free text may paraphrase and are not checked.
+"32 oz" ~ "32 ounces"). A category is kept when the rule parser reads it too, or when the words
+say its name or one of its known forms ("tee" for "t-shirt"), one typo allowed per word (see
+:func:`same_word`); else the rule parser's category, if any, takes its place: a small model
+names categories the request never mentions ("jacket" for "a blue t-shirt"), and a category is
+a filter. Free text may paraphrase and is not checked.
 
 When the request or an earlier turn *looks like an injection attempt* ("ignore previous
 instructions", "system:", "you are now", JSON braces or markup, field names such as
@@ -33,8 +37,9 @@ from typing import Any
 
 from .query import SearchQuery
 from .rules import canonical_quantity, parse
+from .vocabulary import CATEGORIES
 
-__all__ = ["ground", "looks_injected", "token_number", "word_tokens"]
+__all__ = ["ground", "looks_injected", "same_word", "token_number", "word_tokens"]
 
 _INJECTION_RE = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.;!?\n]{0,60}?"
@@ -47,6 +52,8 @@ _INJECTION_RE = re.compile(
 )
 _TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*k?|[^\W\d_]+")
 _JOINED_TOKENS = 4  # longest run of words compared without their separators
+_FUZZY_MIN = 3  # shorter words must match exactly
+_FUZZY_TWO = 8  # words this long may be two typos away
 
 
 def looks_injected(text: str) -> bool:
@@ -94,6 +101,50 @@ def word_tokens(text: str) -> list[str]:
 def token_number(token: str) -> Decimal | None:
     """The value of a number token of :func:`word_tokens` ("1,200", "2.5", "5k"), else None."""
     return _numeric(token) if token[:1].isdigit() else None
+
+
+def _typos(a: str, b: str, limit: int) -> int:
+    """Optimal-string-alignment distance of ``a`` and ``b`` (a swap is one typo), capped."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            best = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                best = min(best, before[j - 2] + 1)
+            current.append(best)
+        before, previous = previous, current
+    return previous[-1]
+
+
+def same_word(wanted: str, said: str) -> bool:
+    """True when the :func:`word_tokens` word ``said`` is ``wanted``: the same word or number,
+    or a typo of it (one; two in words of 8 letters or more; never in the first letter)."""
+    if wanted == said:
+        return True
+    number = token_number(wanted)
+    if number is not None:
+        return number == token_number(said)
+    # Typos seldom hit a word's first letter; requiring it keeps "mat" from meaning "hat".
+    if min(len(wanted), len(said)) < _FUZZY_MIN or wanted[0] != said[0]:
+        return False
+    limit = 2 if max(len(wanted), len(said)) >= _FUZZY_TWO else 1
+    return _typos(wanted, said, limit) <= limit
+
+
+# Every known category by the words of each of its forms, and those forms.
+_CATEGORY_NAMED = {
+    tuple(word_tokens(form)): canonical for canonical, forms in CATEGORIES.items() for form in forms
+}
+_CATEGORY_FORMS = {
+    canonical: tuple(tuple(word_tokens(form)) for form in (canonical, *forms))
+    for canonical, forms in CATEGORIES.items()
+}
+# A request word that names a category is spelt right: "shirt" is no typo of "shorts".
+_CATEGORY_WORDS = frozenset(w for forms in _CATEGORY_FORMS.values() for f in forms for w in f)
 
 
 @dataclass(frozen=True)
@@ -165,6 +216,35 @@ def _supported(value: str, ev: _Evidence) -> bool:
     return len(tokens) > 1 and "".join(tokens) in ev.joined  # "t-shirt" ~ "tshirt", "t shirt"
 
 
+def _category_supported(category: str, ev: _Evidence) -> bool:
+    named = tuple(word_tokens(category))
+    if not named:
+        return False
+    canonical = _CATEGORY_NAMED.get(named)
+    parsed = ev.parsed.category
+    if parsed is not None and word_tokens(parsed) in (list(named), word_tokens(canonical or "")):
+        return True
+    if ev.suspicious:
+        return False
+    forms = _CATEGORY_FORMS[canonical] if canonical is not None else (named,)
+    return any(_form_said(form, ev) for form in forms)
+
+
+def _form_said(form: tuple[str, ...], ev: _Evidence) -> bool:
+    """Every word of ``form`` is one of the request's (give or take a typo), or they are its
+    words written together ("tshirt")."""
+    if len(form) > 1 and "".join(form) in ev.joined:
+        return True
+    return all(
+        token_number(w) in ev.numbers
+        if w[0].isdigit()
+        else any(
+            w == said or (said not in _CATEGORY_WORDS and same_word(w, said)) for said in ev.words
+        )
+        for w in form
+    )
+
+
 def _number_supported(
     value: Decimal | float, stated: Sequence[Decimal | float | None], ev: _Evidence
 ) -> bool:
@@ -187,6 +267,13 @@ def ground(
     why = (
         "not read so by the rule parser (injection cues)" if ev.suspicious else "not in the request"
     )
+    if query.category is not None and not _category_supported(query.category, ev):
+        rules = ev.parsed.category
+        if rules is None:
+            removed.append(f"removed category {query.category!r}: {why}")
+        else:
+            removed.append(f"replaced category {query.category!r} by the rule parser's {rules!r}")
+        update["category"] = rules
     if query.brand is not None and not _supported(query.brand, ev):
         removed.append(f"removed brand {query.brand!r}: {why}")
         update["brand"] = None

@@ -25,43 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .grounding import token_number, word_tokens
+from .grounding import same_word, word_tokens
 from .query import Exclusion, PriceRange, SearchQuery
 
 __all__ = ["fill_gaps", "patch"]
-
-_FUZZY_MIN = 3  # shorter words must match exactly
-_FUZZY_TWO = 8  # words this long may be two typos away
-
-
-def _typos(a: str, b: str, limit: int) -> int:
-    """Optimal-string-alignment distance of ``a`` and ``b`` (a swap is one typo), capped."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    before: list[int] = []
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        current = [i]
-        for j, cb in enumerate(b, start=1):
-            best = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                best = min(best, before[j - 2] + 1)
-            current.append(best)
-        before, previous = previous, current
-    return previous[-1]
-
-
-def _same(wanted: str, leftover: str) -> bool:
-    if wanted == leftover:
-        return True
-    number = token_number(wanted)
-    if number is not None:
-        return number == token_number(leftover)
-    # Typos seldom hit a word's first letter; requiring it keeps "mat" from meaning "hat".
-    if min(len(wanted), len(leftover)) < _FUZZY_MIN or wanted[0] != leftover[0]:
-        return False
-    limit = 2 if max(len(wanted), len(leftover)) >= _FUZZY_TWO else 1
-    return _typos(wanted, leftover, limit) <= limit
 
 
 class _Leftover:
@@ -83,7 +50,7 @@ class _Leftover:
                 (
                     k
                     for k, (_, have) in enumerate(self.tokens)
-                    if k not in self.used and k not in chosen and _same(token, have)
+                    if k not in self.used and k not in chosen and same_word(token, have)
                 ),
                 None,
             )

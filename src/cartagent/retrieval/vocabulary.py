@@ -431,6 +431,7 @@ PRICE_MAX_CUES: Final[tuple[str, ...]] = (
     "under", "below", "less than", "cheaper than", "lower than", "at most", "up to", "max",
     "maximum", "no more than", "not more than", "not over", "within", "below", "<", "<=",
     "≤", "menos de", "moins de", "unter", "sotto", "meno di", "budget of", "budget is", "budget",
+    "por menos de", "por debajo de", "pour moins de", "für unter", "fuer unter", "für höchstens",
 )  # fmt: skip
 
 PRICE_MIN_CUES: Final[tuple[str, ...]] = (

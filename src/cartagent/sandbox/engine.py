@@ -16,6 +16,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DisconnectionError, OperationalError
 
+from ..errors import explain_connect_failures
+
 __all__ = [
     "DB_CALLS",
     "DEFAULT_POOL_SIZE",
@@ -79,7 +81,7 @@ def create_engine(url: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> Engine:
     )
     event.listen(engine, "connect", _no_jit)
     event.listen(engine, "checkout", _check_idle_connection)
-    return engine
+    return explain_connect_failures(engine)
 
 
 def _no_jit(dbapi_connection: Any, _record: Any) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..llm.packaged import PACKAGED_MODELS, packaged_model_path
+from ..weight_loading import hide_weight_loading_bars
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -115,6 +116,7 @@ def load_base_model(base: str, *, cache_dir: Path | None = BASE_CACHE) -> BaseMo
 
     where, gguf, cached = _source(base, cache_dir)
     options: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
+    hide_weight_loading_bars()
     try:
         tokenizer = AutoTokenizer.from_pretrained(where, **options)
         model = AutoModelForCausalLM.from_pretrained(where, dtype="float32", **options)

@@ -1,10 +1,12 @@
 """The assistant's HTTP API: ``create_api(assistant, keys)`` is a FastAPI app serving ``/api``.
 
-Every route but ``/api/health`` needs ``Authorization: Bearer <key>``; the key's principal owns
-the sessions it creates, and nobody else's session exists for it (404, as for an unknown id).
+Every route but ``/api`` and ``/api/health`` needs ``Authorization: Bearer <key>``; the key's
+principal owns the sessions it creates, and nobody else's session exists for it (404, as for an
+unknown id).
 Turns on one session run one at a time in this process; different sessions run concurrently.
 ``POST /api/sessions/{id}/messages/stream`` answers with Server-Sent Events (see
-:mod:`cartagent.web.sse`). OpenAPI docs are at ``/docs``. Besides API keys, guest tokens
+:mod:`cartagent.web.sse`). ``GET /api`` says where things are; OpenAPI docs are at ``/docs``
+(:mod:`cartagent.web.docs`). Besides API keys, guest tokens
 (:mod:`cartagent.web.guest`) authenticate shoppers; the web app's pages and their JSON
 (:mod:`cartagent.web.pages`, :mod:`cartagent.web.panels`) are served at ``/``.
 """
@@ -27,12 +29,14 @@ from ..assistant import Assistant, ConversationConflict, Reply, UnknownSession
 from ..body_limit import header
 from ..errors import ModelError, PayPalError
 from .auth import ApiKeys, Principal, Role
+from .docs import docs_router
 from .failures import NOT_FOUND, failure
 from .guest import GuestTokens
 from .middleware import AccessLog, BodyLimit
 from .pages import pages_router
 from .panels import panels_router
 from .schemas import (
+    ApiIndex,
     FieldProblem,
     Health,
     History,
@@ -126,6 +130,11 @@ def create_api(
 
     api = APIRouter(prefix="/api")
 
+    @api.get("", response_model=ApiIndex, tags=["health"])
+    async def index() -> ApiIndex:
+        """What this server is and where its parts are; needs no key."""
+        return ApiIndex()
+
     @api.get("/health", response_model=Health, tags=["health"])
     async def health() -> Health:
         """Answers while the server runs; needs no key."""
@@ -204,8 +213,12 @@ def create_api(
         version=__version__,
         summary="The shopping assistant's HTTP API.",
         description="Authenticate with `Authorization: Bearer <key>` (the Authorize button).",
+        # FastAPI's own /docs and /redoc load their scripts from a CDN: see cartagent.web.docs.
+        docs_url=None,
+        redoc_url=None,
     )
     app.include_router(api)
+    app.include_router(docs_router(app.title, app.openapi_url or "/openapi.json"))
     # The web app: its JSON routes, then its pages at "/", after the API so that /api/* wins.
     app.include_router(panels_router(assistant, caller, guest_tokens))
     app.include_router(pages_router())

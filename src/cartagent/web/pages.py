@@ -14,7 +14,7 @@ from pathlib import Path
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import RedirectResponse, Response
 
-__all__ = ["CONTENT_SECURITY_POLICY", "STATIC", "pages_router"]
+__all__ = ["CONTENT_SECURITY_POLICY", "HEADERS", "HTML", "STATIC", "pages_router"]
 
 STATIC = Path(__file__).with_name("static")
 
@@ -23,7 +23,7 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
-_HEADERS = {
+HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
@@ -39,7 +39,7 @@ _ASSETS = {
     "merchant.js": "text/javascript; charset=utf-8",
     "login.js": "text/javascript; charset=utf-8",
 }
-_HTML = "text/html; charset=utf-8"
+HTML = "text/html; charset=utf-8"
 
 
 def pages_router(static: Path = STATIC) -> APIRouter:
@@ -49,7 +49,7 @@ def pages_router(static: Path = STATIC) -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
     def page(name: str) -> Response:
-        return Response(files[_PAGES[name]], media_type=_HTML, headers=_HEADERS)
+        return Response(files[_PAGES[name]], media_type=HTML, headers=HEADERS)
 
     @router.get("/")
     async def home() -> RedirectResponse:
@@ -71,6 +71,6 @@ def pages_router(static: Path = STATIC) -> APIRouter:
     async def asset(name: str) -> Response:
         if name not in _ASSETS:
             raise HTTPException(404, "no such file")
-        return Response(files[name], media_type=_ASSETS[name], headers=_HEADERS)
+        return Response(files[name], media_type=_ASSETS[name], headers=HEADERS)
 
     return router

@@ -14,6 +14,7 @@ from .. import __version__
 from ..assistant import Domain, ProductCard, Reply, StoredMessage
 
 __all__ = [
+    "ApiIndex",
     "Card",
     "FieldProblem",
     "Health",
@@ -167,3 +168,20 @@ class ValidationProblem(Problem):
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str = __version__
+
+
+class ApiIndex(BaseModel):
+    """``GET /api``: this server and where its parts are (paths on this origin)."""
+
+    name: Literal["cartagent"] = "cartagent"
+    version: str = __version__
+    links: dict[str, str] = Field(
+        default_factory=lambda: {
+            "docs": "/docs",
+            "openapi": "/openapi.json",
+            "health": "/api/health",
+            "sessions": "/api/sessions",
+            "shop": "/shop",
+            "merchant": "/merchant",
+        }
+    )

@@ -34,7 +34,8 @@ _PARAMS: dict[str, str] = {
     "items": "line_items",
     "address": "fulfillment_details.address",
     "shipping_option": "selected_fulfillment_options",
-    "payment": "payment_data",
+    # The merchant's "the payment failed" (a decline): ACP's only instrument is this token.
+    "payment": "payment_data.instrument.credential.token",
 }
 _STATUS = {
     "in_progress": "complete_in_progress",

@@ -24,6 +24,7 @@ __all__ = [
     "INSTRUMENT_TYPE",
     "handlers",
     "payment_token",
+    "token_path",
 ]
 
 HANDLER_NAME = "com.paypal.checkout"
@@ -78,7 +79,7 @@ def payment_token(body: dict[str, Any], handler_ids: frozenset[str]) -> str:
             code="invalid",
             param=("payment", "instruments"),
         )
-    index = chosen[0] if chosen else 0
+    index = _selected(instruments)
     instrument = instruments[index]
     path = ("payment", "instruments", index)
     if instrument["handler_id"] not in handler_ids:
@@ -114,3 +115,14 @@ def payment_token(body: dict[str, Any], handler_ids: frozenset[str]) -> str:
             param=(*path, "credential", "token"),
         )
     return token
+
+
+def token_path(body: dict[str, Any]) -> tuple[str | int, ...]:
+    """Where the token of the instrument :func:`payment_token` took is in ``body``: the field a
+    decline of that token is about."""
+    index = _selected(body["payment"]["instruments"])
+    return ("payment", "instruments", index, "credential", "token")
+
+
+def _selected(instruments: list[dict[str, Any]]) -> int:
+    return next((i for i, instrument in enumerate(instruments) if instrument.get("selected")), 0)

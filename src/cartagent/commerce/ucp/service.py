@@ -563,6 +563,13 @@ class UcpService:
                 ctx.agent.name, current.id, token, buyer, protocol=PROTOCOL
             )
         except CheckoutError as error:
+            if error.param == ("payment",):  # the merchant's decline: of the token it was given
+                error = CheckoutError(
+                    error.message,
+                    code=error.code,
+                    param=payment.token_path(ctx.body),
+                    status=error.status,
+                )
             return self._rejected(ctx, error)
         return 200, self._checkout(ctx, checkout)
 
