@@ -156,6 +156,18 @@ async def test_a_declined_turn_that_names_what_to_show_refines_the_shown_results
     assert fresh.domain is Domain.OUT_OF_SCOPE
 
 
+@pytest.mark.parametrize(
+    "text", ["this bot is useless. a t-shirt. is that so hard", "tshirts pls", "camisetas azules"]
+)
+async def test_a_declined_turn_that_names_a_kind_the_store_has_is_a_search(
+    memory_store: ConversationStore, shop_searcher: Searcher, text: str
+) -> None:
+    assistant = Assistant(_Always(Domain.OUT_OF_SCOPE), memory_store, searcher=shop_searcher)
+    reply = await assistant.turn(assistant.open_session(), text)
+    assert reply.domain is Domain.DISCOVERY and reply.cards, text
+    assert all(card.id == "tee" for card in reply.cards if not card.breaks)
+
+
 async def test_a_superlative_about_the_list_is_answered_from_it_not_searched(
     memory_store: ConversationStore, shop_searcher: Searcher
 ) -> None:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from cartagent.assistant.product_talk import names_constraints, said_constraints
+from cartagent.assistant.product_talk import names_a_kind, names_constraints, said_constraints
 from cartagent.errors import ModelError
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
@@ -75,3 +75,26 @@ def test_an_understander_whose_model_fails_reads_nothing() -> None:
         raise ModelError("the model did not answer")
 
     assert not names_constraints("in red", Searcher(LexicalIndex.build(SHOP), failing))
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Hallo, ich suche einen Wasserkocher mit 1,5 Liter", True),  # German for kettle
+        ("labtop with i9 procesor", True),  # one letter off a kind's long word
+        ("sunglases polarised, brwn frame", True),
+        ("ok fair point. a corded upright then, bagless", False),  # a value, but no kind
+        ("what's the weather", False),
+    ],
+)
+def test_a_kind_is_named_only_in_the_shoppers_own_words(
+    tau_grounded_searcher: Searcher, text: str, names: bool
+) -> None:
+    assert names_a_kind(text, tau_grounded_searcher) is names
+
+
+def test_a_kind_an_understander_cannot_read_is_no_kind() -> None:
+    def failing(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        raise ModelError("the model did not answer")
+
+    assert not names_a_kind("t-shirt", Searcher(LexicalIndex.build(SHOP), failing))

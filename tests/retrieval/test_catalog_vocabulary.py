@@ -321,3 +321,54 @@ def test_the_adjective_of_a_quality_is_a_requirement_nothing_checked() -> None:
     assert left.graded == ["thick"] and left.unplaced == ["thick"]
     named = vocabulary.leftover(SearchQuery(category="mat", text="any thickness"))
     assert named.graded == []
+
+
+def test_a_follow_up_refines_the_query_on_screen_and_keeps_what_its_turn_settled() -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    shown = grounded("a lantern with at least 400 lumens")
+    assert shown.options == {"brightness": ["600 lumens"]} and shown.price is None
+    earlier = ["a lantern with at least 400 lumens"]
+    # Read again from the earlier words, "at least 400" would be a price from 400.
+    refined = grounded.refine("solar ones, in stock", shown, context=earlier)
+    assert refined.category == shown.category
+    assert refined.options == {"brightness": ["600 lumens"], "power": ["solar"]}
+    assert refined.price is None and refined.available_only
+
+
+def test_a_follow_ups_own_words_replace_exclude_or_let_go_of_what_was_shown() -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    shown = SearchQuery(
+        category="tent",
+        options={"sleeps": ["4 people"], "pole material": ["fibreglass"]},
+        exclude=[Exclusion(field="pack size", value="2.5 liters")],
+    )
+    # Read among tents: a bare "2 people" is what a tent sleeps.
+    two = grounded.refine("2 people then", shown)
+    assert two.options == {"sleeps": ["2 people"], "pole material": ["fibreglass"]}
+    assert not grounded.refine("not fibreglass", shown).options.get("pole material")
+    back = grounded.refine("2.5 liters is fine after all", shown)
+    assert back.exclude == [] and back.options["pack size"] == ["2.5 liters"]
+    assert "pole material" not in grounded.refine("any pole material", shown).options
+
+
+def test_a_follow_up_for_another_kind_is_a_new_search_and_a_kind_answers_which_kind() -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    tents = SearchQuery(category="tent", options={"sleeps": ["4 people"]})
+    goggles = grounded.refine("ski goggles", tents)
+    assert goggles.category == "goggles" and goggles.options == {}
+    # After "which kind do you mean?" (no kind shown), naming the kind keeps the rest.
+    which = SearchQuery(options={"sleeps": ["4 people"]})
+    assert grounded.refine("the dome tent", which).options == {"sleeps": ["4 people"]}
+
+
+def test_a_searcher_refines_only_through_an_understander_that_can() -> None:
+    vocabulary = CatalogVocabulary(CATALOG)
+    shown = SearchQuery(category="tent", options={"sleeps": ["4 people"]})
+    index = LexicalIndex.build(CATALOG)
+    grounded = Searcher(index, GroundedUnderstander(parse, vocabulary), vocabulary=vocabulary)
+    assert grounded.understand_turn("aluminium", shown=shown).options == {
+        "sleeps": ["4 people"],
+        "pole material": ["aluminium"],
+    }
+    plain = Searcher(index, parse)
+    assert plain.understand_turn("aluminium", shown=shown) == parse("aluminium")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cartagent.retrieval import Exclusion, SearchQuery, rules
+from cartagent.retrieval import Exclusion, PriceRange, SearchQuery, rules
 from cartagent.retrieval.rules import MAX_REQUEST_CHARS, canonical_quantity, parse
 
 
@@ -367,7 +367,17 @@ def test_ratings(request_: str, rating: float) -> None:
     assert query.price is None
 
 
-@pytest.mark.parametrize("request_", ["speaker in stock", "speaker available now", "in-stock"])
+@pytest.mark.parametrize(
+    "request_",
+    [
+        "speaker in stock",
+        "speaker available now",
+        "in-stock",
+        "ones you actually have on the shelf",
+        "anything you can send today?",
+        "mochilas disponibles",
+    ],
+)
 def test_availability(request_: str) -> None:
     assert parse(request_).available_only is True
 
@@ -711,6 +721,9 @@ def test_blu_ray_is_a_disc_not_the_colour_blue() -> None:
         ("Tablet mit 10 Zoll, aber nicht in Gold", "gold"),
         ("que no sea rojo", "red"),
         ("une polaire, pas en noir", "black"),
+        ("un sac à dos, n'importe quelle couleur sauf le noir", "black"),
+        ("alles außer schwarz", "black"),
+        ("cualquiera excepto el rojo", "red"),
     ],
 )
 def test_a_negation_in_spanish_german_or_french_excludes_the_colour(text: str, colour: str) -> None:
@@ -720,3 +733,38 @@ def test_a_negation_in_spanish_german_or_french_excludes_the_colour(text: str, c
 
 def test_sea_is_a_word_of_the_request_where_no_negation_comes_before_it() -> None:
     assert parse("kosher sea salt").text == "kosher sea salt"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Hallo, ich suche einen Wasserkocher", "electric kettle"),
+        ("salut, je voudrais une cafetière à piston", "coffee maker"),
+        ("unas mancuernas ajustables", "dumbbell set"),
+        ("une polaire taille XS", "fleece jacket"),
+    ],
+)
+def test_kinds_are_read_in_spanish_german_and_french(text: str, kind: str) -> None:
+    assert parse(text).category == kind
+
+
+def test_in_french_the_kind_is_the_noun_before_avec_not_the_last_one() -> None:
+    glasses = parse("des lunettes de soleil polarisées avec une monture en métal")
+    assert glasses.category == "sunglasses"
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("Wasserkocher mit 1,5 Liter", "capacity", "1.5 l"),
+        ("Hanteln, 2,5 kg", "weight", "2.5 kg"),
+    ],
+)
+def test_a_decimal_comma_before_a_unit_is_a_decimal(text: str, key: str, value: str) -> None:
+    assert parse(text).options[key] == [value]
+
+
+def test_a_comma_between_numbers_is_no_decimal_elsewhere() -> None:
+    assert parse("under 1,500 dollars").price == PriceRange(max=Decimal(1500))
+    assert parse("sizes 8,9 or 10").options["size"] == ["8", "9", "10"]
+    assert parse("red, 2,3 pack").options["pack"] != ["2.3 pack"]

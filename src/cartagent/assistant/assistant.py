@@ -27,7 +27,7 @@ from .domains import Domain
 from .exchange import EXCHANGE
 from .language import DEFAULT, detect, messages
 from .option_pick import find_option_pick
-from .product_talk import names_constraints
+from .product_talk import names_a_kind, names_constraints
 from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
@@ -122,16 +122,20 @@ class Assistant:
         else:
             context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
             domain = (await self.router.route(text, context)).domain
-            if domain is Domain.OUT_OF_SCOPE and await self._refines_results(text, conversation):
+            if domain is Domain.OUT_OF_SCOPE and await self._asks_for_products(text, conversation):
                 domain = Domain.DISCOVERY
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
 
-    async def _refines_results(self, text: str, conversation: Conversation) -> bool:
-        """Whether a turn the router declined says something about products while results
-        are shown ("nothing too hard tho, she's no expert"): a follow-up to them."""
-        if not conversation.results or self.searcher is None:
+    async def _asks_for_products(self, text: str, conversation: Conversation) -> bool:
+        """Whether a turn the router declined names a kind of product the store has ("labtop
+        with i9 procesor", "ich suche einen Wasserkocher"), or says something about products
+        while results are shown ("nothing too hard tho, she's no expert"): a search, or a
+        follow-up to it."""
+        if self.searcher is None:
             return False
-        return await asyncio.to_thread(names_constraints, text, self.searcher)
+        if conversation.results:
+            return await asyncio.to_thread(names_constraints, text, self.searcher)
+        return await asyncio.to_thread(names_a_kind, text, self.searcher)
 
     def _unavailable(self, error: Exception) -> str:
         if isinstance(error, TimeoutError):

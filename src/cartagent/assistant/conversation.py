@@ -14,6 +14,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from ..retrieval.query import SearchQuery
 from .cards import ProductCard
 from .domains import Domain
 
@@ -176,6 +179,18 @@ class Conversation:
             if m.role == "assistant" and isinstance(m.payload.get("search"), Mapping)
         ]
         return found[-MAX_SEARCH_CONTEXT:]
+
+    def shown_query(self) -> SearchQuery | None:
+        """The query of the latest search, as it ran: what a follow-up refines. ``None`` when
+        there was none (or it was stored by a version whose queries read otherwise)."""
+        for message in reversed(self.messages):
+            search = message.payload.get("search") if message.role == "assistant" else None
+            if isinstance(search, Mapping):
+                try:
+                    return SearchQuery.model_validate(search.get("query", {}))
+                except ValidationError:
+                    return None
+        return None
 
     def add_to_cart(self, card: ProductCard, quantity: int = 1) -> CartLine:
         """Add ``quantity`` of the card's variant (to its line if the cart has one)."""

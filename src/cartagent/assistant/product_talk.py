@@ -19,8 +19,11 @@ from collections.abc import Iterable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING
 
+from rapidfuzz.distance import OSA
+
 from ..errors import ModelError
 from ..retrieval.filters import shared_words
+from ..retrieval.query import SearchQuery
 from ..retrieval.vocabulary import (
     ATTRIBUTE_WORDS,
     BRANDS,
@@ -33,10 +36,11 @@ from ..retrieval.vocabulary import (
 )
 
 if TYPE_CHECKING:
-    from ..retrieval.query import SearchQuery
     from ..retrieval.search import Searcher
 
-__all__ = ["names_constraints", "said_constraints"]
+__all__ = ["names_a_kind", "names_constraints", "said_constraints"]
+
+_TYPED_KIND = 6  # the shortest word of a kind whose one-letter typo still names it
 
 _WORD = re.compile(r"[^\W_]+(?:['-][^\W_]+)*")
 _LONGEST_FORM = 3  # words in the longest word-list form worth looking for ("bleu marine")
@@ -95,6 +99,26 @@ def said_constraints(text: str, query: SearchQuery) -> bool:
         return True
     said = _said_stems(text)
     return any(shared_words()(value) & said for value in _values(query))
+
+
+def names_a_kind(text: str, searcher: Searcher) -> bool:
+    """Whether ``text``, read alone, asks for a kind of product the catalog has, named in its
+    own words ("labtop with i9 procesor", "ich suche einen Wasserkocher"): a search however
+    chatty, rude or foreign the rest of it is. An understander whose model fails reads
+    nothing."""
+    try:
+        query = searcher.understand(text)
+    except ModelError:
+        return False
+    if query.category is None:
+        return False
+    if said_constraints(text, SearchQuery(category=query.category)):
+        return True
+    # A kind typed one letter off ("labtop", "sunglases"): long words only, first letter kept,
+    # so that everyday words ("match", "catch") never turn into one ("watch").
+    kind = [w for w in _WORD.findall(query.category.casefold()) if len(w) >= _TYPED_KIND]
+    typed = [w for w in _WORD.findall(text.casefold()) if len(w) >= _TYPED_KIND]
+    return any(a[0] == b[0] and OSA.distance(a, b) == 1 for a in typed for b in kind)
 
 
 def names_constraints(text: str, searcher: Searcher) -> bool:

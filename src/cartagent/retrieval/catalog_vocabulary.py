@@ -136,7 +136,40 @@ _FILLER = frozenset(
         "other",
         "another",
         "else",
+        # chat around a request: apologies, hesitation, courtesy
+        "sorry",
+        "oops",
+        "ugh",
+        "oh",
+        "typo",
+        "meant",
+        "mean",
+        "fine",
+        "cool",
+        "ty",
+        "tho",
+        "though",
+        "if",
     }
+)
+# Function and courtesy words of Spanish, German and French requests (none an English word):
+# they ask for nothing either.
+_FOREIGN_FUNCTION_WORDS = frozenset(
+    """
+    unos unas uno al del lo les los las el mi mis tu su sus nos yo tengo tienes tiene hay
+    quiero busco necesito buscando quisiera algo alguno alguna así cual cuál cuáles qué pero
+    porque muy más ya también sí solo sólo mejor bueno vale claro ahora hoy por favor gracias
+    einen einem einer eines ich du er sie es wir ihr mein meine meinen ist sind habe
+    haben gibt suche brauche möchte hätte gern gerne etwas welche welcher welches aber auch
+    noch nur schon sehr mehr dann doch bitte danke ja nein oder und zu vom zum zur am im auf
+    je tu il elle nous vous ils elles une mon ma mes ta tes est sont suis ai avons avez
+    cherche voudrais veux aimerais quelque chose quel quelle quels quelles mais aussi encore
+    seulement très bien alors donc oui non svp merci bonjour salut ça cette ces celle celles
+    hola hallo
+    que qui quoi esté sea ser estar está están existe existen dire voulais voulait pardon
+    dommage plutôt liebsten lieber darf sein halt mal denn eben kann könnt vielleicht peut
+    faut avoir être tengan tenga puede pueda podría
+    """.split()  # noqa: SIM905
 )
 _PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
 
@@ -378,10 +411,20 @@ class CatalogVocabulary:
         constrained = {
             stem for key in (*query.options, *query.attributes) for stem in self._words(key)
         }
+        placed_words = {
+            word
+            for values in (*query.options.values(), *query.attributes.values())
+            for value in values
+            for word in _RAW_WORD.findall(value.casefold())
+        }
         left = Leftover([], [], [], [])
         for raw in _RAW_WORD.findall(query.text.casefold()):
             if raw in STOPWORDS or raw in _FILLER or raw in _SPOKEN_UNITS or len(raw) < 2:
                 continue
+            if raw in _FOREIGN_FUNCTION_WORDS:
+                continue
+            if raw in placed_words:
+                continue  # a word of a value a constraint holds ("people" of "2 people")
             if any(c.isdigit() for c in raw):
                 placed = (v.casefold() for vs in query.options.values() for v in vs)
                 if not any(raw in value for value in placed):
@@ -661,12 +704,36 @@ class GroundedUnderstander:
         self.vocabulary = vocabulary
 
     def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        """``request`` as a query; with ``context`` (the earlier requests) a follow-up of them."""
+        return self._read(request, context, None)
+
+    def refine(
+        self, request: str, shown: SearchQuery, *, context: Sequence[str] = ()
+    ) -> SearchQuery:
+        """``request`` as a follow-up of ``shown``, the query whose results are on screen,
+        when it stays with that kind of product: every constraint of ``shown`` is kept unless
+        the request names the same option, excludes the value or lets go of it ("any
+        colour"). Earlier requests are not read again then: reading them again loses what
+        their own turn settled (a bound, a letter size, the kind chosen from a question). A
+        request for something else is read as :meth:`__call__` reads it."""
+        return self._read(request, context, shown)
+
+    def _read(self, request: str, context: Sequence[str], shown: SearchQuery | None) -> SearchQuery:
         merged = self.vocabulary.ground(self.inner(request, context=context))
         merged = self.vocabulary.bounded(merged, request)
-        if not context:
+        if not context and shown is None:
             return merged
         merged = self.vocabulary.dropping(merged, request)
-        latest = self.vocabulary.ground(self.inner(request))
+        alone = self.inner(request)
+        latest = self.vocabulary.bounded(self.vocabulary.ground(alone), request)
+        if shown is not None and self._continues(shown, latest):
+            if shown.category and not latest.category:
+                # Read among that kind's products: "750" is 750ml there, "medium" a frame size.
+                within = alone.model_copy(update={"category": shown.category})
+                latest = self.vocabulary.bounded(self.vocabulary.ground(within), request)
+            return self.vocabulary.dropping(_refined(shown, latest), request)
+        if not context:
+            return merged
         if not merged.category and not latest.category:
             previous = self.vocabulary.ground(self.inner(context[-1], context=context[:-1]))
             if previous.category and self.vocabulary.refines(latest, previous.category):
@@ -677,14 +744,50 @@ class GroundedUnderstander:
         # ("non-polarized ones" after "polarized sunglasses"), however the inner merged them.
         return merged.model_copy(update={"options": {**merged.options, **latest.options}})
 
+    def _continues(self, shown: SearchQuery, latest: SearchQuery) -> bool:
+        """Whether ``latest`` refines the search ``shown``: it names that kind (or a kind when
+        ``shown`` asked which kind was meant), or no kind and says only what that kind has."""
+        if shown.brand and latest.brand and latest.brand != shown.brand:
+            return False
+        if latest.category:
+            return shown.category in (None, latest.category)
+        if not shown.category:
+            return False
+        return self.vocabulary.refines(latest, shown.category)
+
 
 def _refined(previous: SearchQuery, latest: SearchQuery) -> SearchQuery:
-    """``previous`` narrowed by what ``latest`` says ("und unter 150?", "4k at least")."""
-    exclude = [*previous.exclude, *(e for e in latest.exclude if e not in previous.exclude)]
+    """``previous`` narrowed by what ``latest`` says ("und unter 150?", "4k at least"): its
+    values replace those of the same option, its exclusions take their value out of the
+    options, and a value it asks for again is no longer excluded."""
+    options = {**previous.options, **latest.options}
+    attributes = {**previous.attributes, **latest.attributes}
+    for exclusion in latest.exclude:
+        named = canonical_key(exclusion.field) if exclusion.field else None
+        for table in (options, attributes):
+            for key in [k for k in table if named in (None, canonical_key(k))]:
+                kept = [v for v in table[key] if v.casefold() != exclusion.value.casefold()]
+                if kept:
+                    table[key] = kept
+                else:
+                    del table[key]
+    wanted = {
+        value.casefold()
+        for table in (latest.options, latest.attributes)
+        for values in table.values()
+        for value in values
+    }
+    exclude = [e for e in previous.exclude if e.value.casefold() not in wanted]
+    exclude += [e for e in latest.exclude if e not in exclude]
+    said = [w for w in latest.text.split() if w.casefold() not in _FILLER]
+    text = " ".join(dict.fromkeys([*previous.text.split(), *said]))
     return previous.model_copy(
         update={
-            "attributes": {**previous.attributes, **latest.attributes},
-            "options": {**previous.options, **latest.options},
+            "text": text if latest.category in (None, previous.category) else " ".join(said),
+            "category": latest.category or previous.category,
+            "brand": latest.brand or previous.brand,
+            "attributes": attributes,
+            "options": options,
             "price": latest.price or previous.price,
             "exclude": exclude,
             "available_only": previous.available_only or latest.available_only,

@@ -193,7 +193,8 @@ _BRAND_CUE_RE = re.compile(
 _NEGATION_RE = re.compile(
     rf"(?<![\w'])(?:{_alternation(NEGATION_CUES)})(?![\w'])\s?"
     r"(?:(?:a|an|any|the|some|more|made of|made from|made by|from|by|in|with|of|colou?r:?"
-    r"|sea|sean|aus|en|de|du|in)\s)*"  # "que no sea rojo", "nicht aus Eisen", "pas en noir"
+    r"|sea|sean|aus|en|de|du|in|le|la|les|el|los|las|das|die|der|den)\s)*"
+    # "que no sea rojo", "nicht aus Eisen", "pas en noir", "sauf le noir"
 )
 _LIST_GLUE_RE = re.compile(r"\s?(?:,\s?(?:or\s|nor\s|and\s)?|\sor\s|\snor\s|\sand\s|/)\s?")
 _BARE_NUMBER_RE = re.compile(r"(?<![\w.$€£])(?P<v>\d{1,2}(?:\.5)?)(?![\w.%])")
@@ -203,10 +204,16 @@ _TOKEN_RE = re.compile(r"[\w][\w'&.+-]*")
 # "while", "so") names what it is used with, not what is wanted.
 _SEGMENT_BREAK_RE = re.compile(
     r"[,;.!?()]|\s(?:for|with|that|which|to go with|to match|under|over|in|without|but"
-    r"|from|while|when|so|i|i'd|i'm|you|we)\s"
+    r"|from|while|when|so|i|i'd|i'm|you|we"
+    r"|avec|pour|sans|para|con|sin|mit|für|ohne|que|qui|die|der|das)\s"
 )
 # "5O dollars", "1OO": a letter O typed for a zero inside a number.
 _O_FOR_ZERO_RE = re.compile(r"(?<![\w.,])\d[\do]*o[\do]*(?![\w])")
+# "1,5 Liter", "2,5 kg": a decimal comma (two digits at most after it, so never "1,500").
+_DECIMAL_COMMA_RE = re.compile(
+    r"(?<![\d,.])(\d{1,3}),(\d{1,2})(?=\s?(?:l|liter|litre|liters|litres|ml|kg|g|cm|mm|m|zoll"
+    r"|pouces?|pulgadas?|inch|inches|€|euros?)(?![\w]))"
+)
 _FILLER_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u2028-\u202e\ufeff]")
 
 # Amounts in words ("fifty bucks", "between twenty and forty dollars", "a hundred and ten
@@ -388,6 +395,7 @@ def _normalise(request: str) -> str:
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2013", "-")
     text = _FILLER_RE.sub(" ", text).lower()
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
+    text = _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
     return _digits_for_worded_amounts(" ".join(text.split()))
 
 

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 _MIN_FUSION_DEPTH = 20  # hits asked of each retriever before fusing, at least
 
 __all__ = [
+    "Refiner",
     "Retriever",
     "SearchResult",
     "Searcher",
@@ -51,6 +52,15 @@ class Understander(Protocol):
     """Turns a shopper's words (and earlier turns, for follow-ups) into a :class:`SearchQuery`."""
 
     def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery: ...
+
+
+@runtime_checkable
+class Refiner(Understander, Protocol):
+    """An understander that reads a follow-up against the query whose results are on screen."""
+
+    def refine(
+        self, request: str, shown: SearchQuery, *, context: Sequence[str] = ()
+    ) -> SearchQuery: ...
 
 
 class Retriever(Protocol):
@@ -135,6 +145,16 @@ class Searcher:
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.shutdown(wait=True)
+
+    def understand_turn(
+        self, request: str, *, context: Sequence[str] = (), shown: SearchQuery | None = None
+    ) -> SearchQuery:
+        """``request`` understood after the earlier requests ``context``; a follow-up of the
+        query ``shown`` (the results on screen) refines it when the understander can
+        (:class:`Refiner`)."""
+        if shown is not None and isinstance(self.understand, Refiner):
+            return self.understand.refine(request, shown, context=context)
+        return self.understand(request, context=context)
 
     def product(self, product_id: str) -> Product | None:
         """The catalog's product with id ``product_id``, or ``None``."""

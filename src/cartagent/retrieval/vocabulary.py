@@ -355,6 +355,60 @@ CATEGORIES: Final[dict[str, tuple[str, ...]]] = {
     "skateboard": ("skateboard", "skateboards"),
 }  # fmt: skip
 
+# The same kinds as shoppers name them in Spanish, German and French: the parser reads each
+# as the English kind, and the catalog's vocabulary places that on the catalog's own kinds.
+_KINDS_ABROAD: Final[dict[str, tuple[str, ...]]] = {
+    "electric kettle": ("wasserkocher", "bouilloire", "bouilloire électrique", "hervidor",
+                        "hervidor eléctrico"),
+    "sunglasses": ("sonnenbrille", "sonnenbrillen"),
+    "coffee maker": ("kaffeemaschine", "kaffeemaschinen", "cafetière", "cafetières"),
+    "wall clock": ("wanduhr", "wanduhren", "horloge murale", "horloge", "reloj de pared"),
+    "vacuum cleaner": ("staubsauger", "aspirateur", "aspirateurs", "aspiradoras"),
+    "dumbbell set": ("hanteln", "hantel", "kurzhanteln", "haltères", "haltère", "mancuernas",
+                     "mancuerna"),
+    "pet bed": ("hundebett", "katzenbett", "cama para perro", "cama para gato",
+                "lit pour chien", "lit pour chat"),
+    "e-reader": ("liseuse", "liseuses", "lector de libros electrónicos"),
+    "smart watch": ("reloj inteligente", "montre connectée", "montres connectées"),
+    "headphones": ("kopfhörer",),
+    "luggage set": ("kofferset", "koffer", "valises", "valise", "maletas", "juego de maletas"),
+    "fleece jacket": ("fleecejacke", "fleecejacken", "polaire", "polaires", "forro polar"),
+    "yoga mat": ("yogamatte", "yogamatten", "tapis de yoga", "esterilla de yoga", "esterilla"),
+    "water bottle": ("trinkflasche", "wasserflasche", "gourde", "botella de agua"),
+    "indoor security camera": ("überwachungskamera", "caméra de surveillance",
+                               "cámara de seguridad", "cámara de vigilancia"),
+    "action camera": ("actioncam", "action-cam", "caméra sportive", "cámara deportiva"),
+    "air purifier": ("luftreiniger", "purificateur d'air", "purificateur",
+                     "purificador de aire", "purificador"),
+    "desk lamp": ("schreibtischlampe", "lampe de bureau", "lámpara de escritorio"),
+    "office chair": ("bürostuhl", "chaise de bureau", "silla de oficina"),
+    "electric toothbrush": ("elektrische zahnbürste", "zahnbürste", "brosse à dents électrique",
+                            "cepillo de dientes eléctrico"),
+    "hiking boots": ("wanderschuhe", "wanderstiefel", "chaussures de randonnée",
+                     "botas de montaña", "botas de senderismo"),
+    "portable charger": ("powerbank", "batterie externe", "cargador portátil"),
+    "makeup kit": ("kit de maquillaje", "schminkset", "kit de maquillage"),
+    "skateboard": ("monopatín",),
+    "patio umbrella": ("sonnenschirm", "parasol", "sombrilla"),
+    "cycling helmet": ("fahrradhelm", "casque de vélo", "casco de bicicleta", "casco"),
+    "mechanical keyboard": ("mechanische tastatur", "tastatur", "clavier mécanique", "clavier",
+                            "teclado mecánico"),
+    "gaming mouse": ("maus", "souris", "ratón"),
+    "digital camera": ("digitalkamera", "appareil photo", "cámara digital"),
+    "bluetooth speaker": ("lautsprecher", "enceinte", "enceinte bluetooth"),
+    "wireless earbuds": ("in-ear-kopfhörer", "écouteurs", "écouteurs sans fil",
+                         "auriculares inalámbricos"),
+    "espresso machine": ("espressomaschine", "machine à espresso", "cafetera espresso"),
+    "notebook": ("notizbuch", "carnet", "cahier", "libreta"),
+    "smart thermostat": ("thermostat intelligent", "termostato"),
+    "grill": ("parrilla",),
+    "led light bulb": ("glühbirne", "ampoule", "bombilla"),
+    "jigsaw puzzle": ("rompecabezas",),
+    "tea kettle": ("teekessel", "tetera"),
+}  # fmt: skip
+for _kind, _forms in _KINDS_ABROAD.items():
+    CATEGORIES[_kind] = (*CATEGORIES[_kind], *_forms)
+
 # Categories where a bare number ("sneakers 10.5") is a size.
 SIZED_CATEGORIES: Final[frozenset[str]] = frozenset(
     {
@@ -424,7 +478,8 @@ NEGATION_CUES: Final[tuple[str, ...]] = (
     "but not", "not", "no", "avoid", "nothing", "sin", "sans", "ohne", "senza", "sem",
     "don't want", "dont want", "do not want", "isn't", "isnt", "aren't", "arent", "is not",
     "are not", "nor", "nada de", "nicht", "kein", "keine", "keinen", "auf keinen fall",
-    "pas de", "pas en", "surtout pas", "pas",
+    "pas de", "pas en", "surtout pas", "pas", "sauf", "außer", "ausser", "nichts", "excepto",
+    "salvo",
 )  # fmt: skip
 
 PRICE_MAX_CUES: Final[tuple[str, ...]] = (
@@ -479,6 +534,8 @@ AVAILABILITY_CUES: Final[tuple[str, ...]] = (
     "available right now", "on hand", "not sold out", "aren't sold out", "arent sold out",
     "in stock now", "order today", "as long as it's available", "sofort lieferbar",
     "lieferbar", "vorrätig", "en existencia", "disponible ahora", "disponible maintenant",
+    "on the shelf", "on the shelves", "send today", "deliver today", "en existencias",
+    "disponibles", "verfügbar",
 )  # fmt: skip
 
 # A request opening with one of these refines the previous one ("in blue instead").

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -254,6 +255,55 @@ async def test_earlier_searches_reach_the_understander_as_context(shop_searcher:
     assert [c.variant_id for c in cheaper.cards] == ["hoodie-grey"]
     # the bound the shown cards set is kept with the request, for later follow-ups
     assert conversation.search_requests()[-1] == "cheaper (up to 78.99 USD)"
+
+
+async def test_a_follow_up_is_read_against_the_query_on_screen(shop_searcher: Searcher) -> None:
+    seen: list[tuple[str, SearchQuery | None]] = []
+
+    class Refining:
+        def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+            seen.append((request, None))
+            return shop_searcher.understand(request, context=context)
+
+        def refine(
+            self, request: str, shown: SearchQuery, *, context: Sequence[str] = ()
+        ) -> SearchQuery:
+            seen.append((request, shown))
+            return shop_searcher.understand(request, context=context)
+
+    searcher = Searcher(shop_searcher.index, understand=Refining())
+    conversation = _conversation()
+    assert conversation.shown_query() is None
+    _, first = await _say(conversation, searcher, "blue t-shirt under 60")
+    await _say(conversation, searcher, "in red")
+    ran = SearchQuery.model_validate(first.data["search"]["query"])
+    assert seen == [("blue t-shirt under 60", None), ("in red", ran)]
+    assert ran.price is not None and ran.price.max == 60
+    # A query stored by a version that read queries otherwise is no query to refine.
+    conversation.messages.append(
+        StoredMessage("assistant", "old", payload={"search": {"query": {"price": "cheap"}}})
+    )
+    assert conversation.shown_query() is None
+
+
+async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    words = "Ich suche Kopfhörer, kabellose bitte"
+    german = TurnContext(words, _conversation(), tau_grounded_searcher, language="de")
+    reply = await DiscoverySpecialist().handle(german)
+    assert reply.cards and all(c.breaks for c in reply.cards)
+    assert "Kein genauer Treffer" in reply.text and "kabellose" in reply.text
+    # The same word in the catalog's language is most likely the shopper's story: still said,
+    # but what fits the rest stays an exact match.
+    _, shown = await _say(_conversation(), tau_grounded_searcher, "headphones")
+    exact = [c for c in shown.cards if not c.breaks]
+    query = SearchQuery(category="headphones", text="kabellose")
+    verify = DiscoverySpecialist._verified
+    english, unknown = verify(exact, query, tau_grounded_searcher)
+    assert unknown == ["kabellose"] and exact and not any(c.breaks for c in english)
+    foreign, _ = verify(exact, query, tau_grounded_searcher, foreign=words)
+    assert all(c.breaks == ("not checked: kabellose",) for c in foreign)
 
 
 async def test_without_a_searcher_it_says_search_is_not_set_up() -> None:

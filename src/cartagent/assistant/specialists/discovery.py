@@ -41,6 +41,7 @@ from ..cart import ADD_LEAD, TO_CART, add_card
 from ..comparison import compare_cards, find_comparison
 from ..conversation import Conversation
 from ..domains import Domain
+from ..language import DEFAULT
 from ..more_results import wants_more
 from ..option_pick import find_shown_by_option
 from ..product_facts import FactQuestion, answer_fact, find_fact_question
@@ -467,7 +468,12 @@ class DiscoverySpecialist:
             text = searcher.vocabulary.need(text)  # the need, not the story around it
         start = time.perf_counter()
         query = await asyncio.to_thread(
-            searcher.understand, text, context=conversation.search_requests()
+            partial(
+                searcher.understand_turn,
+                text,
+                context=conversation.search_requests(),
+                shown=conversation.shown_query(),
+            )
         )
         turn.timings["understand"] = _ms(start)
         if query.model_copy(update={"sort": "relevance"}).is_empty():
@@ -482,7 +488,12 @@ class DiscoverySpecialist:
         result = await asyncio.to_thread(
             partial(searcher.search_query, query, fetched, near=self.max_near)
         )
-        cards, unknown = self._verified(self._cards(result.hits, query), query, searcher)
+        cards, unknown = self._verified(
+            self._cards(result.hits, query),
+            query,
+            searcher,
+            foreign=turn.text if turn.language != DEFAULT else "",
+        )
         turn.timings["retrieve"] = _ms(start)
         wanted = describe(query, tr)
         if unknown:
@@ -537,7 +548,7 @@ class DiscoverySpecialist:
 
     @staticmethod
     def _verified(
-        cards: list[ProductCard], query: SearchQuery, searcher: Searcher
+        cards: list[ProductCard], query: SearchQuery, searcher: Searcher, *, foreign: str = ""
     ) -> tuple[list[ProductCard], list[str]]:
         """``cards``, exact matches first, each other saying what it lacks; and the words of
         the request nothing could check.
@@ -546,18 +557,23 @@ class DiscoverySpecialist:
         its own too ("laptop compartment" left unplaced: a camera-compartment bag lacks
         "laptop"), and something of the request was checked at all: words alone that the
         catalog never uses ("tents", "commute") check nothing, so what they find is only
-        the closest."""
+        the closest. In ``foreign``, the turn's words when they are not the catalog's
+        language, such a word is most likely a requirement in that language ("argenté",
+        "kabellose"): no card is an exact match while the turn itself says one."""
         vocabulary = searcher.vocabulary
         if vocabulary is None:
             return cards, []
         known, unknown, unplaced, graded = vocabulary.leftover(query)
         structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
+        untranslated = [w for w in unknown if w in _WORD.findall(foreign.casefold())]
 
         def breaks(card: ProductCard) -> tuple[str, ...]:
             if card.breaks:
                 return card.breaks
             if graded:
                 return (f"not checked: {', '.join(graded)}",)
+            if untranslated:
+                return (f"not checked: {', '.join(untranslated)}",)
             if not structured and not known:
                 return (f"not checked: {', '.join(unknown) or 'nothing to check'}",)
             product = searcher.product(card.id)
