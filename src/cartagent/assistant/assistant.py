@@ -129,11 +129,11 @@ class Assistant:
     async def _asks_for_products(self, text: str, conversation: Conversation) -> bool:
         """Whether a turn the router declined names a kind of product the store has ("labtop
         with i9 procesor", "ich suche einen Wasserkocher"), or says something about products
-        while results are shown ("nothing too hard tho, she's no expert"): a search, or a
-        follow-up to it."""
+        after a search ("nothing too hard tho, she's no expert", "soft cover, A4" answering
+        "hard cover or soft cover?"): a search, or a follow-up to it."""
         if self.searcher is None:
             return False
-        if conversation.results:
+        if conversation.results or conversation.shown_query() is not None:
             return await asyncio.to_thread(names_constraints, text, self.searcher)
         return await asyncio.to_thread(names_a_kind, text, self.searcher)
 

@@ -11,6 +11,7 @@ import pytest
 
 from cartagent.assistant import Conversation, ProductCard, Reply, StoredMessage, TurnContext
 from cartagent.assistant.specialists import DiscoverySpecialist
+from cartagent.assistant.specialists.discovery import both_at_once
 from cartagent.catalog import Product, Variant
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import SearchQuery
@@ -443,3 +444,46 @@ async def test_a_follow_up_naming_no_kind_stays_with_the_kind_on_screen(
     await _say(conversation, grounded_searcher, "show me something for the daily commute")
     _, reply = await _say(conversation, grounded_searcher, "only the camera ones")
     assert _claimed(reply) == ["camera"], reply.text
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "clash"),
+    [
+        (
+            "polarized sunglasses with non-polarized lenses please",
+            {"lens type": ["polarized", "non-polarized"]},
+            ("lens type", "polarized", "non-polarized"),
+        ),
+        (
+            "hard cover notebook, the bendy soft cover kind",
+            {"cover type": ["hard cover", "soft cover"]},
+            ("cover type", "hard cover", "soft cover"),
+        ),
+        (
+            "hard cover or soft cover, either is fine",
+            {"cover type": ["hard cover", "soft cover"]},
+            None,
+        ),
+        ("A5/A4 notebook", {"size": ["A5", "A4"]}, None),
+        ("only non-polarized ones", {"lens type": ["non-polarized", "polarized"]}, None),
+        ("nylon and leather backpacks", {"material": ["nylon", "leather"]}, None),  # not opposites
+    ],
+)
+def test_two_opposite_values_said_at_once_are_a_contradiction(
+    text: str, options: dict[str, list[str]], clash: tuple[str, str, str] | None
+) -> None:
+    assert both_at_once(SearchQuery(options=options), text) == clash
+
+
+async def test_a_contradiction_is_asked_about_not_searched(tau_grounded_searcher: Searcher) -> None:
+    text = "hard cover notebook, the bendy soft cover kind"
+    _, reply = await _say(_conversation(), tau_grounded_searcher, text)
+    assert reply.text.startswith("hard cover or soft cover? A product has one cover type")
+    assert not reply.cards
+    # The answer refines the search asked about: still notebooks.
+    conversation = _conversation()
+    await _say(conversation, tau_grounded_searcher, text)
+    _, answer = await _say(conversation, tau_grounded_searcher, "soft cover")
+    exact = [c for c in answer.cards if not c.breaks]
+    assert exact and all(c.title == "Notebook" for c in exact)
+    assert all(c.options["cover type"] == "soft cover" for c in exact)

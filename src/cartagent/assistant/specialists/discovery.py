@@ -29,6 +29,7 @@ from dataclasses import replace
 from decimal import Decimal
 from functools import partial
 from gettext import NullTranslations
+from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
@@ -191,6 +192,34 @@ def _heading(matches: int, near: int, wanted: str, tr: NullTranslations = _ENGLI
         "%(found)s, then %(near)d close alternatives (not exact):",
         near,
     ) % {"found": found, "near": near}
+
+
+# Words that offer alternatives ("nylon or leather", "A5/A4"), in the four languages.
+_EITHER = re.compile(r"(?<![\w-])(?:or|either|nor|o|u|ni|oder|ou|entweder)(?![\w-])|/")
+
+
+def _spans(value: str, text: str) -> list[tuple[int, int]]:
+    pattern = rf"(?<![\w-]){re.escape(value.casefold())}(?![\w-])"
+    return [m.span() for m in re.finditer(pattern, text)]
+
+
+def both_at_once(query: SearchQuery, text: str) -> tuple[str, str, str] | None:
+    """An option ``text`` asks for two opposite values of at once, not as alternatives:
+    ("lens type", "polarized", "non-polarized") for "polarized sunglasses with non-polarized
+    lenses", "hard cover notebook, the bendy soft cover kind". Opposite: one value is the other
+    with a prefix ("non-polarized"), or both end in the same word ("hard cover", "soft cover").
+    ``None`` when there is no such pair, or the turn offers alternatives ("or", "/")."""
+    said = text.casefold()
+    if _EITHER.search(said):
+        return None
+    for option, values in query.options.items():
+        named = [v for v in values if _spans(v, said)]
+        for first, second in combinations(named, 2):
+            a, b = first.casefold(), second.casefold()
+            heads = a.split()[-1] == b.split()[-1] and len(a.split()) > 1 and len(b.split()) > 1
+            if a.endswith(b) or b.endswith(a) or heads:
+                return option, first, second
+    return None
 
 
 class DiscoverySpecialist:
@@ -476,6 +505,24 @@ class DiscoverySpecialist:
             )
         )
         turn.timings["understand"] = _ms(start)
+        clash = both_at_once(query, text)
+        if clash is not None:
+            option, first, second = clash
+            question = tr.gettext(
+                "%(first)s or %(second)s? A product has one %(option)s, not both: which one "
+                "do you want?"
+            )
+            # Kept as the search on screen, less the option asked about: the answer ("soft
+            # cover, A4") refines it.
+            options = {k: v for k, v in query.options.items() if k != option}
+            asked = query.model_copy(update={"options": options})
+            kept = asked.model_dump(mode="json", exclude_defaults=True)
+            search = {"request": text, "query": kept}
+            return Reply(
+                question % {"first": first, "second": second, "option": option},
+                self.domain,
+                data={"search": search},
+            )
         if query.model_copy(update={"sort": "relevance"}).is_empty():
             return Reply(
                 tr.gettext("What are you looking for? For example: a blue t-shirt under 60."),
