@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from hypothesis import settings
 
+from cartagent.child_process import free_port
 from cartagent.data import tau_retail, webshop_dev
 from cartagent.paypal import AsyncPayPalClient
 from cartagent.retrieval.embeddings import MiniLMEmbedder
@@ -111,6 +112,24 @@ def _quickest_first(items: list[pytest.Item]) -> None:
         return
     durations = _test_durations()
     items.sort(key=lambda item: durations.get(item.nodeid, math.inf))
+
+
+@pytest.fixture
+def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A data folder, sandbox database and sandbox port of this test's own, for the CLI
+    run in-process or as a server; no PayPal URL, API keys file or merchant database from the
+    caller's environment."""
+    env = {
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "CARTAGENT_SANDBOX_DB": f"sqlite:///{tmp_path / 'sandbox.db'}",
+        "CARTAGENT_SANDBOX_PORT": str(free_port()),
+        "HF_HUB_OFFLINE": "1",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("CARTAGENT_PAYPAL_BASE_URL", "CARTAGENT_API_KEYS_FILE", "CARTAGENT_MERCHANT_DB"):
+        monkeypatch.delenv(name, raising=False)
+    return env
 
 
 # Where a PostgreSQL server must be there (CI), set to make its absence a failure, not a skip.

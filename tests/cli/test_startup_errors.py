@@ -9,7 +9,6 @@ import threading
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -26,22 +25,6 @@ from tests.conftest import POSTGRES_ADMIN_URL, _no_postgres
 
 MISSING = f"cartagent_missing_{uuid.uuid4().hex[:8]}"
 MCP_CREDENTIALS = ["--token", "t" * 32, "--client-id", "c", "--client-secret", "s"]
-
-
-@pytest.fixture
-def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A data folder, sandbox database and sandbox port of this test's own."""
-    env = {
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "CARTAGENT_SANDBOX_DB": f"sqlite:///{tmp_path / 'sandbox.db'}",
-        "CARTAGENT_SANDBOX_PORT": str(free_port()),
-        "HF_HUB_OFFLINE": "1",
-    }
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    for name in ("CARTAGENT_PAYPAL_BASE_URL", "CARTAGENT_API_KEYS_FILE", "CARTAGENT_MERCHANT_DB"):
-        monkeypatch.delenv(name, raising=False)
-    return env
 
 
 @pytest.fixture

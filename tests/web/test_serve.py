@@ -43,22 +43,6 @@ PRODUCTS = [
 ]
 
 
-@pytest.fixture
-def environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A data folder, sandbox database and sandbox port of this test's own."""
-    env = {
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "CARTAGENT_SANDBOX_DB": f"sqlite:///{tmp_path / 'sandbox.db'}",
-        "CARTAGENT_SANDBOX_PORT": str(free_port()),
-        "HF_HUB_OFFLINE": "1",
-    }
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    for name in ("CARTAGENT_PAYPAL_BASE_URL", "CARTAGENT_API_KEYS_FILE"):
-        monkeypatch.delenv(name, raising=False)
-    return env
-
-
 class _Started:
     """Stands in for the servers: records what ``cartagent serve`` would run."""
 
