@@ -174,6 +174,13 @@ _FOREIGN_FUNCTION_WORDS = frozenset(
 _PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
 
 
+def asks_nothing(word: str) -> bool:
+    """Whether ``word`` of a request is chat that asks for nothing a product could have
+    ("sorry", "then", "bitte", "une"): left out of what is checked and of what is said back."""
+    word = word.casefold()
+    return word in STOPWORDS or word in _FILLER or word in _FOREIGN_FUNCTION_WORDS
+
+
 @dataclass(frozen=True)
 class Term:
     """What a surface form means in one product: ``name`` (the option, as the catalog writes
@@ -419,9 +426,7 @@ class CatalogVocabulary:
         }
         left = Leftover([], [], [], [])
         for raw in _RAW_WORD.findall(query.text.casefold()):
-            if raw in STOPWORDS or raw in _FILLER or raw in _SPOKEN_UNITS or len(raw) < 2:
-                continue
-            if raw in _FOREIGN_FUNCTION_WORDS:
+            if asks_nothing(raw) or raw in _SPOKEN_UNITS or len(raw) < 2:
                 continue
             if raw in placed_words:
                 continue  # a word of a value a constraint holds ("people" of "2 people")

@@ -11,7 +11,7 @@ import pytest
 
 from cartagent.assistant import Conversation, ProductCard, Reply, StoredMessage, TurnContext
 from cartagent.assistant.specialists import DiscoverySpecialist
-from cartagent.assistant.specialists.discovery import both_at_once
+from cartagent.assistant.specialists.discovery import both_at_once, describe
 from cartagent.catalog import Product, Variant
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import SearchQuery
@@ -487,3 +487,21 @@ async def test_a_contradiction_is_asked_about_not_searched(tau_grounded_searcher
     exact = [c for c in answer.cards if not c.breaks]
     assert exact and all(c.title == "Notebook" for c in exact)
     assert all(c.options["cover type"] == "soft cover" for c in exact)
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        (SearchQuery(category="headphones", text="bitte kabellose"), "headphones kabellose"),
+        (
+            SearchQuery(category="hiking boots", text="sorry", options={"size": ["10"]}),
+            "10 hiking boots",
+        ),
+        (
+            SearchQuery(category="notebook", text="ok then, A5 please", options={"size": ["A5"]}),
+            "A5 notebook",
+        ),
+    ],
+)
+def test_the_request_is_said_back_without_the_chat_around_it(query: SearchQuery, said: str) -> None:
+    assert describe(query) == said

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
 from ...money import CURRENCY_DECIMALS
+from ...retrieval.catalog_vocabulary import asks_nothing
 from ...retrieval.filters import Plan, Words, analyzer, matching_variants
 from ...retrieval.near_misses import what_it_breaks
 from ...retrieval.query import PriceRange, SearchQuery
@@ -147,14 +148,17 @@ def describe(query: SearchQuery, tr: NullTranslations = _ENGLISH) -> str:
     ]
     if query.brand:
         words.append(query.brand)
-    # Words of the text already said as a constraint ("i7" is processor: i7) are not repeated.
+    # Words of the text already said as a constraint ("i7" is processor: i7) are not repeated,
+    # nor chat that asks for nothing ("then", "sorry", "bitte").
     placed = {
         w.casefold()
         for name, values in (*query.attributes.items(), *query.options.items())
         for said in (name, *values)
         for w in _WORD.findall(said)
     }
-    text = " ".join(w for w in _WORD.findall(query.text) if w.casefold() not in placed)
+    text = " ".join(
+        w for w in _WORD.findall(query.text) if w.casefold() not in placed and not asks_nothing(w)
+    )
     words.extend(w for w in (query.category, text) if w)
     parts = [" ".join(words) or tr.gettext("anything")]
     price = query.price
