@@ -17,16 +17,18 @@ from tests.conftest import ROOT
 CHECKED = ("src", "tests", "scripts", ".ci", "Makefile", "pyproject.toml")
 SKIPPED_FOLDERS = {"__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".hypothesis"}
 
+# Written in parts, so that this file is not itself a path to the folder it forbids.
+UP, NAME = "..", "shared"
 # The ways a path to the folder beside the clone has been written (see the examples below): up
 # a level then its name, its name then "data", from the root's parent, `Path("..", name)`, and
 # the old helper names.
 SIBLING = re.compile(
-    r"""\.\.[/\\]shared\b"""
-    r"""|\bshared[/\\]data\b"""
-    r"""|\.parents?(?:\[\d+\])?\s*/\s*["']shared["']"""
-    r"""|["']\.\.["']\s*,\s*["']shared["']"""
+    rf"""\.\.[/\\]{NAME}\b"""
+    rf"""|\b{NAME}[/\\]data\b"""
+    rf"""|\.parents?(?:\[\d+\])?\s*/\s*["']{NAME}["']"""
+    rf"""|["']\.\.["']\s*,\s*["']{NAME}["']"""
     r"""|\bROOT\.parent\b"""
-    r"""|\bSHARED\b|\bshared_file\b"""
+    rf"""|\b{NAME.upper()}\b|\b{NAME}_file\b"""
 )
 
 
@@ -54,19 +56,15 @@ def test_no_file_reads_the_folder_beside_the_clone() -> None:
     assert found == [], "read packaged data or data under tests/ instead:\n" + "\n".join(found)
 
 
-# Written in parts, so that this file is not itself a path to the folder it forbids.
-UP, NAME = "..", "shared"
-
-
 def test_the_pattern_catches_each_way_it_was_written() -> None:
     written = [
-        'SHARED = ROOT.parent / "shared"',
-        'TAU = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tau"',
-        'source = SHARED / "data/agentic-commerce/acp"',
+        f'{NAME.upper()} = ROOT.parent / "{NAME}"',
+        f'TAU = Path(__file__).resolve().parents[2].parent / "{NAME}" / "data" / "tau"',
+        f'source = {NAME.upper()} / "data/agentic-commerce/acp"',
         f'pytest.skip("needs {UP}/{NAME}/data/tau-bench-retail")',
-        'Path("..", "shared", "data")',
-        "return shared_file(WEBSHOP_DEV)",
+        f'Path("{UP}", "{NAME}", "data")',
+        f"return {NAME}_file(WEBSHOP_DEV)",
     ]
     assert [line for line in written if not SIBLING.search(line)] == []
-    innocent = ['shared = tmp_path / "shared"', 'headers={"Idempotency-Key": "shared"}']
+    innocent = [f'{NAME} = tmp_path / "{NAME}"', f'headers={{"Idempotency-Key": "{NAME}"}}']
     assert [line for line in innocent if SIBLING.search(line)] == []
