@@ -724,11 +724,8 @@ class GroundedUnderstander:
         return self._read(request, context, shown)
 
     def _read(self, request: str, context: Sequence[str], shown: SearchQuery | None) -> SearchQuery:
-        merged = self.vocabulary.ground(self.inner(request, context=context))
-        merged = self.vocabulary.bounded(merged, request)
         if not context and shown is None:
-            return merged
-        merged = self.vocabulary.dropping(merged, request)
+            return self.vocabulary.bounded(self.vocabulary.ground(self.inner(request)), request)
         alone = self.inner(request)
         latest = self.vocabulary.bounded(self.vocabulary.ground(alone), request)
         if shown is not None and self._continues(shown, latest):
@@ -737,6 +734,9 @@ class GroundedUnderstander:
                 within = alone.model_copy(update={"category": shown.category})
                 latest = self.vocabulary.bounded(self.vocabulary.ground(within), request)
             return self.vocabulary.dropping(_refined(shown, latest), request)
+        # Only here are the earlier requests read again (a model answers the turn once above).
+        merged = self.vocabulary.ground(self.inner(request, context=context))
+        merged = self.vocabulary.dropping(self.vocabulary.bounded(merged, request), request)
         if not context:
             return merged
         if not merged.category and not latest.category:

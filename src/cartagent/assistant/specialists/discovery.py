@@ -202,9 +202,15 @@ def _heading(matches: int, near: int, wanted: str, tr: NullTranslations = _ENGLI
 _EITHER = re.compile(r"(?<![\w-])(?:or|either|nor|o|u|ni|oder|ou|entweder)(?![\w-])|/")
 
 
-def _spans(value: str, text: str) -> list[tuple[int, int]]:
-    pattern = rf"(?<![\w-]){re.escape(value.casefold())}(?![\w-])"
-    return [m.span() for m in re.finditer(pattern, text)]
+def _says(text: str, value: str) -> bool:
+    """Whether casefolded ``text`` says ``value`` as words of its own ("polarized" is not said
+    by "non-polarized")."""
+    return re.search(rf"(?<![\w-]){re.escape(value.casefold())}(?![\w-])", text) is not None
+
+
+def _search_record(request: str, query: SearchQuery) -> dict[str, Any]:
+    """What a reply stores of the search it ran (or asked about): what later turns refine."""
+    return {"request": request, "query": query.model_dump(mode="json", exclude_defaults=True)}
 
 
 def both_at_once(query: SearchQuery, text: str) -> tuple[str, str, str] | None:
@@ -217,7 +223,7 @@ def both_at_once(query: SearchQuery, text: str) -> tuple[str, str, str] | None:
     if _EITHER.search(said):
         return None
     for option, values in query.options.items():
-        named = [v for v in values if _spans(v, said)]
+        named = [v for v in values if _says(said, v)]
         for first, second in combinations(named, 2):
             a, b = first.casefold(), second.casefold()
             heads = a.split()[-1] == b.split()[-1] and len(a.split()) > 1 and len(b.split()) > 1
@@ -520,12 +526,10 @@ class DiscoverySpecialist:
             # cover, A4") refines it.
             options = {k: v for k, v in query.options.items() if k != option}
             asked = query.model_copy(update={"options": options})
-            kept = asked.model_dump(mode="json", exclude_defaults=True)
-            search = {"request": text, "query": kept}
             return Reply(
                 question % {"first": first, "second": second, "option": option},
                 self.domain,
-                data={"search": search},
+                data={"search": _search_record(text, asked)},
             )
         if query.model_copy(update={"sort": "relevance"}).is_empty():
             return Reply(
@@ -580,7 +584,7 @@ class DiscoverySpecialist:
         shown = [replace(card, rank=rank) for rank, card in enumerate([*cards, *near], 1)]
         conversation.results = shown
         request = text if bound is None else f"{text} ({bound})"
-        search = {"request": request, "query": query.model_dump(mode="json", exclude_defaults=True)}
+        search = _search_record(request, query)
         matches = sum(1 for card in cards if not card.breaks)
         heading = _heading(matches, len(shown) - matches, wanted, tr)
         if not matches and any(card.breaks == (_WHICH_KIND,) for card in cards):
@@ -616,7 +620,8 @@ class DiscoverySpecialist:
             return cards, []
         known, unknown, unplaced, graded = vocabulary.leftover(query)
         structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
-        untranslated = [w for w in unknown if w in _WORD.findall(foreign.casefold())]
+        foreign_words = set(_WORD.findall(foreign.casefold()))
+        untranslated = [w for w in unknown if w in foreign_words]
 
         def breaks(card: ProductCard) -> tuple[str, ...]:
             if card.breaks:
