@@ -83,7 +83,11 @@ def test_an_understander_whose_model_fails_reads_nothing() -> None:
         ("Hallo, ich suche einen Wasserkocher mit 1,5 Liter", True),  # German for kettle
         ("labtop with i9 procesor", True),  # one letter off a kind's long word
         ("sunglases polarised, brwn frame", True),
-        ("ok fair point. a corded upright then, bagless", False),  # a value, but no kind
+        # no kind named, but values only one kind offers, said word for word
+        ("ok fair point. a corded upright then, bagless", True),
+        ("i'd like a french press", True),
+        ("salut, je voudrais une cafetière à piston", True),  # French, through the glosses
+        ("it is warm today", False),  # "warm" is only part of a value ("warm white")
         ("what's the weather", False),
     ],
 )

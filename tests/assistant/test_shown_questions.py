@@ -51,7 +51,10 @@ def test_the_question_is_read_against_the_shown_products_options(
     assert _read(text) == question
 
 
-@pytest.mark.parametrize("text", ["what about a sleeping bag?", "show me kettles", "red ones"])
+@pytest.mark.parametrize(
+    "text",
+    ["what about a sleeping bag?", "show me kettles", "red ones", "do you carry dog food too?"],
+)
 def test_a_new_search_is_not_a_question_about_the_shown_cards(text: str) -> None:
     assert _read(text) is None
 

@@ -517,6 +517,12 @@ def test_the_shoppers_own_words_echoed_back_do_not_count_toward_the_language() -
     assert reply_language(answer, asked="hola, busco unos auriculares") == "es"
 
 
+def test_an_echo_counts_when_it_is_all_the_reply_has_of_a_language() -> None:
+    asked = "je cherche un parfum pour homme, plutôt boisé"
+    assert reply_language("2 résultats exacts pour men woody perfume:", asked=asked) == "fr"
+    assert reply_language("2 exact matches for men woody perfume pour homme", asked=asked) == "en"
+
+
 def test_the_stopword_lists_are_disjoint_and_about_forty_words_each() -> None:
     for lang, words in STOPWORDS.items():
         assert 40 <= len(words) <= 60, lang

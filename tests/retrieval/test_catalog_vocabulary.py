@@ -361,6 +361,20 @@ def test_a_follow_up_for_another_kind_is_a_new_search_and_a_kind_answers_which_k
     assert grounded.refine("the dome tent", which).options == {"sleeps": ["4 people"]}
 
 
+def test_a_value_only_another_kind_offers_is_no_refinement_of_the_kind_shown(
+    vocabulary: CatalogVocabulary,
+) -> None:
+    power = SearchQuery(options={"power": ["solar"]})
+    assert vocabulary.fits(power, "lantern") and vocabulary.refines(power, "lantern")
+    # "tint" is an option of goggles only; "amber" among lanterns names nothing they have.
+    assert not vocabulary.fits(SearchQuery(options={"lens tint": ["amber"]}), "lantern")
+    # The same option name, a value the kind shown does not offer: a search for another kind.
+    other = SearchQuery(options={"pack size": ["9 liters"]})
+    assert not vocabulary.fits(other, "tent") and not vocabulary.refines(other, "tent")
+    assert vocabulary.kinds_offering({"power": ["solar"]}) == {"Camping Lantern"}
+    assert vocabulary.kinds_offering({"power": ["solar"], "sleeps": ["2 people"]}) == set()
+
+
 def test_a_searcher_refines_only_through_an_understander_that_can() -> None:
     vocabulary = CatalogVocabulary(CATALOG)
     shown = SearchQuery(category="tent", options={"sleeps": ["4 people"]})

@@ -731,6 +731,32 @@ def test_a_negation_in_spanish_german_or_french_excludes_the_colour(text: str, c
     assert "sea" not in parse(text).text.split()
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Dann eben mit Kabel", {"wired"}),
+        ("Holzkohle, mittlere Größe", {"charcoal", "medium"}),
+        ("un aspirateur sans sac", {"bagless"}),
+        ("¿y una bici de montaña, talla grande?", {"mountain", "large"}),
+        ("je cherche un parfum pour homme, plutôt boisé", {"woody"}),
+        ("busco un termo de acero inoxidable", {"stainless", "steel"}),
+    ],
+)
+def test_words_of_other_languages_are_read_as_the_catalogs_english(
+    text: str, words: set[str]
+) -> None:
+    query = parse(text)
+    values = [*query.attributes.values(), *query.options.values()]
+    said = {*query.text.split(), *(w for vs in values for v in vs for w in v.split())}
+    assert words <= said, query
+
+
+def test_english_words_are_never_glossed() -> None:
+    # "grand" (a thousand), "polar" (a kind of fleece) are English words too.
+    assert "grand" in parse("a tent under a grand").text.split()
+    assert parse("polar fleece jacket, large").text.split()[0] == "polar"
+
+
 def test_sea_is_a_word_of_the_request_where_no_negation_comes_before_it() -> None:
     assert parse("kosher sea salt").text == "kosher sea salt"
 

@@ -30,6 +30,7 @@ from ..retrieval.vocabulary import (
     CATEGORIES,
     COLORS,
     GENDERS,
+    GLOSSES,
     MATERIALS,
     SIZE_WORDS,
     STOPWORDS,
@@ -49,7 +50,7 @@ _LONGEST_FORM = 3  # words in the longest word-list form worth looking for ("ble
 @cache
 def _canonical_of() -> dict[str, tuple[str, ...]]:
     """Every form in the rule parser's word lists -> the canonical values it names."""
-    tables = [COLORS, MATERIALS, GENDERS, CATEGORIES, BRANDS, SIZE_WORDS]
+    tables = [COLORS, MATERIALS, GENDERS, CATEGORIES, BRANDS, SIZE_WORDS, GLOSSES]
     tables += list(ATTRIBUTE_WORDS.values())
     found: dict[str, list[str]] = {}
     for table in tables:
@@ -111,7 +112,7 @@ def names_a_kind(text: str, searcher: Searcher) -> bool:
     except ModelError:
         return False
     if query.category is None:
-        return False
+        return _names_a_kinds_value(text, query, searcher)
     if said_constraints(text, SearchQuery(category=query.category)):
         return True
     # A kind typed one letter off ("labtop", "sunglases"): long words only, first letter kept,
@@ -119,6 +120,18 @@ def names_a_kind(text: str, searcher: Searcher) -> bool:
     kind = [w for w in _WORD.findall(query.category.casefold()) if len(w) >= _TYPED_KIND]
     typed = [w for w in _WORD.findall(text.casefold()) if len(w) >= _TYPED_KIND]
     return any(a[0] == b[0] and OSA.distance(a, b) == 1 for a in typed for b in kind)
+
+
+def _names_a_kinds_value(text: str, query: SearchQuery, searcher: Searcher) -> bool:
+    """Whether ``text`` says, word for word, option values that only one kind of product
+    offers ("i'd like a french press", "something with a rotisserie")."""
+    if searcher.vocabulary is None or not query.options:
+        return False
+    said = _said_stems(text)
+    for values in query.options.values():
+        if not any(shared_words()(v) and shared_words()(v) <= said for v in values):
+            return False
+    return len(searcher.vocabulary.kinds_offering(query.options)) == 1
 
 
 def names_constraints(text: str, searcher: Searcher) -> bool:

@@ -151,6 +151,8 @@ _HOLDS = frozenset(
     }
 )
 _HOLDING_OPTIONS = ("capacity", "volume", "storage", "size")
+# "Do you carry dog food?" asks what the store sells, not what a product holds.
+_STORE_CARRIES = re.compile(r"\b(?:you|u|y'all|ya)\s+(?:carry|carries|stock|store|have)\b")
 # "What is it made of?": the option a material is under.
 _MADE = frozenset({"made", "material", "hecho", "hecha", "fait", "faite", "matière"})
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -224,7 +226,7 @@ def read_shown_question(
         overlap = {name: len(stems & said) for name, stems in by_option.items()}
         best = max(overlap.values(), default=0)
         named = [name for name, count in overlap.items() if count == best and best > 0]
-        if not named and raw & _HOLDS:
+        if not named and raw & _HOLDS and not _STORE_CARRIES.search(folded):
             named = [n for n in by_option if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
         if not named and raw & _MADE:
             named = [n for n in by_option if "material" in n.casefold()]

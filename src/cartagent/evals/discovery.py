@@ -719,14 +719,22 @@ def _without(text: str, phrases: Iterable[str]) -> str:
 def reply_language(text: str, cards: Iterable[ProductCard] = (), asked: str = "") -> str:
     """The language with the most function words in ``text`` once the cards' titles and
     option values, and the words of the shopper's message ``asked`` (a reply may echo them),
-    are taken out; English when none is found (and on a tie with English)."""
+    are taken out; English when none is found (and on a tie with English). When the echo was
+    all there was ("2 résultats exacts pour men woody perfume" after "... pour homme, boisé"),
+    the echoed words count: the reply's frame is in that language."""
     shown = list(cards)
     names = [c.title for c in shown] + [v for c in shown for v in c.options.values()]
-    left = _without(_without(text, names), _WORD.findall(asked))
-    words = Counter(_WORD.findall(left.casefold()))
-    hits = {lang: sum(words[w] for w in STOPWORDS[lang]) for lang in LANGUAGES}
+    own = _without(text, names)
+    hits = _function_words(_without(own, _WORD.findall(asked)))
+    if not any(hits.values()):
+        hits = _function_words(own)
     best = max(hits.values())
     return "en" if best == 0 else next(lang for lang in LANGUAGES if hits[lang] == best)
+
+
+def _function_words(text: str) -> dict[str, int]:
+    words = Counter(_WORD.findall(text.casefold()))
+    return {lang: sum(words[w] for w in STOPWORDS[lang]) for lang in LANGUAGES}
 
 
 # ---------------------------------------------------------------------------------------------

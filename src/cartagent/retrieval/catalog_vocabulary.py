@@ -464,8 +464,16 @@ class CatalogVocabulary:
         left = self.leftover(query.model_copy(update={"category": category}))
         if left.known or left.unplaced or (bare.is_empty() and query.sort == "relevance"):
             return False
-        named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
-        return all(self._has_name(canonical_key(key), among) for key in named)
+        return self.fits(query, category)
+
+    def _offered(self, key: str, values: Sequence[str], among: Iterable[str]) -> bool:
+        """Whether some product ``among`` offers one of ``values`` under option ``key``."""
+        name, wanted = canonical_key(key), {v.casefold() for v in values}
+        for pid in among:
+            for option, offered in self._products[pid].option_values().items():
+                if canonical_key(option) == name and wanted & {v.casefold() for v in offered}:
+                    return True
+        return False
 
     def need(self, text: str) -> str:
         """The sentences of a long, chatty ``text`` that ask for something (a kind, an option
@@ -553,13 +561,27 @@ class CatalogVocabulary:
         return query.model_copy(update={"options": kept, "attributes": attributes})
 
     def fits(self, query: SearchQuery, category: str) -> bool:
-        """Whether every option ``query`` names is one the products of ``category`` have (so
-        that, said after those products were shown, it is about them)."""
+        """Whether every option ``query`` names is one the products of ``category`` have, with
+        one of the values it asks for (so that, said after those products were shown, it is
+        about them; "a rotisserie" after coffee makers asks for something else)."""
         among = self.products_of(category)
         if among == frozenset(self._products):
             return False
         named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
-        return all(self._has_name(canonical_key(key), among) for key in named)
+        if not all(self._has_name(canonical_key(key), among) for key in named):
+            return False
+        return all(self._offered(key, values, among) for key, values in query.options.items())
+
+    def kinds_offering(self, options: dict[str, list[str]]) -> frozenset[str]:
+        """The titles of the products that offer a value of every option in ``options`` (a
+        grounded query's): "french press" is a coffee maker's type, whatever the store calls
+        the coffee maker."""
+        titles = set()
+        for product in self._products.values():
+            offered = {canonical_key(k): v for k, v in product.option_values().items()}
+            if all(offered.get(canonical_key(k), set()) & set(v) for k, v in options.items()):
+                titles.add(product.title)
+        return frozenset(titles)
 
     def lacks(self, words: Sequence[str], product: Product, variant: Variant | None) -> list[str]:
         """Those of ``words`` (catalog words) that ``product`` in ``variant`` does not have in

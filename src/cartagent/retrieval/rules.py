@@ -43,6 +43,7 @@ from .vocabulary import (
     FOLLOW_UP_MARKERS,
     FOLLOW_UP_OPENERS,
     GENDER_OF,
+    GLOSS_OF,
     LETTER_SIZED_CATEGORIES,
     MATERIAL_OF,
     NEGATION_CUES,
@@ -95,7 +96,9 @@ for _form in ("xs", "xxs", "xl", "xxl", "2xl", "3xl", "xxxl", "4xl"):
     _VOCAB[_form] = ("option", "size", SIZE_OF[_form])
 
 # "blu" is Italian for blue, but "blu ray" is a disc.
-_COLOR_RE = re.compile(r"(?!blu ray\b)" + _word_re(COLOR_OF).pattern)
+# "Charcoal" is a grill as often as a grey: left in the text, the catalog's own words place it.
+_COLOR_RE = re.compile(r"(?!blu ray\b)" + _word_re(f for f in COLOR_OF if f != "charcoal").pattern)
+_GLOSS_RE = _word_re(GLOSS_OF)
 _MATERIAL_RE = _word_re(MATERIAL_OF)
 _GENDER_RE = _word_re(GENDER_OF)
 _CATEGORY_RE = _word_re(CATEGORY_OF)
@@ -396,6 +399,7 @@ def _normalise(request: str) -> str:
     text = _FILLER_RE.sub(" ", text).lower()
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
     text = _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
+    text = _GLOSS_RE.sub(lambda m: GLOSS_OF[m.group(0)], text)
     return _digits_for_worded_amounts(" ".join(text.split()))
 
 

@@ -409,6 +409,107 @@ _KINDS_ABROAD: Final[dict[str, tuple[str, ...]]] = {
 for _kind, _forms in _KINDS_ABROAD.items():
     CATEGORIES[_kind] = (*CATEGORIES[_kind], *_forms)
 
+# Words of other languages for what a catalog writes in English, read as those English words
+# before anything else ("Holzkohle, mittlere Größe" asks for a charcoal grill, size medium; "sans
+# sac" for a bagless vacuum). English -> German, French and Spanish forms (inflections spelt out).
+# Only words that are not English words themselves ("large" is wide in French; "hell" is bright).
+GLOSSES: Final[dict[str, tuple[str, ...]]] = {
+    # sizes
+    "small": ("klein", "kleine", "kleinen", "kleiner", "kleines", "petit", "petits", "petites",
+              "petite taille", "pequeño", "pequeña", "pequeños", "pequeñas", "pequeno",
+              "pequena"),
+    "medium": ("mittel", "mittlere", "mittleren", "mittlerer", "mittleres", "mittelgroß",
+               "mittelgroße", "mittelgroßen", "moyen", "moyenne", "moyens", "moyennes",
+               "taille moyenne", "mediano", "mediana", "medianos", "medianas"),
+    "large": ("groß", "große", "großen", "großer", "großes", "gross", "grosse", "grossen",
+              "grande", "grands", "grandes", "grande taille", "talla grande"),
+    "size": ("größe", "grösse", "groesse", "taille", "talla", "tamaño", "tamano"),
+    # connectivity and power
+    "wireless": ("kabellos", "kabellose", "kabellosen", "kabelloser", "kabelloses",
+                 "inalámbrico", "inalámbrica", "inalámbricos", "inalámbricas", "inalambrico",
+                 "inalambrica", "sin cable", "sin cables", "ohne kabel"),
+    "wired": ("kabel", "mit kabel", "kabelgebunden", "kabelgebundene", "kabelgebundenen",
+              "filaire", "filaires", "avec fil", "con cable", "con cables"),
+    "cordless": ("sans fil", "akku", "akkustaubsauger", "sin cordón"),
+    "battery": ("batterie", "batería", "bateria"),
+    # features
+    "waterproof": ("wasserdicht", "wasserdichte", "wasserdichten", "wasserdichter",
+                   "wasserfest", "wasserfeste", "étanche", "étanches", "impermeable",
+                   "impermeables", "sumergible", "sumergibles"),
+    "polarized": ("polarisiert", "polarisierte", "polarisierten", "polarisé", "polarisée",
+                  "polarisés", "polarisées", "polarizado", "polarizada", "polarizados",
+                  "polarizadas"),
+    "quiet": ("leise", "leisen", "leiser", "silencieux", "silencieuse", "silencieuses",
+              "silencioso", "silenciosa", "silenciosos", "silenciosas"),
+    "rotisserie": ("rôtissoire", "drehspieß", "drehspiess", "asador giratorio", "rostizador"),
+    "timer": ("minuterie", "zeitschaltuhr", "temporizador", "programmateur"),
+    "built-in grinder": ("mahlwerk", "broyeur intégré", "moulin intégré", "molinillo"),
+    "bagless": ("sans sac", "beutellos", "beutellose", "beutellosen", "beutelloser",
+                "sin bolsa"),
+    "bagged": ("avec sac", "mit beutel", "con bolsa"),
+    "adjustable": ("verstellbar", "verstellbare", "verstellbaren", "réglable", "réglables",
+                   "ajustable", "ajustables", "regulable", "regulables"),
+    "ventilation high": ("gut belüftet", "gut belüftete", "gut belüfteten", "bien ventilé",
+                         "bien aéré", "buena ventilación", "bien ventilado"),
+    "pet hair": ("tierhaare", "tierhaaren", "poils d'animaux", "poils", "pelo de mascota",
+                 "pelos de mascota", "pelo de perro", "pelo de gato"),
+    # kinds of a kind
+    "charcoal": ("holzkohle", "holzkohlegrill", "charbon", "charbon de bois", "carbón",
+                 "carbon vegetal"),
+    "electric": ("elektrisch", "elektrische", "elektrischen", "elektrischer", "électrique",
+                 "électriques", "eléctrico", "eléctrica", "eléctricos", "eléctricas"),
+    "analog": ("analoge", "analogen", "analoger", "analogique", "analogiques", "analógico",
+               "analógica", "analógicos", "analógicas"),
+    "digital": ("digitale", "digitalen", "digitaler", "numérique", "numériques"),
+    "french press coffee maker": ("cafetière à piston", "stempelkanne", "prensa francesa"),
+    "french press": ("à piston",),
+    "drip": ("filterkaffeemaschine", "filterkaffee", "goutte à goutte", "de goteo", "goteo"),
+    "capsule": ("kapsel", "kapseln", "kapselmaschine", "capsules", "cápsula", "cápsulas"),
+    "road bicycle": ("rennrad", "rennräder", "vélo de route", "bici de carretera",
+                     "bicicleta de carretera", "bicicleta de ruta"),
+    "mountain": ("vtt", "montaña", "montagne"),
+    "bicycle": ("bici", "velo"),
+    "helmet": ("helm", "casque"),
+    "over-ear": ("de diadema", "diadema", "arceau", "ohrumschließend"),
+    "in-ear": ("de botón", "intra-auriculaires", "intra-auriculaire"),
+    "upright": ("bodenstaubsauger", "balai"),
+    # materials
+    "iron": ("eisen", "gusseisen", "fer", "fonte", "hierro"),
+    "stainless steel": ("edelstahl", "acier inoxydable", "inox", "acero inoxidable",
+                        "inoxidable"),
+    "metal": ("metall", "métal", "métallique", "metálico", "metálica"),
+    "rubber": ("gummi", "caoutchouc", "goma", "caucho"),
+    "natural rubber": ("naturkautschuk", "caoutchouc naturel", "caucho natural"),
+    "fleece": ("en polaire", "de polaire", "forro polar"),
+    "memory foam": ("memoryschaum", "viscoschaum", "mousse à mémoire de forme",
+                    "mousse à mémoire", "espuma viscoelástica", "viscoelástica"),
+    "mesh": ("netzstoff", "maille", "malla"),
+    "canvas": ("leinwand", "toile", "lona"),
+    "ceramic": ("keramik", "céramique", "cerámica", "ceramica"),
+    "plastic": ("kunststoff",),
+    "bamboo": ("bambus", "bambou", "bambú"),
+    "hardshell": ("hartschale", "hartschalen", "coque rigide", "rigide", "rígida", "rígido"),
+    "softshell": ("weichschale", "souple", "blanda", "blando"),
+    # levels, skin, scent
+    "beginner": ("anfänger", "anfängerin", "einsteiger", "débutant", "débutante",
+                 "débutants", "principiante", "principiantes"),
+    "expert": ("experte", "experten", "experto", "experta"),
+    "intermediate": ("fortgeschritten", "fortgeschrittene", "intermédiaire", "intermedio"),
+    "woody": ("boisé", "boisée", "holzig", "holzige", "amaderado", "amaderada"),
+    "light skin": ("helle haut", "heller haut", "peau claire", "piel clara"),
+    "dark skin": ("dunkle haut", "dunkler haut", "peau foncée", "piel oscura"),
+    "laptop compartment": ("laptopfach", "notebookfach", "compartiment ordinateur",
+                           "compartimento para portátil"),
+    # units and measures
+    "cups": ("tassen", "tasses", "tazas"),
+    "cup": ("tasse", "taza"),
+    "inch": ("zoll", "pouce", "pouces", "pulgada", "pulgadas"),
+    "screen": ("bildschirm", "écran", "pantalla"),
+    "storage": ("speicher", "stockage", "almacenamiento"),
+    "diameter": ("durchmesser", "diamètre", "diámetro"),
+    "about": ("ungefähr", "etwa", "environ", "aproximadamente"),
+}  # fmt: skip
+
 # Categories where a bare number ("sneakers 10.5") is a size.
 SIZED_CATEGORIES: Final[frozenset[str]] = frozenset(
     {
@@ -615,6 +716,7 @@ def _lookup(table: dict[str, tuple[str, ...]]) -> dict[str, str]:
 # Every written form -> its canonical value, per kind (the rule parser and the training data
 # builder read words with these).
 COLOR_OF = _lookup(COLORS)
+GLOSS_OF = _lookup(GLOSSES)
 MATERIAL_OF = _lookup(MATERIALS)
 GENDER_OF = _lookup(GENDERS)
 CATEGORY_OF = _lookup(CATEGORIES)

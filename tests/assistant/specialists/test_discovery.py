@@ -290,21 +290,21 @@ async def test_a_follow_up_is_read_against_the_query_on_screen(shop_searcher: Se
 async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
     tau_grounded_searcher: Searcher,
 ) -> None:
-    words = "Ich suche Kopfhörer, kabellose bitte"
+    words = "Ich suche Kopfhörer, faltbare bitte"
     german = TurnContext(words, _conversation(), tau_grounded_searcher, language="de")
     reply = await DiscoverySpecialist().handle(german)
     assert reply.cards and all(c.breaks for c in reply.cards)
-    assert "Kein genauer Treffer" in reply.text and "kabellose" in reply.text
+    assert "Kein genauer Treffer" in reply.text and "faltbare" in reply.text
     # The same word in the catalog's language is most likely the shopper's story: still said,
     # but what fits the rest stays an exact match.
     _, shown = await _say(_conversation(), tau_grounded_searcher, "headphones")
     exact = [c for c in shown.cards if not c.breaks]
-    query = SearchQuery(category="headphones", text="kabellose")
+    query = SearchQuery(category="headphones", text="faltbare")
     verify = DiscoverySpecialist._verified
     english, unknown = verify(exact, query, tau_grounded_searcher)
-    assert unknown == ["kabellose"] and exact and not any(c.breaks for c in english)
+    assert unknown == ["faltbare"] and exact and not any(c.breaks for c in english)
     foreign, _ = verify(exact, query, tau_grounded_searcher, foreign=words)
-    assert all(c.breaks == ("not checked: kabellose",) for c in foreign)
+    assert all(c.breaks == ("not checked: faltbare",) for c in foreign)
 
 
 async def test_without_a_searcher_it_says_search_is_not_set_up() -> None:
