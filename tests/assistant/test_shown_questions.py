@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -73,11 +74,40 @@ def test_the_most_is_found_across_units_and_the_winner_shown_first() -> None:
 
 def test_what_a_card_is_is_its_own_value_or_each_cards() -> None:
     one, cards = answer_shown_question(ShownQuestion("material", None, 1), SHOWN, messages("en"))
-    assert one == "Flask (#1): material steel." and [c.rank for c in cards] == [1]
+    assert one == "#1, Flask, has material steel." and [c.rank for c in cards] == [1]
     every, _ = answer_shown_question(ShownQuestion("material", None, None), SHOWN, messages("en"))
-    assert every == "material: #1 steel; #2 glass; #3 glass."
+    assert every == "material of each one shown: #1 steel; #2 glass; #3 glass."
+    german, _ = answer_shown_question(ShownQuestion("material", None, 2), SHOWN, messages("de"))
+    assert german == "Nr. 2, Flask, hat material glass."
     missing, _ = answer_shown_question(ShownQuestion("material", None, 9), SHOWN, messages("en"))
     assert missing.startswith("I showed 3 results")
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("Was kostet der zweite?", ShownQuestion("price", None, 2)),
+        ("le deuxième est en quelle matière ?", ShownQuestion("material", None, 2)),
+        ("Welche Farbe hat die erste?", None),  # the flasks have no colour
+        ("¿de qué material es la primera?", ShownQuestion("material", None, 1)),
+        ("¿la primera está disponible?", ShownQuestion("available", None, 1)),
+        ("la dernière est en stock ?", ShownQuestion("available", None, 3)),
+        ("which of those are in stock?", None),  # of them all: the search's filter
+    ],
+)
+def test_questions_in_german_french_and_spanish_are_read_too(
+    text: str, question: ShownQuestion | None
+) -> None:
+    assert _read(text) == question
+
+
+def test_whether_one_card_is_in_stock_is_answered_in_the_shoppers_language() -> None:
+    sold_out = [replace(SHOWN[0], available=False), *SHOWN[1:]]
+    question = ShownQuestion("available", None, 1)
+    text, cards = answer_shown_question(question, sold_out, messages("es"))
+    assert text == "El n.º 1, Flask, está agotado." and len(cards) == 1
+    text, _ = answer_shown_question(ShownQuestion("available", None, 2), SHOWN, messages("fr"))
+    assert text == "Le n° 2, Flask, est en stock."
 
 
 def test_values_that_are_no_amounts_of_one_kind_are_not_ranked() -> None:

@@ -28,9 +28,11 @@ from .exchange import EXCHANGE
 from .language import DEFAULT, detect, messages
 from .option_pick import find_option_pick
 from .product_talk import names_a_kind, names_constraints
+from .references import find_reference
 from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
+from .shown_questions import question_about_shown
 from .small_talk import small_talk
 from .specialist import Specialist, TurnContext, check_specialists
 from .variant_change import find_variant_change
@@ -133,6 +135,13 @@ class Assistant:
         "hard cover or soft cover?"): a search, or a follow-up to it."""
         if self.searcher is None:
             return False
+        shown = conversation.results
+        if shown and find_reference(text) is not None:
+            return True  # "Was kostet der zweite?"
+        if shown:
+            asked = await asyncio.to_thread(question_about_shown, text, shown, self.searcher)
+            if asked is not None:
+                return True  # "Welcher ist billiger?"
         if conversation.results or conversation.shown_query() is not None:
             return await asyncio.to_thread(names_constraints, text, self.searcher)
         return await asyncio.to_thread(names_a_kind, text, self.searcher)

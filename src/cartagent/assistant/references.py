@@ -45,7 +45,17 @@ ORDINALS = {
     "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
     "fifth": 5, "5th": 5, "sixth": 6, "6th": 6, "seventh": 7, "7th": 7, "eighth": 8, "8th": 8,
     "ninth": 9, "9th": 9, "tenth": 10, "10th": 10, "last": LAST,
+    # German, French and Spanish, after their articles ("der zweite", "la première")
+    "erste": 1, "ersten": 1, "erster": 1, "erstes": 1, "zweite": 2, "zweiten": 2, "zweiter": 2,
+    "zweites": 2, "dritte": 3, "dritten": 3, "dritter": 3, "drittes": 3, "vierte": 4,
+    "vierten": 4, "fünfte": 5, "fünften": 5, "letzte": LAST, "letzten": LAST, "letzter": LAST,
+    "premier": 1, "première": 1, "deuxième": 2, "seconde": 2, "troisième": 3, "quatrième": 4,
+    "cinquième": 5, "dernier": LAST, "dernière": LAST,
+    "primero": 1, "primera": 1, "primer": 1, "segundo": 2, "segunda": 2, "tercero": 3,
+    "tercera": 3, "tercer": 3, "cuarta": 4, "quinto": 5, "quinta": 5, "último": LAST,
+    "última": LAST,
 }  # fmt: skip
+_ARTICLES = r"(?:the|der|die|das|den|dem|le|la|el|lo)"
 _NUMBERS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
     "nine": 9, "ten": 10,
@@ -55,7 +65,13 @@ NUMBER = r"(\d{1,2}(?![\d\w])|(?:" + "|".join(_NUMBERS) + r")\b)"
 
 ORDINAL = r"(" + "|".join(ORDINALS) + r")\b"
 _ORDINAL_RE = re.compile(
-    r"\bthe\s+" + ORDINAL + r"|\b" + ORDINAL + r"\s+(?:one|result|item|option|product)\b"
+    r"\b"
+    + _ARTICLES
+    + r"\s+"
+    + ORDINAL
+    + r"|\b"
+    + ORDINAL
+    + r"\s+(?:one|result|item|option|product)\b"
 )
 _SHORT_ORDINAL_RE = re.compile(r"^" + ORDINAL + r"(?:\s+\w+)?[.!?]?$")  # "second please"
 _HASH_RE = re.compile(r"(?:#|\b(?:number|no\.?|nr\.?|option|result|item)\s*#?\s*)" + NUMBER)

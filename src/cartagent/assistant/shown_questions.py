@@ -21,16 +21,19 @@ from typing import TYPE_CHECKING, Literal
 
 from ..retrieval.amounts import amount, units
 from ..retrieval.filters import Words, shared_words
+from ..retrieval.rules import gloss
 from .cards import ProductCard
 from .references import LAST, find_reference
 
 if TYPE_CHECKING:
     from ..catalog import Product
+    from ..retrieval.search import Searcher
 
-__all__ = ["ShownQuestion", "answer_shown_question", "read_shown_question"]
+__all__ = ["ShownQuestion", "answer_shown_question", "question_about_shown", "read_shown_question"]
 
 Order = Literal["max", "min"]
 PRICE = "price"
+AVAILABLE = "available"
 
 _QUESTION = re.compile(
     r"\?|^\s*(?:which|what|how|is|are|does|do|can|cuál|cual|qué|que|cuánto|cuanto|welche[rsnm]?"
@@ -153,6 +156,11 @@ _HOLDS = frozenset(
 _HOLDING_OPTIONS = ("capacity", "volume", "storage", "size")
 # "Do you carry dog food?" asks what the store sells, not what a product holds.
 _STORE_CARRIES = re.compile(r"\b(?:you|u|y'all|ya)\s+(?:carry|carries|stock|store|have)\b")
+# "¿La primera está disponible?": whether one card can be bought now.
+_IN_STOCK = re.compile(
+    r"\b(?:in stock|available|disponibles?|en stock|auf lager|lieferbar|verfügbar|vorrätig"
+    r"|en existencias?)\b"
+)
 # "What is it made of?": the option a material is under.
 _MADE = frozenset({"made", "material", "hecho", "hecha", "fait", "faite", "matière"})
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -207,12 +215,22 @@ def read_shown_question(
     """What ``text`` asks about the cards ``shown`` (of ``products``), or ``None``."""
     if not shown or not _QUESTION.search(text):
         return None
-    folded = text.casefold()
+    folded = gloss(text.casefold())  # "Welche Farbe hat der?" asks for the color
     raw = set(_LETTERS.findall(folded))
     words = shared_words()
     said = words(folded)
     if _names_a_value(products, said, words):
         return None  # "what about for medium skin then?": a refinement, not a question
+    reference = find_reference(text)
+    rank = None if reference is None else reference.rank
+    if rank == LAST:
+        rank = len(shown)
+    if _IN_STOCK.search(folded):
+        # Of one card ("is the first one available?"); of them all it filters the search.
+        one = rank if rank is not None and rank > 0 else None
+        if one is None and len(shown) == 1:
+            one = shown[0].rank
+        return None if one is None else ShownQuestion(AVAILABLE, None, one)
     order: Order | None = "max" if raw & _MAX else "min" if raw & _MIN else None
     option: str | None = None
     if raw & (_CHEAP | _DEAR) or (raw & _PRICE_WORDS):
@@ -235,13 +253,17 @@ def read_shown_question(
         option = named[0]
     if order is None and option != PRICE and _yes_or_no(products, option):
         return None  # "which of those are waterproof?": a filter, the search's
-    reference = find_reference(text)
-    rank = None if reference is None else reference.rank
-    if rank == LAST:
-        rank = len(shown)
     if order is None and rank is None and re.search(r"\b(it|that|this)\b", folded):
         rank = shown[0].rank if len(shown) == 1 else None
     return ShownQuestion(option, order, rank)
+
+
+def question_about_shown(
+    text: str, shown: Sequence[ProductCard], searcher: Searcher
+) -> ShownQuestion | None:
+    """:func:`read_shown_question` against the shown cards' products as ``searcher`` has them."""
+    found = (searcher.product(pid) for pid in dict.fromkeys(card.id for card in shown))
+    return read_shown_question(text, shown, [product for product in found if product])
 
 
 def _value(card: ProductCard, option: str) -> str | None:
@@ -292,14 +314,23 @@ def answer_shown_question(
     if not meant:
         text = tr.gettext("I showed %(count)d results: ask about one from 1 to %(count)d.")
         return text % {"count": len(shown)}, tuple(shown)
+    if question.option == AVAILABLE:
+        card = meant[0]
+        text = (
+            tr.gettext("#%(rank)d, %(title)s, is in stock.")
+            if card.available
+            else tr.gettext("#%(rank)d, %(title)s, is sold out.")
+        )
+        return text % {"rank": card.rank, "title": card.title}, (card,)
     distinct = {_value(card, question.option) for card in meant}
     if len(meant) == 1 or len(distinct) == 1:
         card = meant[0]
-        text = tr.gettext("%(title)s (#%(rank)d): %(option)s %(value)s.")
+        text = tr.gettext("#%(rank)d, %(title)s, has %(option)s %(value)s.")
         value = _value(card, question.option) or tr.gettext("not given")
         answer = text % {"title": card.title, "rank": card.rank, "option": name, "value": value}
         return answer, tuple(meant)
     listed = "; ".join(
         f"#{c.rank} {_value(c, question.option) or tr.gettext('not given')}" for c in meant
     )
-    return f"{name}: {listed}.", tuple(meant)
+    text = tr.gettext("%(option)s of each one shown: %(values)s.")
+    return text % {"option": name, "values": listed}, tuple(meant)

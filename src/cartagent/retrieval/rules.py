@@ -57,7 +57,7 @@ from .vocabulary import (
     UNITS,
 )
 
-__all__ = ["MAX_CONTEXT_TURNS", "MAX_REQUEST_CHARS", "canonical_quantity", "parse"]
+__all__ = ["MAX_CONTEXT_TURNS", "MAX_REQUEST_CHARS", "canonical_quantity", "gloss", "parse"]
 
 MAX_REQUEST_CHARS = 2000
 """Longer requests are cut to this many characters before parsing."""
@@ -399,8 +399,14 @@ def _normalise(request: str) -> str:
     text = _FILLER_RE.sub(" ", text).lower()
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
     text = _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
-    text = _GLOSS_RE.sub(lambda m: GLOSS_OF[m.group(0)], text)
+    text = gloss(text)
     return _digits_for_worded_amounts(" ".join(text.split()))
+
+
+def gloss(text: str) -> str:
+    """``text`` (lower-cased) with the words of other languages the word lists know read as
+    the catalog's English (:data:`~cartagent.retrieval.vocabulary.GLOSSES`)."""
+    return _GLOSS_RE.sub(lambda m: GLOSS_OF[m.group(0)], text)
 
 
 def _edits1(word: str) -> Iterator[str]:

@@ -50,7 +50,7 @@ from ..product_facts import FactQuestion, answer_fact, find_fact_question
 from ..product_questions import describe_options, find_option_question
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
-from ..shown_questions import answer_shown_question, read_shown_question
+from ..shown_questions import answer_shown_question, question_about_shown
 from ..shown_superlatives import answer_superlative, find_superlative
 from ..similar import wants_similar
 from ..specialist import TurnContext
@@ -282,6 +282,10 @@ class DiscoverySpecialist:
         compared = find_comparison(turn.text)
         if compared is not None:
             return self._compare(turn.conversation, compared)
+        # A question about a card ("Was kostet der zweite?") before the card itself.
+        answered = await self._shown_question(turn)
+        if answered is not None:
+            return answered
         reference = find_reference(turn.text)
         if reference is not None:
             return self._pick(turn.conversation, reference)
@@ -296,9 +300,6 @@ class DiscoverySpecialist:
         if superlative is not None and turn.conversation.results:
             text, cards = answer_superlative(superlative, turn.conversation.results)
             return Reply(text, self.domain, cards)
-        answered = await self._shown_question(turn)
-        if answered is not None:
-            return answered
         return await self._search(turn)
 
     async def _shown_question(self, turn: TurnContext) -> Reply | None:
@@ -307,10 +308,7 @@ class DiscoverySpecialist:
         shown, searcher = turn.conversation.results, turn.searcher
         if not shown or searcher is None:
             return None
-        ids = dict.fromkeys(card.id for card in shown)
-        found = await asyncio.to_thread(lambda: [searcher.product(pid) for pid in ids])
-        products = [product for product in found if product is not None]
-        question = read_shown_question(turn.text, shown, products)
+        question = await asyncio.to_thread(question_about_shown, turn.text, shown, searcher)
         if question is None:
             return None
         text, cards = answer_shown_question(question, shown, turn.messages)
