@@ -271,6 +271,20 @@ def test_a_long_message_is_read_for_the_sentences_that_ask_for_something(
     assert vocabulary.need("just chatting, nothing to buy") == "just chatting, nothing to buy"
 
 
+def test_of_two_kinds_named_the_one_asked_for_last_is_the_request(
+    vocabulary: CatalogVocabulary,
+) -> None:
+    spilled = "sorry, my dog chewed the lantern. looking for a tent, 2 people"
+    assert vocabulary.asked_kind(spilled) == "looking for a tent, 2 people"
+    fed_up = "if you show me one more lantern i will scream. i want a tent. solar? no. 4 people."
+    assert vocabulary.asked_kind(fed_up) == "i want a tent. solar? no. 4 people."
+    # One kind, or no sentence that asks: nothing is left out.
+    assert vocabulary.asked_kind("a tent. for 4 people.") == "a tent. for 4 people."
+    assert vocabulary.asked_kind("the lantern broke. the tent too.") == (
+        "the lantern broke. the tent too."
+    )
+
+
 def test_the_opposite_of_a_less_value_excludes_it() -> None:
     vacuum = _product(
         "vacuum", "Vacuum Cleaner", {"features": "cordless"}, {"features": "pet hair removal"}

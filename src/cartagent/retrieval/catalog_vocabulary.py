@@ -63,6 +63,13 @@ _SPOKEN_UNIT = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# Words that ask for something: the sentence holding them names what is wanted.
+_ASKS = re.compile(
+    r"\b(?:want|wanted|need|needs|looking for|look for|searching for|show me|give me|gimme"
+    r"|get me|i'd like|i would like|after|busco|quiero|necesito|suche|brauche|möchte"
+    r"|je cherche|je voudrais|il me faut)\b",
+    re.IGNORECASE,
+)
 _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _BOUND = re.compile(
     r"(?:(?P<min1>at least|minimum|min\.?|no less than|mindestens|al menos|au moins)"
@@ -480,14 +487,35 @@ class CatalogVocabulary:
         value, a price, stock), in their order; the story around them left out. ``text``
         itself when none does."""
         kept = []
-        for sentence in _SENTENCE.split(text):
-            if not sentence.strip():
-                continue
-            query = self.ground(parse(sentence))
+        for sentence, query in self._sentences(text):
             bare = query.model_copy(update={"text": "", "sort": "relevance"})
             if not bare.is_empty():
-                kept.append(sentence.strip())
-        return " ".join(kept) if kept else text
+                kept.append(sentence)
+        return self.asked_kind(" ".join(kept)) if kept else text
+
+    def _sentences(self, text: str) -> list[tuple[str, SearchQuery]]:
+        found = []
+        for sentence in _SENTENCE.split(text):
+            if sentence.strip():
+                found.append((sentence.strip(), self.ground(parse(sentence))))
+        return found
+
+    def asked_kind(self, text: str) -> str:
+        """``text`` without its sentences that name another kind of product than the one it
+        asks for last ("sorry, my cat walked on the keyboard. looking for a gaming mouse,
+        wired": the mouse; "i swear if you show me one more speaker i will scream. i want
+        HEADPHONES. wired."): the last sentence that names a kind with a word that asks
+        for it ("want", "looking for", "show me") is the request. ``text`` itself when no
+        two sentences name different kinds."""
+        sentences = self._sentences(text)
+        kinds = {query.category for _, query in sentences if query.category}
+        if len(kinds) < 2:
+            return text
+        asked = [q.category for s, q in sentences if q.category and _ASKS.search(s)]
+        if not asked:
+            return text
+        wanted = asked[-1]
+        return " ".join(s for s, q in sentences if q.category in (None, wanted))
 
     def bounded(self, query: SearchQuery, request: str) -> SearchQuery:
         """``query`` with an amount the shopper bounds ("at least 6 hours of battery", "1TB or

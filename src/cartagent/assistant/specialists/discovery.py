@@ -503,6 +503,8 @@ class DiscoverySpecialist:
         text = TO_CART.sub("", turn.text[adding.end() :]) if adding else turn.text
         if len(text) > _LONG and searcher.vocabulary is not None:
             text = searcher.vocabulary.need(text)  # the need, not the story around it
+        elif searcher.vocabulary is not None:
+            text = searcher.vocabulary.asked_kind(text)  # "... keyboard. looking for a mouse"
         start = time.perf_counter()
         query = await asyncio.to_thread(
             partial(
