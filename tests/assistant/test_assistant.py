@@ -156,6 +156,25 @@ async def test_a_declined_turn_that_names_what_to_show_refines_the_shown_results
     assert fresh.domain is Domain.OUT_OF_SCOPE
 
 
+async def test_a_question_about_the_results_in_any_language_is_not_declined(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = Assistant(_Always(Domain.DISCOVERY), memory_store, searcher=shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts")
+    assistant.router = _Always(Domain.OUT_OF_SCOPE)
+    price = await assistant.turn(sid, "Was kostet das zweite?")
+    assert price.domain is Domain.DISCOVERY and price.text.startswith("Nr. 2, ")
+    which = await assistant.turn(sid, "¿cuál es más barato?")
+    assert which.domain is Domain.DISCOVERY and "más barato" in which.text
+    # Sent to an empty cart by the router, a turn with no word of the cart is about the list.
+    assistant.router = _Always(Domain.CART_CHECKOUT)
+    red = await assistant.turn(sid, "in red?")
+    assert red.domain is Domain.DISCOVERY and red.cards
+    cart = await assistant.turn(sid, "what's in my cart")
+    assert cart.domain is Domain.CART_CHECKOUT
+
+
 @pytest.mark.parametrize(
     "text", ["this bot is useless. a t-shirt. is that so hard", "tshirts pls", "camisetas azules"]
 )

@@ -49,6 +49,12 @@ log = logging.getLogger("cartagent.assistant")
 _CART_EDIT = re.compile(r"^\s*(?:please\s+)?(?:remove|delete|take out|drop)\b", re.IGNORECASE)
 """With something in the cart, "remove the mug" (and "make it 2", "change it to size 10")
 edits the cart whatever the router says."""
+_CART_WORDS = re.compile(
+    r"\b(?:cart|basket|check\s?out|pay|paypal|buy|purchase|add|remove|empty|order)\b",
+    re.IGNORECASE,
+)
+"""Words that are about the cart itself: without them, a turn the router sends to an empty
+cart while results are on screen ("ok and if i bump it to 32?") is about the results."""
 _THE_STORES = (Domain.ORDERS, Domain.RETURNS_REFUNDS)
 """For the merchant, orders and refunds are the store's: the back office serves them."""
 
@@ -124,7 +130,13 @@ class Assistant:
         else:
             context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
             domain = (await self.router.route(text, context)).domain
-            if domain is Domain.OUT_OF_SCOPE and await self._asks_for_products(text, conversation):
+            declined = domain is Domain.OUT_OF_SCOPE or (
+                domain is Domain.CART_CHECKOUT
+                and not conversation.cart
+                and conversation.results
+                and not _CART_WORDS.search(text)
+            )
+            if declined and await self._asks_for_products(text, conversation):
                 domain = Domain.DISCOVERY
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
 
