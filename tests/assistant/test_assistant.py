@@ -173,6 +173,13 @@ async def test_a_question_about_the_results_in_any_language_is_not_declined(
     assert red.domain is Domain.DISCOVERY and red.cards
     cart = await assistant.turn(sid, "what's in my cart")
     assert cart.domain is Domain.CART_CHECKOUT
+    # Sent to orders or returns when none was placed, it is about the list too.
+    for domain in (Domain.ORDERS, Domain.RETURNS_REFUNDS):
+        assistant.router = _Always(domain)
+        blue = await assistant.turn(sid, "ok then in blue, size doesn't matter")
+        assert blue.domain is Domain.DISCOVERY and blue.cards, domain
+        asked = await assistant.turn(sid, "where is my order?")
+        assert asked.domain is domain
 
 
 @pytest.mark.parametrize(

@@ -101,6 +101,19 @@ def test_questions_in_german_french_and_spanish_are_read_too(
     assert _read(text) == question
 
 
+def test_an_option_named_whole_wins_over_one_it_is_part_of() -> None:
+    board = Product(
+        id="board",
+        title="Skateboard",
+        category=("Sports", "Skateboards"),
+        description="A board.",
+        variants=(Variant(id="b1", price=Decimal(50), options={"deck material": "maple"}),),
+    )
+    shown = [*SHOWN, card_from_variant(board, board.variants[0], 4)]
+    question = read_shown_question("¿de qué material es?", shown, [FLASK, board])
+    assert question == ShownQuestion("material", None, None)
+
+
 def test_whether_one_card_is_in_stock_is_answered_in_the_shoppers_language() -> None:
     sold_out = [replace(SHOWN[0], available=False), *SHOWN[1:]]
     question = ShownQuestion("available", None, 1)

@@ -365,6 +365,43 @@ def test_a_follow_ups_own_words_replace_exclude_or_let_go_of_what_was_shown() ->
     assert "pole material" not in grounded.refine("any pole material", shown).options
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "forget the fibreglass thing",
+        "pole material doesn't matter",
+        "any pole material",
+        "egal welches Material",  # glossed: "egal welches material"
+        "peu importe le material",
+        "el material me da igual",
+    ],
+)
+def test_a_turn_that_only_lets_go_of_an_option_refines_the_search_without_it(
+    request_text: str,
+) -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    shown = SearchQuery(
+        category="tent", options={"sleeps": ["4 people"], "pole material": ["fibreglass"]}
+    )
+    refined = grounded.refine(request_text, shown)
+    assert refined.category == "tent" and refined.options == {"sleeps": ["4 people"]}
+
+
+def test_a_value_read_under_another_name_is_found_by_its_other_words() -> None:
+    vacuum = _product(
+        "vac", "Vacuum Cleaner", {"features": "cordless"}, {"features": "HEPA filter"}
+    )
+    suitcase = _product("case", "Luggage Set", {"material": "hardshell"}, {"material": "softshell"})
+    vocabulary = CatalogVocabulary([vacuum, suitcase])
+    # The word lists read "cordless" as wireless connectivity; these vacuums say "cordless".
+    cordless = vocabulary.ground(parse("cordless vacuum cleaner"))
+    assert cordless.options == {"features": ["cordless"]}
+    # Two words the catalog writes as one: "hard shell" is hardshell, and nothing is left over.
+    hard = vocabulary.ground(parse("a hard shell luggage set"))
+    assert hard.options == {"material": ["hardshell"]}
+    assert vocabulary.leftover(hard) == Leftover([], [], [], [])
+
+
 def test_a_follow_up_for_another_kind_is_a_new_search_and_a_kind_answers_which_kind() -> None:
     grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
     tents = SearchQuery(category="tent", options={"sleeps": ["4 people"]})

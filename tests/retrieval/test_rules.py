@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cartagent.retrieval import Exclusion, PriceRange, SearchQuery, rules
-from cartagent.retrieval.rules import MAX_REQUEST_CHARS, canonical_quantity, parse
+from cartagent.retrieval.rules import MAX_REQUEST_CHARS, canonical_quantity, parse, price_clash
 
 
 def price(query: SearchQuery) -> tuple[Decimal | None, Decimal | None, str] | None:
@@ -755,6 +755,25 @@ def test_english_words_are_never_glossed() -> None:
     # "grand" (a thousand), "polar" (a kind of fleece) are English words too.
     assert "grand" in parse("a tent under a grand").text.split()
     assert parse("polar fleece jacket, large").text.split()[0] == "polar"
+
+
+@pytest.mark.parametrize(
+    ("text", "clash"),
+    [
+        ("a tablet that costs less than 500 but more than 1000", ("1000", "500")),
+        ("a laptop for at least 2500 but no more than 2300", ("2500", "2300")),
+        ("more than 100 and under 300", None),
+        ("between 500 and 200", None),  # one range, said backwards: 200 to 500
+        ("under 500", None),
+    ],
+)
+def test_bounds_said_apart_that_cannot_both_hold_are_a_clash(
+    text: str, clash: tuple[str, str] | None
+) -> None:
+    found = price_clash(text)
+    assert found == (None if clash is None else tuple(Decimal(v) for v in clash))
+    price = parse(text).price
+    assert price is not None and (price.min is None or price.max is None or price.min <= price.max)
 
 
 def test_sea_is_a_word_of_the_request_where_no_negation_comes_before_it() -> None:

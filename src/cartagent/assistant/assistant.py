@@ -53,8 +53,15 @@ _CART_WORDS = re.compile(
     r"\b(?:cart|basket|check\s?out|pay|paypal|buy|purchase|add|remove|empty|order)\b",
     re.IGNORECASE,
 )
-"""Words that are about the cart itself: without them, a turn the router sends to an empty
-cart while results are on screen ("ok and if i bump it to 32?") is about the results."""
+_ORDER_WORDS = re.compile(
+    r"\b(?:orders?|ordered|ship(?:ped|ping|ment)?|track(?:ing)?|deliver(?:y|ed)?|arrive[sd]?"
+    r"|package|parcel|returns?|returned|refunds?|exchange|money\s+back|send\s+(?:it\s+)?back"
+    r"|broken|damaged|wrong\s+item|cancel\w*)\b",
+    re.IGNORECASE,
+)
+"""Words of the cart, and of orders and returns: without them, a turn the router sends to an
+empty cart, or to orders and returns when none was placed, while results are on screen ("ok
+and if i bump it to 32?", "forget the battery thing") is about the results."""
 _THE_STORES = (Domain.ORDERS, Domain.RETURNS_REFUNDS)
 """For the merchant, orders and refunds are the store's: the back office serves them."""
 
@@ -131,14 +138,21 @@ class Assistant:
             context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
             domain = (await self.router.route(text, context)).domain
             declined = domain is Domain.OUT_OF_SCOPE or (
-                domain is Domain.CART_CHECKOUT
-                and not conversation.cart
-                and conversation.results
-                and not _CART_WORDS.search(text)
+                bool(conversation.results) and self._unservable(domain, text, conversation)
             )
             if declined and await self._asks_for_products(text, conversation):
                 domain = Domain.DISCOVERY
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
+
+    @staticmethod
+    def _unservable(domain: Domain, text: str, conversation: Conversation) -> bool:
+        """Whether ``domain`` has nothing to serve ``text`` with and ``text`` does not ask for
+        it: an empty cart, or no order placed, and none of their words."""
+        if domain is Domain.CART_CHECKOUT:
+            return not conversation.cart and not _CART_WORDS.search(text)
+        if domain in (Domain.ORDERS, Domain.RETURNS_REFUNDS):
+            return not conversation.orders and not _ORDER_WORDS.search(text)
+        return False
 
     async def _asks_for_products(self, text: str, conversation: Conversation) -> bool:
         """Whether a turn the router declined names a kind of product the store has ("labtop

@@ -12,7 +12,7 @@ import re
 from ..catalog import Product
 from ..retrieval.filters import canonical_key
 
-__all__ = ["ALL_OPTIONS", "describe_options", "find_option_question"]
+__all__ = ["ALL_OPTIONS", "describe_options", "find_option_question", "offers_option"]
 
 ALL_OPTIONS = ""
 """:func:`find_option_question`'s answer for "what are the options?": every option."""
@@ -75,6 +75,16 @@ def _offered(product: Product) -> dict[str, tuple[list[str], list[str]]]:
 def _matches(asked: str, name: str) -> bool:
     words = [_singular(w) for w in name.casefold().split()]
     return asked in words or _singular(name.casefold()) == asked
+
+
+def offers_option(products: list[Product], asked: str) -> bool:
+    """Whether one of ``products`` has the option ``asked`` (any, for :data:`ALL_OPTIONS`):
+    "what hardshell sets do you have?" asks for no option of suitcases, but for suitcases."""
+    return any(
+        asked == ALL_OPTIONS or _matches(asked, name)
+        for product in products
+        for name in _offered(product)
+    )
 
 
 def describe_options(product: Product, asked: str) -> str:

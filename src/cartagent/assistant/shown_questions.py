@@ -244,6 +244,9 @@ def read_shown_question(
         overlap = {name: len(stems & said) for name, stems in by_option.items()}
         best = max(overlap.values(), default=0)
         named = [name for name, count in overlap.items() if count == best and best > 0]
+        whole = [name for name in named if words(name) <= said]
+        if len(named) > 1 and len(whole) == 1:
+            named = whole  # "material", not "deck material"
         if not named and raw & _HOLDS and not _STORE_CARRIES.search(folded):
             named = [n for n in by_option if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
         if not named and raw & _MADE:

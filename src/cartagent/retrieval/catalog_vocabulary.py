@@ -36,6 +36,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import NamedTuple
 
 from rapidfuzz.distance import OSA
@@ -44,9 +45,9 @@ from ..catalog import Product, Variant
 from .amounts import amount
 from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
-from .rules import canonical_quantity, parse
+from .rules import canonical_quantity, gloss, parse
 from .search import Understander
-from .vocabulary import SIZE_WORDS, STOPWORDS
+from .vocabulary import ATTRIBUTE_WORDS, SIZE_WORDS, STOPWORDS
 
 __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 
@@ -79,7 +80,16 @@ _BOUND = re.compile(
     r"(?:(?P<min2>or more|or above|or higher|plus)"
     r"|or less|or below|or lower)"
 )
-_ANY = re.compile(r"\b(?:any|whatever|either|no matter the|regardless of)\s+([a-z]+)")
+# What lets go of an option: "any height", "forget the battery thing", "colour doesn't matter",
+# and (glossed first) "egal welche Größe", "peu importe le type", "el material me da igual".
+_ANY = re.compile(
+    r"\b(?:any|whatever|either|no matter the|regardless of|forget(?: about)?(?: the)?"
+    r"|never ?mind(?: the)?|drop the|don'?t care about(?: the)?|egal welche[rsnm]?"
+    r"|peu importe(?: le| la| les)?|n'importe quel(?:le)?s?|cualquier|da igual(?: el| la)?)"
+    r"\s+([a-z]+)"
+    r"|\b([a-z]+)\s+(?:doesn'?t|does not|don'?t|do not)\s+matter"
+    r"|\b([a-z]+)\s+(?:ist )?egal\b|\b([a-z]+)\s+me da igual"
+)
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 # A value saying the product lacks the option's property ("water resistance: no").
 _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
@@ -157,6 +167,13 @@ _FILLER = frozenset(
         "tho",
         "though",
         "if",
+        # letting go of something: "forget the battery thing", "colour doesn't matter"
+        "forget",
+        "matter",
+        "doesn't",
+        "doesnt",
+        "care",
+        "thing",
     }
 )
 # Function and courtesy words of Spanish, German and French requests (none an English word):
@@ -175,7 +192,8 @@ _FOREIGN_FUNCTION_WORDS = frozenset(
     hola hallo
     que qui quoi esté sea ser estar está están existe existen dire voulais voulait pardon
     dommage plutôt liebsten lieber darf sein halt mal denn eben kann könnt vielleicht peut
-    faut avoir être tengan tenga puede pueda podría
+    faut avoir être tengan tenga puede pueda podría egal importe igual da cualquier
+    d'accord peu
     """.split()  # noqa: SIM905
 )
 _PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
@@ -351,6 +369,11 @@ class CatalogVocabulary:
         if category:
             wanted = self._words(category)
             found = frozenset(pid for pid, kind in self._kind_words.items() if wanted <= kind)
+            # A kind that is some products' very name is theirs alone: "tablet" is the
+            # Tablet, not a Laptop filed under "Computers & Tablets".
+            named = frozenset(p for p in found if self._words(self._products[p].title) == wanted)
+            if named:
+                return named
             if found:
                 return found
         return frozenset(self._products)
@@ -432,7 +455,11 @@ class CatalogVocabulary:
             for word in _RAW_WORD.findall(value.casefold())
         }
         left = Leftover([], [], [], [])
-        for raw in _RAW_WORD.findall(query.text.casefold()):
+        words = _RAW_WORD.findall(query.text.casefold())
+        for first, second in pairwise(words):
+            if first + second in placed_words:  # "hard shell" of "hardshell"
+                placed_words |= {first, second}
+        for raw in words:
             if asks_nothing(raw) or raw in _SPOKEN_UNITS or len(raw) < 2:
                 continue
             if raw in placed_words:
@@ -577,13 +604,17 @@ class CatalogVocabulary:
         colour", "any size is fine")."""
         let_go = {
             stem
-            for match in _ANY.finditer(request.casefold())
-            for stem in self._words(match.group(1))
+            for match in _ANY.finditer(gloss(request.casefold()))
+            for stem in self._words(next(g for g in match.groups() if g))
         }
         if not let_go:
             return query
-        kept = {k: v for k, v in query.options.items() if not self._words(k) & let_go}
-        attributes = {k: v for k, v in query.attributes.items() if not self._words(k) & let_go}
+
+        def named(key: str, values: list[str]) -> bool:  # "any colour"; "forget the battery"
+            return bool(self._words(" ".join([key, *values])) & let_go)
+
+        kept = {k: v for k, v in query.options.items() if not named(k, v)}
+        attributes = {k: v for k, v in query.attributes.items() if not named(k, v)}
         if kept == query.options and attributes == query.attributes:
             return query
         return query.model_copy(update={"options": kept, "attributes": attributes})
@@ -681,6 +712,10 @@ class CatalogVocabulary:
             if same:  # the catalog's spelling: "16 gb" is "16GB"
                 return self._choose(same, name)
         found = self.terms(value, among)
+        for form in () if found else ATTRIBUTE_WORDS.get(name, {}).get(value, ()):
+            found = self.terms(form, among, typos=False)  # "cordless", read as wireless
+            if found:
+                break
         if not found:
             return None
         return self._choose(found, name)
@@ -723,6 +758,8 @@ class CatalogVocabulary:
                 ):
                     break
                 found = self.terms(phrase, among, typos=size == 1)
+                if not found and size == 2:  # "hard shell" for "hardshell"
+                    found = self.terms("".join(raw[start : start + 2]), among, typos=False)
                 names = {t.name.casefold() for t in found}
                 if phrase.replace(".", "").isdigit() and (len(names) > 1 or not category):
                     found = []  # a bare number of no known kind, or several options: none
@@ -778,6 +815,14 @@ class GroundedUnderstander:
             return self.vocabulary.bounded(self.vocabulary.ground(self.inner(request)), request)
         alone = self.inner(request)
         latest = self.vocabulary.bounded(self.vocabulary.ground(alone), request)
+        said = self.vocabulary.dropping(latest, request)  # "battery" of "forget the battery"
+        if (
+            shown is not None
+            and said.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
+        ):
+            kept = self.vocabulary.dropping(shown, request)
+            if kept != shown:  # "ok actually any colour", "forget the battery thing"
+                return _refined(kept, said)
         if shown is not None and self._continues(shown, latest):
             if shown.category and not latest.category:
                 # Read among that kind's products: "750" is 750ml there, "medium" a frame size.

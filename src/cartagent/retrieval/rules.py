@@ -57,7 +57,14 @@ from .vocabulary import (
     UNITS,
 )
 
-__all__ = ["MAX_CONTEXT_TURNS", "MAX_REQUEST_CHARS", "canonical_quantity", "gloss", "parse"]
+__all__ = [
+    "MAX_CONTEXT_TURNS",
+    "MAX_REQUEST_CHARS",
+    "canonical_quantity",
+    "gloss",
+    "parse",
+    "price_clash",
+]
 
 MAX_REQUEST_CHARS = 2000
 """Longer requests are cut to this many characters before parsing."""
@@ -306,6 +313,8 @@ class _Draft:
     sort: str = "relevance"
     min_rating: float | None = None
     available_only: bool = False
+    # Bounds said apart that cannot both hold ("less than 500 but more than 1000").
+    clash: bool = False
     exclude: list[tuple[str | None, str]] = field(default_factory=list)
 
     def add(self, kind: str, key: str, value: str) -> None:
@@ -540,6 +549,7 @@ def _range(work: _Work, draft: _Draft, m: re.Match[str], *, worded: bool) -> Non
 
 
 def _pass_price(work: _Work, draft: _Draft) -> None:
+    cued: set[str] = set()
     for pattern in (_RANGE_WORD_RE, _RANGE_DASH_RE):
         for m in work.matches(pattern):
             _range(work, draft, m, worded=pattern is _RANGE_WORD_RE)
@@ -556,6 +566,9 @@ def _pass_price(work: _Work, draft: _Draft) -> None:
     ):
         for m in work.take(pattern):
             _set_bound(draft, bound, m)
+            cued.add(bound)
+    low, high = draft.price_min, draft.price_max
+    draft.clash = cued == {"min", "max"} and low is not None and high is not None and low > high
     for m in work.take(_AROUND_RE):
         value = _decimal(m.group("num"))
         if value is not None:
@@ -833,6 +846,19 @@ def _merge(base: _Draft, new: _Draft, request: str) -> _Draft:
 
 
 # --------------------------------------------------------------------------------- entry
+
+
+def price_clash(request: str) -> tuple[Decimal, Decimal] | None:
+    """The lower and the upper bound of a request that asks for a price above an amount and
+    below a smaller one ("less than 500 but more than 1000"), or ``None``. :func:`parse`
+    reads such bounds as the range between them."""
+    try:
+        draft = _extract(request) if isinstance(request, str) else None
+    except Exception:  # as parse: a bug must not take the search box down
+        return None
+    if draft is None or not draft.clash or draft.price_min is None or draft.price_max is None:
+        return None
+    return draft.price_min, draft.price_max
 
 
 def parse(request: str, *, context: Sequence[str] = ()) -> SearchQuery:

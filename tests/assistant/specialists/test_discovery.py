@@ -200,6 +200,53 @@ async def test_a_question_about_options_is_answered_for_the_product_meant(
     assert again.text == "T-Shirt: color blue, red, black."
 
 
+async def test_a_question_that_names_a_value_or_no_option_shown_is_a_search(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt")
+    _, red = await _say(conversation, shop_searcher, "what red t-shirts do you have?")
+    assert red.cards and all(c.options["color"] == "red" for c in red.cards if not c.breaks)
+    _, sizes = await _say(conversation, shop_searcher, "what sizes do you have?")
+    assert sizes.text.startswith("T-Shirt: size")
+
+
+async def test_bounds_that_cannot_both_hold_are_asked_about_and_the_answer_refines(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    _, clash = await _say(conversation, shop_searcher, "t-shirts under 10 but over 30")
+    assert clash.text == (
+        "Nothing costs more than 30 USD and less than 10 USD at once: from 30 USD, or up to 10 USD?"
+    )
+    assert not clash.cards
+    _, answer = await _say(conversation, shop_searcher, "over 30")
+    exact = [c for c in answer.cards if not c.breaks]
+    assert exact and all(c.title == "T-Shirt" and (c.price or 0) >= 30 for c in exact)
+
+
+async def test_a_kind_that_is_a_products_name_is_not_matched_by_where_others_are_filed() -> None:
+    from cartagent.catalog import Product, Variant
+    from cartagent.retrieval.catalog_search import catalog_searcher
+    from cartagent.retrieval.rules import parse
+
+    def product(pid: str, title: str, leaf: str) -> Product:
+        variant = Variant(id=f"{pid}-1", price=Decimal(500), options={"color": "silver"})
+        return Product(
+            id=pid,
+            title=title,
+            category=("Electronics", "Computers & Tablets", leaf),
+            variants=(variant,),
+        )
+
+    catalog = [product("lap", "Laptop", "Laptops"), product("tab", "Tablet", "Tablets")]
+    searcher = catalog_searcher(catalog, parse, mode="lexical")
+    _, reply = await _say(_conversation(), searcher, "a silver tablet")
+    exact = [c.title for c in reply.cards if not c.breaks]
+    assert exact == ["Tablet"]
+    assert all(c.breaks == ("not a tablet",) for c in reply.cards if c.title == "Laptop")
+
+
 async def test_a_comparison_with_nothing_shown_asks_for_a_search(shop_searcher: Searcher) -> None:
     _, reply = await _say(_conversation(), shop_searcher, "compare the first two")
     assert reply.text.startswith("Search for products first")

@@ -38,6 +38,7 @@ from ...retrieval.catalog_vocabulary import asks_nothing
 from ...retrieval.filters import Plan, Words, analyzer, matching_variants
 from ...retrieval.near_misses import what_it_breaks
 from ...retrieval.query import PriceRange, SearchQuery
+from ...retrieval.rules import price_clash
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, TO_CART, add_card
 from ..comparison import compare_cards, find_comparison
@@ -47,7 +48,8 @@ from ..language import DEFAULT
 from ..more_results import wants_more
 from ..option_pick import find_shown_by_option
 from ..product_facts import FactQuestion, answer_fact, find_fact_question
-from ..product_questions import describe_options, find_option_question
+from ..product_questions import describe_options, find_option_question, offers_option
+from ..product_talk import names_constraints
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
 from ..shown_questions import answer_shown_question, question_about_shown
@@ -156,6 +158,7 @@ def describe(query: SearchQuery, tr: NullTranslations = _ENGLISH) -> str:
         for said in (name, *values)
         for w in _WORD.findall(said)
     }
+    placed |= {w.casefold() for w in _WORD.findall(query.category or "")}  # the kind, said once
     text = " ".join(
         w for w in _WORD.findall(query.text) if w.casefold() not in placed and not asks_nothing(w)
     )
@@ -265,7 +268,7 @@ class DiscoverySpecialist:
         if CATALOG_QUESTION.search(turn.text):
             return Reply(self.overview.describe(), self.domain)
         asked = find_option_question(turn.text)
-        if asked is not None and turn.conversation.results:
+        if asked is not None and turn.conversation.results and await self._offer(turn, asked):
             return await self._options(turn, asked)
         fact = find_fact_question(turn.text)
         if fact is not None and turn.conversation.results:
@@ -357,6 +360,19 @@ class DiscoverySpecialist:
         if product is None:
             return Reply(f"I cannot find {card.title} in the catalog any more.", self.domain)
         return product, card, cards
+
+    @staticmethod
+    async def _offer(turn: TurnContext, asked: str) -> bool:
+        """Whether a product shown has the option ``asked`` ("what sizes does it come in?")
+        and the question names no value ("what hardshell sets do you have?" is a search)."""
+        searcher = turn.searcher
+        if searcher is None:
+            return True  # the question is answered as before: it says what it cannot find
+        if await asyncio.to_thread(names_constraints, turn.text, searcher):
+            return False
+        ids = dict.fromkeys(card.id for card in turn.conversation.results)
+        found = await asyncio.to_thread(lambda: [searcher.product(pid) for pid in ids])
+        return offers_option([p for p in found if p is not None], asked)
 
     async def _options(self, turn: TurnContext, asked: str) -> Reply:
         """What the product meant ("it", "the second one", or the one product shown) offers."""
@@ -531,6 +547,19 @@ class DiscoverySpecialist:
                 self.domain,
                 data={"search": _search_record(text, asked)},
             )
+        bounds = price_clash(text)
+        if bounds is not None:
+            low, high = bounds
+            question = tr.gettext(
+                "Nothing costs more than %(low)s and less than %(high)s at once: from "
+                "%(low)s, or up to %(high)s?"
+            )
+            currency = query.price.currency if query.price else None
+            said = {"low": _money(low, currency), "high": _money(high, currency)}
+            # Kept as the search on screen, less the price: the answer ("more than 1000")
+            # refines it.
+            asked = query.model_copy(update={"price": None})
+            return Reply(question % said, self.domain, data={"search": _search_record(text, asked)})
         if query.model_copy(update={"sort": "relevance"}).is_empty():
             return Reply(
                 tr.gettext("What are you looking for? For example: a blue t-shirt under 60."),
@@ -622,10 +651,13 @@ class DiscoverySpecialist:
         structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
         foreign_words = set(_WORD.findall(foreign.casefold()))
         untranslated = [w for w in unknown if w in foreign_words]
+        kind = vocabulary.products_of(query.category) if query.category else None
 
         def breaks(card: ProductCard) -> tuple[str, ...]:
             if card.breaks:
                 return card.breaks
+            if kind is not None and card.id not in kind:  # a Laptop filed under "Tablets"
+                return (f"not a {query.category}",)
             if graded:
                 return (f"not checked: {', '.join(graded)}",)
             if untranslated:
