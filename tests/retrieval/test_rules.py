@@ -751,6 +751,30 @@ def test_words_of_other_languages_are_read_as_the_catalogs_english(
     assert words <= said, query
 
 
+@pytest.mark.parametrize(
+    ("text", "most", "currency"),
+    [
+        ("i can go to 170", "170", "USD"),
+        ("ok i can stretch to 2200", "2200", "USD"),
+        ("hasta 300 dólares", "300", "USD"),
+        ("jusqu'à 80 euros", "80", "EUR"),
+    ],
+)
+def test_a_ceiling_said_as_how_far_one_can_go_is_the_most_to_pay(
+    text: str, most: str, currency: str
+) -> None:
+    price = parse(text).price
+    assert price is not None and price.max == Decimal(most) and price.currency == currency
+    assert parse(text).text in ("", "ok")
+
+
+def test_cheap_in_other_languages_sorts_by_price_and_an_incher_is_inches() -> None:
+    cheap = parse("una laptop barata")
+    assert cheap.sort == "price_asc" and "barata" not in cheap.text
+    assert parse("the 17 incher").options == {"length": ["17 inch"]}
+    assert parse("go to checkout").price is None
+
+
 def test_english_words_are_never_glossed() -> None:
     # "grand" (a thousand), "polar" (a kind of fleece) are English words too.
     assert "grand" in parse("a tent under a grand").text.split()

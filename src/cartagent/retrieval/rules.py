@@ -122,8 +122,14 @@ _SORT_RE = _word_re(_SORT_OF)
 
 _NUM = r"\d{1,9}(?:,\d{3})*(?:\.\d{1,2})?k?"
 _SYMBOL = r"[$€£¥]"
-_CUR_WORD = rf"(?:{_alternation(w for w in CURRENCY_WORDS if w.isascii() and w[0].isalpha())})"
-_CJK_CUR = rf"(?:{_alternation(w for w in CURRENCY_WORDS if not w.isascii() and w.isalpha())})"
+
+
+def _cjk(word: str) -> bool:
+    return any(ord(c) >= 0x2E80 for c in word)  # written without spaces ("元", "円")
+
+
+_CUR_WORD = rf"(?:{_alternation(w for w in CURRENCY_WORDS if w[0].isalpha() and not _cjk(w))})"
+_CJK_CUR = rf"(?:{_alternation(w for w in CURRENCY_WORDS if w.isalpha() and _cjk(w))})"
 _AMOUNT = rf"(?P<sym>{_SYMBOL})?\s?(?P<num>{_NUM})\s?(?P<cur>{_SYMBOL}|{_CUR_WORD}\b)?"
 _AMOUNT2 = rf"(?P<sym2>{_SYMBOL})?\s?(?P<num2>{_NUM})\s?(?P<cur2>{_SYMBOL}|{_CUR_WORD}\b)?"
 _PRICE_WORDS = r"(?:(?:priced|price|cost(?:s|ing)?|costing|for|at|is|of|a|with)\s)*"
@@ -250,7 +256,7 @@ _HUNDREDS = (
     rf"(?:(?:a|{_UNDER_HUNDRED})\shundred(?:\s(?:and\s)?{_UNDER_HUNDRED})?|{_UNDER_HUNDRED})"
 )
 _WORDED = rf"(?:(?:a|{_HUNDREDS})\sthousand(?:\s(?:and\s)?{_HUNDREDS})?|{_HUNDREDS})"
-_MONEY_WORDS = rf"(?:{_alternation(w for w in CURRENCY_WORDS if w.isascii() and w[0].isalpha())})"
+_MONEY_WORDS = rf"(?:{_alternation(w for w in CURRENCY_WORDS if w[0].isalpha() and not _cjk(w))})"
 _WORDED_AMOUNT_RE = re.compile(
     rf"\b(?P<first>{_WORDED})(?:(?P<glue>\s(?:and|to|or)\s|\s?-\s?)(?P<second>{_WORDED}))?"
     rf"(?=\s{_MONEY_WORDS}\b)"

@@ -516,6 +516,9 @@ GLOSSES: Final[dict[str, tuple[str, ...]]] = {
     "capacity": ("kapazität", "fassungsvermögen", "capacité", "capacidad"),
     "resolution": ("auflösung", "résolution", "resolución"),
     "battery life": ("akkulaufzeit", "autonomie", "autonomía"),
+    "cheap": ("barato", "barata", "baratos", "baratas", "económico", "económica", "günstig",
+              "günstige", "günstigen", "günstiger", "billig", "billige", "billigen", "pas cher",
+              "pas chère", "pas chers", "bon marché"),
     # units and measures
     "cups": ("tassen", "tasses", "tazas"),
     "cup": ("tasse", "taza"),
@@ -574,7 +577,8 @@ UNITS: Final[dict[str, tuple[str, str]]] = {
     "pounds": ("weight", "lb"), "kg": ("weight", "kg"), "kilo": ("weight", "kg"),
     "kilos": ("weight", "kg"), "kilogram": ("weight", "kg"), "kilograms": ("weight", "kg"),
     "g": ("weight", "g"), "gram": ("weight", "g"), "grams": ("weight", "g"),
-    "inch": ("length", "inch"), "inches": ("length", "inch"), "in": ("length", "inch"),
+    "inch": ("length", "inch"), "incher": ("length", "inch"), "inches": ("length", "inch"),
+    "in": ("length", "inch"),
     "zoll": ("length", "inch"), "pulgadas": ("length", "inch"), "pulgada": ("length", "inch"),
     "pouces": ("length", "inch"), "pouce": ("length", "inch"),
     "\"": ("length", "inch"), "ft": ("length", "ft"), "feet": ("length", "ft"),
@@ -604,6 +608,8 @@ PRICE_MAX_CUES: Final[tuple[str, ...]] = (
     "maximum", "no more than", "not more than", "not over", "within", "below", "<", "<=",
     "≤", "menos de", "moins de", "unter", "sotto", "meno di", "budget of", "budget is", "budget",
     "por menos de", "por debajo de", "pour moins de", "für unter", "fuer unter", "für höchstens",
+    "go to", "go up to", "stretch to", "stretch up to", "can spend", "höchstens", "maximal",
+    "jusqu'à", "hasta",
 )  # fmt: skip
 
 PRICE_MIN_CUES: Final[tuple[str, ...]] = (
@@ -615,6 +621,7 @@ PRICE_MIN_CUES: Final[tuple[str, ...]] = (
 # Currency words and symbols -> ISO code.
 CURRENCY_WORDS: Final[dict[str, str]] = {
     "$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD", "buck": "USD",
+    "dólares": "USD", "dólar": "USD", "dollari": "USD",
     "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR",
     "£": "GBP", "gbp": "GBP", "pound sterling": "GBP", "quid": "GBP",
     "¥": "JPY", "jpy": "JPY", "yen": "JPY", "円": "JPY", "日元": "JPY",
