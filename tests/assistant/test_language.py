@@ -94,3 +94,11 @@ async def test_the_assistant_answers_in_the_shoppers_language_and_keeps_it(
     assert "Treffer" in short.text or "Kein genauer Treffer" in short.text, short.text
     stored = assistant.store.load(sid).messages[-1]
     assert stored.payload["language"] == "de"
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("Coucou !", "fr"), ("Moin moin!", "de"), ("hola", "es"), ("Servus!", "de"), ("hi", "en")],
+)
+def test_a_greeting_of_one_language_tells_it_however_short(text: str, language: str) -> None:
+    assert detect(text, "en") == language

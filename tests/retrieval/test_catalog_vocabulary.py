@@ -402,6 +402,22 @@ def test_a_value_read_under_another_name_is_found_by_its_other_words() -> None:
     assert vocabulary.leftover(hard) == Leftover([], [], [], [])
 
 
+def test_a_count_and_a_maker_are_read_as_the_catalog_writes_them() -> None:
+    puzzle = _product("jig", "Jigsaw Puzzle", {"pieces": "1000"}, {"pieces": "500"})
+    thermostat = _product(
+        "therm",
+        "Smart Thermostat",
+        {"compatibility": "Google Assistant"},
+        {"compatibility": "Amazon Alexa"},
+    )
+    vocabulary = CatalogVocabulary([puzzle, thermostat])
+    # "1000 pieces" under an option named "pieces" whose values are bare counts
+    assert vocabulary.ground(parse("1000 piece puzzle")).options == {"pieces": ["1000"]}
+    # A maker no product is by, but a value the thermostats have
+    google = vocabulary.ground(parse("a smart thermostat that works with google"))
+    assert google.brand is None and google.options == {"compatibility": ["Google Assistant"]}
+
+
 def test_a_follow_up_for_another_kind_is_a_new_search_and_a_kind_answers_which_kind() -> None:
     grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
     tents = SearchQuery(category="tent", options={"sleeps": ["4 people"]})

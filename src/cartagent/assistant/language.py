@@ -30,6 +30,13 @@ LANGUAGES: Final = ("en", "es", "de", "fr")
 _MIN_WORDS = 2
 _MIN_CONFIDENCE = 0.85
 _WORD = re.compile(r"[^\W\d_]{2,}")
+# Greetings that belong to one language, for turns too short to tell otherwise.
+_GREETINGS: Final = {
+    "coucou": "fr", "bonjour": "fr", "bonsoir": "fr", "salut": "fr",
+    "moin": "de", "servus": "de", "hallo": "de", "grüezi": "de", "guten": "de",
+    "hola": "es", "buenas": "es", "buenos": "es",
+}  # fmt: skip
+_GREETING_WORDS = 3
 
 _lock = threading.Lock()
 _identifier: LanguageIdentifier | None = None
@@ -57,7 +64,11 @@ def detect(text: str, previous: str = DEFAULT) -> str:
     or the model is unsure."""
     if previous not in LANGUAGES:
         previous = DEFAULT
-    if len(_WORD.findall(text)) < _MIN_WORDS:
+    words = _WORD.findall(text.casefold())
+    greeted = {_GREETINGS[w] for w in words if w in _GREETINGS}
+    if len(greeted) == 1 and len(words) <= _GREETING_WORDS:
+        return greeted.pop()  # "Coucou !", "Moin moin!": too short for the model, yet plain
+    if len(words) < _MIN_WORDS:
         return previous
     language, confidence = _model().classify(text[:2000])
     return str(language) if confidence >= _MIN_CONFIDENCE else previous

@@ -671,6 +671,15 @@ class CatalogVocabulary:
         if category != query.category:
             query = query.model_copy(update={"category": category})
         among = self.products_of(category)
+        if query.brand and not any(
+            (self._products[p].brand or "").casefold() == query.brand.casefold() for p in among
+        ):
+            # A maker none of them is by, but a value they have: "works with google".
+            found = self.terms(query.brand, among, typos=False)
+            if found:
+                name, values = self._choose(found)
+                options[name] = list(values)
+                query = query.model_copy(update={"brand": None})
         kept: dict[str, dict[str, list[str]]] = {"attributes": {}, "options": {}}
         for field_name in ("attributes", "options"):
             for key, values in getattr(query, field_name).items():
@@ -711,6 +720,13 @@ class CatalogVocabulary:
                 return None  # an option of these products, whatever else the value means
             if same:  # the catalog's spelling: "16 gb" is "16GB"
                 return self._choose(same, name)
+            counted = _AMOUNT.match(value)
+            if counted and self._words(value[counted.end(1) :]) <= self._words(name):
+                # "1000 pieces" under an option named "pieces" whose values are "1000"
+                bare = self.terms(counted.group(1), among, typos=False)
+                same = [t for t in bare if _is_named(canonical_key(t.name), name)]
+                if same:
+                    return self._choose(same, name)
         found = self.terms(value, among)
         for form in () if found else ATTRIBUTE_WORDS.get(name, {}).get(value, ()):
             found = self.terms(form, among, typos=False)  # "cordless", read as wireless
