@@ -41,7 +41,12 @@ def _read(text: str, shown: list[ProductCard] = SHOWN) -> ShownQuestion | None:
         ("which is the smallest capacity?", ShownQuestion("capacity", "min", None)),
         ("lowest price out of those?", ShownQuestion("price", "min", None)),
         ("¿cuál sale más barato?", ShownQuestion("price", "min", None)),
-        ("welche ist am teuersten?", None),  # no word the reader knows: not guessed
+        ("welche ist am teuersten?", ShownQuestion("price", "max", None)),
+        ("lequel est le plus cher ?", ShownQuestion("price", "max", None)),
+        ("lequel est le moins cher ?", ShownQuestion("price", "min", None)),
+        ("whats the price of the second one", ShownQuestion("price", None, 2)),
+        ("what would the first one set me back?", ShownQuestion("price", None, 1)),
+        ("wie heißt der hersteller?", None),  # no word the reader knows: not guessed
         ("what's the second one made of?", ShownQuestion("material", None, 2)),
         ("how many ml is the first one?", ShownQuestion("capacity", None, 1)),
     ],
@@ -121,6 +126,17 @@ def test_whether_one_card_is_in_stock_is_answered_in_the_shoppers_language() -> 
     assert text == "El n.º 1, Flask, está agotado." and len(cards) == 1
     text, _ = answer_shown_question(ShownQuestion("available", None, 2), SHOWN, messages("fr"))
     assert text == "Le n° 2, Flask, est en stock."
+
+
+def test_values_that_are_a_name_and_a_rank_are_ranked_by_it() -> None:
+    laptops = [
+        ProductCard("l", "Laptop", f"l{n}", Decimal(900), "USD", True, rank, {"processor": cpu})
+        for rank, (n, cpu) in enumerate([(1, "i7"), (2, "i5"), (3, "i9")], 1)
+    ]
+    text, cards = answer_shown_question(
+        ShownQuestion("processor", "max", None), laptops, messages("en")
+    )
+    assert text == "#3, Laptop, has the most processor: i9." and cards[0].rank == 3
 
 
 def test_values_that_are_no_amounts_of_one_kind_are_not_ranked() -> None:

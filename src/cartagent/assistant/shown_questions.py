@@ -36,7 +36,7 @@ PRICE = "price"
 AVAILABLE = "available"
 
 _QUESTION = re.compile(
-    r"\?|^\s*(?:which|what|how|is|are|does|do|can|cuál|cual|qué|que|cuánto|cuanto|welche[rsnm]?"
+    r"\?|^\s*(?:which|what|whats|how|is|are|does|do|can|cuál|cual|qué|que|cuánto|cuanto|welche[rsnm]?"
     r"|was|wie|wieviel|ist|hat|quel(?:le)?s?|lequel|laquelle|combien|est-ce)\b",
     re.IGNORECASE,
 )
@@ -102,7 +102,8 @@ _CHEAP = frozenset(
         "billig",
         "billiger",
         "billigste",
-        "cher",
+        "günstigsten",
+        "billigsten",
     }
 )
 _DEAR = frozenset(
@@ -116,6 +117,8 @@ _DEAR = frozenset(
         "cara",
         "teuer",
         "teurer",
+        "teuerste",
+        "teuersten",
     }
 )
 _PRICE_WORDS = frozenset(
@@ -154,6 +157,8 @@ _HOLDS = frozenset(
     }
 )
 _HOLDING_OPTIONS = ("capacity", "volume", "storage", "size")
+# "What would that set me back?" asks the price.
+_SETS_BACK = re.compile(r"\bset (?:me|us|you) back\b")
 # "Do you carry dog food?" asks what the store sells, not what a product holds.
 _STORE_CARRIES = re.compile(r"\b(?:you|u|y'all|ya)\s+(?:carry|carries|stock|store|have)\b")
 # "¿La primera está disponible?": whether one card can be bought now.
@@ -233,7 +238,8 @@ def read_shown_question(
         return None if one is None else ShownQuestion(AVAILABLE, None, one)
     order: Order | None = "max" if raw & _MAX else "min" if raw & _MIN else None
     option: str | None = None
-    if raw & (_CHEAP | _DEAR) or (raw & _PRICE_WORDS):
+    dear_fr = "cher" in raw or "chère" in raw  # "le moins cher", "le plus cher"
+    if raw & (_CHEAP | _DEAR) or raw & _PRICE_WORDS or dear_fr or _SETS_BACK.search(folded):
         option = PRICE
         if raw & _CHEAP:
             order = "min"
@@ -276,11 +282,20 @@ def _value(card: ProductCard, option: str) -> str | None:
     return next((v for k, v in card.options.items() if k.casefold() == folded), None)
 
 
+# Values that are a name and a rank ("i5", "i7", "i9"): comparable by the rank.
+_RANKED = re.compile(r"^([A-Za-z]+)(\d+)$")
+
+
 def _measure(card: ProductCard, option: str) -> tuple[str, float] | None:
     if option == PRICE:
         return None if card.price is None else ("price", float(card.price))
     value = _value(card, option)
-    return None if value is None else amount(value)
+    if value is None:
+        return None
+    ranked = _RANKED.match(value.strip())
+    if ranked:
+        return ranked.group(1).casefold(), float(ranked.group(2))
+    return amount(value)
 
 
 def answer_shown_question(
