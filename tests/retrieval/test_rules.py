@@ -768,6 +768,15 @@ def test_a_ceiling_said_as_how_far_one_can_go_is_the_most_to_pay(
     assert parse(text).text in ("", "ok")
 
 
+def test_a_bare_dash_range_is_a_price_only_where_the_request_speaks_of_money() -> None:
+    price = parse("Price-wise I was thinking 250-270 ish").price
+    assert price is not None and (price.min, price.max) == (Decimal(250), Decimal(270))
+    assert parse("i was thinking 250-270").price is None
+    # A unit after the range makes it a quantity, punctuation or not.
+    weights = parse("dumbbells 30-50 lbs, budget 200").price
+    assert weights is not None and (weights.min, weights.max) == (None, Decimal(200))
+
+
 def test_cheap_in_other_languages_sorts_by_price_and_an_incher_is_inches() -> None:
     cheap = parse("una laptop barata")
     assert cheap.sort == "price_asc" and "barata" not in cheap.text

@@ -162,6 +162,10 @@ _MIN_CJK_RE = re.compile(rf"(?<![\d.,]){_CJK_AMOUNT}\s?(?:{_alternation(CJK_PRIC
 _MIN_CJK_BEFORE_RE = re.compile(
     rf"(?:{_alternation(CJK_PRICE_MIN_PREFIXES)})\s?{_CJK_AMOUNT}(?![\d.,])"
 )
+# A request that speaks of money: there a bare "250-270" is a price range.
+_PRICE_TALK = re.compile(
+    r"\b(?:price|priced|price-wise|pricewise|budget|spend|pay|cost|costs|bucks|dollars?|euros?)\b"
+)
 _AROUND_RE = re.compile(
     rf"(?<![\w])(?:around|about|approximately|roughly|approx\.?|~)\s?{_AMOUNT}(?![\w.])"
 )
@@ -542,9 +546,9 @@ def _range(work: _Work, draft: _Draft, m: re.Match[str], *, worded: bool) -> Non
     marked = m.group("sym") or m.group("cur") or m.group("sym2") or m.group("cur2")
     if not marked:
         # "2-3 cups", "6-8 years" are not prices; a bare "20-40" is only one after "between".
-        rest = work.s[m.end() : m.end() + 12].lstrip()
-        head = rest.split(" ", 1)[0] if rest else ""
-        if head in UNITS or not worded:
+        unit = re.match(r"\s*([^\W\d_]+(?:\s[^\W\d_]+)?)", work.s[m.end() : m.end() + 12])
+        head = unit.group(1).split(" ", 1)[0] if unit else ""
+        if head in UNITS or not (worded or _PRICE_TALK.search(work.s)):
             return
     work.claim(m.start(), m.end())
     _set_bound(draft, "min", m)
