@@ -402,6 +402,27 @@ def test_a_value_read_under_another_name_is_found_by_its_other_words() -> None:
     assert vocabulary.leftover(hard) == Leftover([], [], [], [])
 
 
+def test_a_follow_up_is_read_among_the_kind_on_screen_and_keeps_what_was_settled() -> None:
+    boots = _product(
+        "boots",
+        "Hiking Boots",
+        {"size": "10", "waterproof": "yes"},
+        {"size": "10", "waterproof": "no"},
+        {"size": "12", "waterproof": "yes"},
+    )
+    speakers = [
+        _product(f"spk{n}", "Speaker", {"features": "waterproof"}, {"features": "none"})
+        for n in range(2)
+    ]
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([boots, *speakers]))
+    shown = SearchQuery(category="hiking boots", options={"size": ["10"]})
+    # Read alone, "waterproof" is the speakers' feature, which no boot has; among boots it is
+    # their option, and size 10 stays.
+    refined = grounded.refine("which of those are waterproof", shown, context=["size 10 boots"])
+    assert refined.category == "hiking boots"
+    assert refined.options == {"size": ["10"], "waterproof": ["yes"]}
+
+
 def test_a_count_and_a_maker_are_read_as_the_catalog_writes_them() -> None:
     puzzle = _product("jig", "Jigsaw Puzzle", {"pieces": "1000"}, {"pieces": "500"})
     thermostat = _product(

@@ -839,12 +839,20 @@ class GroundedUnderstander:
             kept = self.vocabulary.dropping(shown, request)
             if kept != shown:  # "ok actually any colour", "forget the battery thing"
                 return _refined(kept, said)
-        if shown is not None and self._continues(shown, latest):
-            if shown.category and not latest.category:
-                # Read among that kind's products: "750" is 750ml there, "medium" a frame size.
-                within = alone.model_copy(update={"category": shown.category})
-                latest = self.vocabulary.bounded(self.vocabulary.ground(within), request)
-            return self.vocabulary.dropping(_refined(shown, latest), request)
+        inside = None
+        if shown is not None and shown.category and not latest.category:
+            # Read among that kind's products: "750" is 750ml there, "medium" a frame size,
+            # "which of those are waterproof" their waterproof: yes.
+            within = alone.model_copy(update={"category": shown.category})
+            inside = self.vocabulary.bounded(self.vocabulary.ground(within), request)
+        if shown is not None and (
+            self._continues(shown, latest)
+            or (
+                inside is not None
+                and self._continues(shown, inside.model_copy(update={"category": None}))
+            )
+        ):
+            return self.vocabulary.dropping(_refined(shown, inside or latest), request)
         # Only here are the earlier requests read again (a model answers the turn once above).
         merged = self.vocabulary.ground(self.inner(request, context=context))
         merged = self.vocabulary.dropping(self.vocabulary.bounded(merged, request), request)
