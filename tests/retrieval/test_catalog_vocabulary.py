@@ -423,6 +423,19 @@ def test_a_follow_up_is_read_among_the_kind_on_screen_and_keeps_what_was_settled
     assert refined.options == {"size": ["10"], "waterproof": ["yes"]}
 
 
+def test_a_word_naming_another_kind_beside_a_value_of_this_one_is_the_shoppers_story() -> None:
+    purifier = _product(
+        "air", "Air Purifier", {"features": "quiet operation"}, {"features": "night mode"}
+    )
+    bulb = _product("bulb", "LED Light Bulb", {"color temperature": "warm white"})
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([purifier, bulb]))
+    shown = SearchQuery(category="air purifier")
+    quiet = grounded.refine("it has to be quiet, i'm a super light sleeper", shown)
+    assert quiet.category == "air purifier" and quiet.options == {"features": ["quiet operation"]}
+    # With nothing of theirs said, the other kind's word is another search.
+    assert grounded.refine("a light please", shown).category != "air purifier"
+
+
 def test_a_count_and_a_maker_are_read_as_the_catalog_writes_them() -> None:
     puzzle = _product("jig", "Jigsaw Puzzle", {"pieces": "1000"}, {"pieces": "500"})
     thermostat = _product(

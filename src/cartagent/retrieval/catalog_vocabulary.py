@@ -496,9 +496,28 @@ class CatalogVocabulary:
             return False
         bare = query.model_copy(update={"text": "", "sort": "relevance"})
         left = self.leftover(query.model_copy(update={"category": category}))
-        if left.known or left.unplaced or (bare.is_empty() and query.sort == "relevance"):
+        if left.unplaced or (bare.is_empty() and query.sort == "relevance"):
+            return False
+        if left.known and (bare.is_empty() or not self._other_kinds_words(left.known, among)):
             return False
         return self.fits(query, category)
+
+    def _other_kinds_words(self, words: Sequence[str], among: frozenset[str]) -> bool:
+        """Whether each of ``words`` names other kinds only: a word of their product names
+        that none of ``among`` has anywhere ("light" of "a super light sleeper", said of air
+        purifiers: the shopper's story beside a value of theirs, not another search)."""
+        own: set[str] = set()
+        for pid in among:
+            product = self._products[pid]
+            own |= self._kind_words[pid] | self._words(
+                " ".join(
+                    [
+                        *(v for vs in product.attributes.values() for v in vs),
+                        *(v for variant in product.variants for v in variant.options.values()),
+                    ]
+                )
+            )
+        return all(self._words(w) <= self._title_words and not self._words(w) & own for w in words)
 
     def _offered(self, key: str, values: Sequence[str], among: Iterable[str]) -> bool:
         """Whether some product ``among`` offers one of ``values`` under option ``key``."""

@@ -247,6 +247,16 @@ async def test_a_kind_that_is_a_products_name_is_not_matched_by_where_others_are
     assert all(c.breaks == ("not a tablet",) for c in reply.cards if c.title == "Laptop")
 
 
+async def test_a_search_whose_matches_are_all_one_kind_is_kept_as_a_search_for_it(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    _, reply = await _say(conversation, shop_searcher, "cotton, size L")
+    assert {c.title for c in reply.cards if not c.breaks} == {"T-Shirt"}
+    shown = conversation.shown_query()
+    assert shown is not None and shown.category == "T-Shirt"
+
+
 async def test_a_comparison_with_nothing_shown_asks_for_a_search(shop_searcher: Searcher) -> None:
     _, reply = await _say(_conversation(), shop_searcher, "compare the first two")
     assert reply.text.startswith("Search for products first")

@@ -613,7 +613,13 @@ class DiscoverySpecialist:
         shown = [replace(card, rank=rank) for rank, card in enumerate([*cards, *near], 1)]
         conversation.results = shown
         request = text if bound is None else f"{text} ({bound})"
-        search = _search_record(request, query)
+        kinds = {card.title for card in cards if not card.breaks}
+        if query.category is None and len(kinds) == 1:
+            # Every match is one kind ("something for the air in my bedroom": air purifiers):
+            # a follow-up refines a search for that kind.
+            search = _search_record(request, query.model_copy(update={"category": kinds.pop()}))
+        else:
+            search = _search_record(request, query)
         matches = sum(1 for card in cards if not card.breaks)
         heading = _heading(matches, len(shown) - matches, wanted, tr)
         if not matches and any(card.breaks == (_WHICH_KIND,) for card in cards):
