@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     from ..catalog import Product
     from ..retrieval.search import Searcher
 
-__all__ = ["ShownQuestion", "answer_shown_question", "question_about_shown", "read_shown_question"]
+__all__ = [
+    "ShownQuestion",
+    "answer_shown_question",
+    "products_shown",
+    "question_about_shown",
+    "read_shown_question",
+]
 
 Order = Literal["max", "min"]
 PRICE = "price"
@@ -267,12 +273,17 @@ def read_shown_question(
     return ShownQuestion(option, order, rank)
 
 
+def products_shown(shown: Sequence[ProductCard], searcher: Searcher) -> list[Product]:
+    """The products of the cards ``shown``, once each, as ``searcher`` has them."""
+    found = (searcher.product(pid) for pid in dict.fromkeys(card.id for card in shown))
+    return [product for product in found if product is not None]
+
+
 def question_about_shown(
     text: str, shown: Sequence[ProductCard], searcher: Searcher
 ) -> ShownQuestion | None:
     """:func:`read_shown_question` against the shown cards' products as ``searcher`` has them."""
-    found = (searcher.product(pid) for pid in dict.fromkeys(card.id for card in shown))
-    return read_shown_question(text, shown, [product for product in found if product])
+    return read_shown_question(text, shown, products_shown(shown, searcher))
 
 
 def _value(card: ProductCard, option: str) -> str | None:

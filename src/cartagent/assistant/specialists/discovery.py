@@ -52,7 +52,7 @@ from ..product_questions import describe_options, find_option_question, offers_o
 from ..product_talk import names_constraints
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
-from ..shown_questions import answer_shown_question, question_about_shown
+from ..shown_questions import answer_shown_question, products_shown, question_about_shown
 from ..shown_superlatives import answer_superlative, find_superlative
 from ..similar import wants_similar
 from ..specialist import TurnContext
@@ -370,9 +370,8 @@ class DiscoverySpecialist:
             return True  # the question is answered as before: it says what it cannot find
         if await asyncio.to_thread(names_constraints, turn.text, searcher):
             return False
-        ids = dict.fromkeys(card.id for card in turn.conversation.results)
-        found = await asyncio.to_thread(lambda: [searcher.product(pid) for pid in ids])
-        return offers_option([p for p in found if p is not None], asked)
+        shown = turn.conversation.results
+        return offers_option(await asyncio.to_thread(products_shown, shown, searcher), asked)
 
     async def _options(self, turn: TurnContext, asked: str) -> Reply:
         """What the product meant ("it", "the second one", or the one product shown) offers."""
