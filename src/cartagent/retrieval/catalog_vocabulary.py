@@ -661,6 +661,12 @@ class CatalogVocabulary:
                 titles.add(product.title)
         return frozenset(titles)
 
+    def names_products(self, kind: str) -> bool:
+        """Whether ``kind`` is said in some product's name (a "tablet" is a Tablet), not only
+        in the departments products are filed under (a "bag" is in "Bags & Luggage")."""
+        words = self._words(kind)
+        return bool(words) and words <= self._title_words
+
     def lacks(self, words: Sequence[str], product: Product, variant: Variant | None) -> list[str]:
         """Those of ``words`` (catalog words) that ``product`` in ``variant`` does not have in
         its kind, attributes or the variant's options."""

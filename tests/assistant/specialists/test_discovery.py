@@ -247,6 +247,34 @@ async def test_a_kind_that_is_a_products_name_is_not_matched_by_where_others_are
     assert all(c.breaks == ("not a tablet",) for c in reply.cards if c.title == "Laptop")
 
 
+async def test_a_kind_named_only_by_a_department_and_a_word_nothing_checks_is_no_match() -> None:
+    from cartagent.catalog import Product, Variant
+    from cartagent.retrieval.catalog_search import catalog_searcher
+    from cartagent.retrieval.rules import parse
+
+    def product(pid: str, title: str) -> Product:
+        variant = Variant(id=f"{pid}-1", price=Decimal(80), options={"color": "black"})
+        return Product(
+            id=pid, title=title, category=("Travel", "Bags & Luggage"), variants=(variant,)
+        )
+
+    searcher = catalog_searcher(
+        [product("pack", "Backpack"), product("case", "Luggage Set")], parse, mode="lexical"
+    )
+    _, bag = await _say(_conversation(), searcher, "a black bag")
+    assert bag.cards and not any(c.breaks for c in bag.cards)  # filed under "Bags": matches
+    # What a hybrid search finds for "a sleeping bag" (dense retrieval needs no word of it):
+    verify = DiscoverySpecialist._verified
+    asked = SearchQuery(category="bag", text="sleeping")
+    sleeping, unknown = verify(list(bag.cards), asked, searcher)
+    assert unknown == ["sleeping"]
+    assert all(c.breaks == ("not checked: sleeping bag",) for c in sleeping)
+    # A kind said in a product's name is no department's word: "a sleeping backpack" stands.
+    named = SearchQuery(category="backpack", text="sleeping")
+    kept, _ = verify(list(bag.cards), named, searcher)
+    assert [c.title for c in kept if not c.breaks] == ["Backpack"]
+
+
 async def test_a_search_whose_matches_are_all_one_kind_is_kept_as_a_search_for_it(
     shop_searcher: Searcher,
 ) -> None:

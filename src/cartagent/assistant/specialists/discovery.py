@@ -657,6 +657,12 @@ class DiscoverySpecialist:
         foreign_words = set(_WORD.findall(foreign.casefold()))
         untranslated = [w for w in unknown if w in foreign_words]
         kind = vocabulary.products_of(query.category) if query.category else None
+        bare = query.model_copy(update={"text": "", "sort": "relevance", "category": None})
+        filed_only = (
+            query.category is not None
+            and bare.is_empty()
+            and not vocabulary.names_products(query.category)
+        )
 
         def breaks(card: ProductCard) -> tuple[str, ...]:
             if card.breaks:
@@ -669,6 +675,9 @@ class DiscoverySpecialist:
                 return (f"not checked: {', '.join(untranslated)}",)
             if not structured and not known:
                 return (f"not checked: {', '.join(unknown) or 'nothing to check'}",)
+            if filed_only and unknown:
+                # "a sleeping bag": a kind of its own, not any product filed under "Bags".
+                return (f"not checked: {' '.join([*unknown, query.category or ''])}",)
             product = searcher.product(card.id)
             if product is None:
                 return ("no longer in the catalog",)
