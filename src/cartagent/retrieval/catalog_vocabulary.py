@@ -287,6 +287,13 @@ class Leftover(NamedTuple):
     graded: list[str]
 
 
+def _values_of(product: Product) -> str:
+    """Every attribute and option value of ``product``, as one text."""
+    values = [v for vs in product.attributes.values() for v in vs]
+    values += [v for variant in product.variants for v in variant.options.values()]
+    return " ".join(values)
+
+
 class CatalogVocabulary:
     """Every option name and value of a catalog, by the surface forms that mean them."""
 
@@ -294,6 +301,10 @@ class CatalogVocabulary:
         self._words = words or Words(analyzer())
         self._products = {p.id: p for p in products}
         self._kind_words = {p.id: self._words(" ".join([p.title, *p.category])) for p in products}
+        # Each product's own words, read once: its kind's and its attribute and option values'.
+        self._own_words = {
+            p.id: self._kind_words[p.id] | self._words(_values_of(p)) for p in products
+        }
         # surface key -> the terms it means, product by product
         self._values: dict[str, list[Term]] = defaultdict(list)
         self._option_names: dict[str, set[str]] = {}
@@ -506,17 +517,7 @@ class CatalogVocabulary:
         """Whether each of ``words`` names other kinds only: a word of their product names
         that none of ``among`` has anywhere ("light" of "a super light sleeper", said of air
         purifiers: the shopper's story beside a value of theirs, not another search)."""
-        own: set[str] = set()
-        for pid in among:
-            product = self._products[pid]
-            own |= self._kind_words[pid] | self._words(
-                " ".join(
-                    [
-                        *(v for vs in product.attributes.values() for v in vs),
-                        *(v for variant in product.variants for v in variant.options.values()),
-                    ]
-                )
-            )
+        own = frozenset().union(*(self._own_words[pid] for pid in among))
         return all(self._words(w) <= self._title_words and not self._words(w) & own for w in words)
 
     def _offered(self, key: str, values: Sequence[str], among: Iterable[str]) -> bool:
