@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: messages install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter clean
+.PHONY: messages install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter clean ucp-conformance
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
 # llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards. It is
@@ -81,6 +81,11 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/cartagent bench sandbox
+
+## The official UCP conformance suite (third_party/ucp-conformance, UCP 2026-01-11) against
+## `cartagent merchant` seeded with its flower shop: a table of passed tests per file
+ucp-conformance: $(STAMP)
+	$(BIN)/python scripts/ucp-conformance.py --json build/ucp-conformance/results.json
 
 ## The assistant's messages: extract them from the code into locale/cartagent.pot and merge
 ## new ones into each language's catalogue (translate them there; tests fail on a message

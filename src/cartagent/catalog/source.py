@@ -1,4 +1,5 @@
-"""Which catalog a command reads, and reading it: a products file or a tau-bench retail folder.
+"""Which catalog a command reads, and reading it: a products file, a tau-bench retail folder or
+a UCP sample shop folder.
 
 :func:`locate_catalog` picks the source (the tau-bench store cartagent ships by default);
 :func:`iter_catalog` streams any source, :func:`read_catalog` loads it into a list.
@@ -18,6 +19,7 @@ from .loaders import iter_products
 from .product import Product
 from .rows import RowProblem
 from .tau import TAU_PRODUCTS, tau_catalog
+from .ucp_shop import is_ucp_shop, ucp_shop_catalog
 
 __all__ = [
     "ProblemSink",
@@ -60,6 +62,8 @@ def iter_catalog(source: str | os.PathLike[str], on_problem: ProblemSink) -> Ite
     path = Path(source)
     if not path.exists():
         raise ConfigurationError(f"{path} does not exist")
+    if is_ucp_shop(path):
+        return iter(ucp_shop_catalog(path))  # a handful of products: nothing to stream
     tau_file = rows_file(path)
     if path.is_dir() or (path.name == TAU_PRODUCTS and is_tau_file(tau_file)):
         if not tau_file.is_file():
