@@ -549,3 +549,88 @@ def test_a_whole_number_written_as_a_float_is_a_quantity(ucp: UcpClient) -> None
     assert session["line_items"][0]["quantity"] == 2
     done = ucp.post(f"/checkout-sessions/{session['id']}/complete", PAYMENT)
     assert done.status_code == 200 and done.json()["status"] == "completed", done.text
+
+
+def test_a_destination_with_only_a_country_gets_shipping_options_and_keeps_its_id(
+    ucp: UcpClient,
+) -> None:
+    shipping = {
+        "methods": [
+            {
+                "type": "shipping",
+                "destinations": [{"id": "dest_1", "address_country": "us"}],
+                "selected_destination_id": "dest_1",
+            }
+        ]
+    }
+    session = create(ucp, lines(in_stock()[0]), fulfillment=shipping)
+    [method] = session["fulfillment"]["methods"]
+    assert method["destinations"] == [{"id": "dest_1", "address_country": "US"}]
+    assert method["selected_destination_id"] == "dest_1"
+    assert [option["id"] for option in method["groups"][0]["options"]] == ["standard"]
+    # what is missing is said on the session; it does not block paying
+    [message] = session["messages"]
+    assert (message["type"], message["code"]) == ("warning", "incomplete")
+    assert "street address" in message["content"] and "recipient's name" in message["content"]
+    assert session["status"] == "ready_for_complete"
+    assert "fulfillment" in totals(session)
+
+
+def test_an_update_with_a_partial_address_applies_it_with_the_rest_of_the_request(
+    ucp: UcpClient,
+) -> None:
+    session = create(ucp, lines(in_stock()[0]))
+    [line] = session["line_items"]
+    destination = {"id": "home", "address_country": "CA", "postal_code": "H2X 1Y4"}
+    method = {"id": "shipping", "type": "shipping", "line_item_ids": [line["id"]]}
+    update = {
+        "line_items": [{"id": line["id"], "item": {"id": line["item"]["id"]}, "quantity": 2}],
+        "buyer": {"email": "ada@example.com"},
+        "fulfillment": {"methods": [{**method, "destinations": [destination]}]},
+    }
+    response = ucp.put(f"/checkout-sessions/{session['id']}", update)
+    assert response.status_code == 200, response.text
+    updated = response.json()
+    conforms("checkout", updated)
+    assert [li["quantity"] for li in updated["line_items"]] == [2]
+    assert updated["buyer"] == {"email": "ada@example.com"}
+    [method] = updated["fulfillment"]["methods"]
+    assert method["destinations"] == [destination]
+    assert method["selected_destination_id"] == "home"
+    assert not any(m["type"] == "error" for m in updated["messages"])
+
+
+def test_a_destination_without_a_country_cannot_be_shipped_to_and_says_so(
+    ucp: UcpClient,
+) -> None:
+    shipping = {"methods": [{"type": "shipping", "destinations": [{"postal_code": "10012"}]}]}
+    session = create(ucp, lines(in_stock()[0]), fulfillment=shipping)
+    assert session["status"] == "incomplete"
+    errors = [m for m in session["messages"] if m["type"] == "error"]
+    assert [(m["code"], m["content"]) for m in errors] == [("missing", "the country is needed")]
+    assert "groups" not in session["fulfillment"]["methods"][0]
+
+
+def test_a_country_only_checkout_is_paid_with_the_address_paypal_can_take(
+    ucp: UcpClient, agents: Agents, merchant: Merchant, merchant_paypal: PayPalClient
+) -> None:
+    shipping = {"methods": [{"type": "shipping", "destinations": [{"address_country": "US"}]}]}
+    session = create(ucp, lines(in_stock()[0]), fulfillment=shipping)
+    done = ucp.post(f"/checkout-sessions/{session['id']}/complete", PAYMENT)
+    assert done.status_code == 200, done.text
+    assert done.json()["status"] == "completed"
+    checkout = merchant.get(owner(ucp, agents), session["id"])
+    assert checkout.payment.paypal_order_id is not None
+    unit = merchant_paypal.get_order(checkout.payment.paypal_order_id)["purchase_units"][0]
+    assert unit["shipping"]["address"] == {"country_code": "US"}
+    assert "name" not in unit["shipping"]
+
+
+def test_a_country_that_is_not_a_code_is_refused_with_its_path(ucp: UcpClient) -> None:
+    shipping = {"methods": [{"type": "shipping", "destinations": [{"address_country": "USA"}]}]}
+    response = ucp.post(
+        "/checkout-sessions", {"line_items": lines(in_stock()[0]), "fulfillment": shipping}
+    )
+    body = response.json()
+    [message] = body["messages"]
+    assert message["path"] == "$.fulfillment.methods[0].destinations[0].address_country"

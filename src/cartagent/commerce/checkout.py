@@ -39,6 +39,13 @@ __all__ = [
 MAX_LINES = 100
 MAX_QUANTITY = 999
 STANDARD_SHIPPING = "standard"
+ADDRESS_FIELDS = {
+    "name": "the recipient's name",
+    "line_one": "the street address",
+    "city": "the city",
+    "postal_code": "the postal code",
+    "country": "the country",
+}
 DELIVERY_DAYS = (3, 5)
 
 Status = Literal["open", "in_progress", "completed", "canceled"]
@@ -47,13 +54,23 @@ Severity = Literal["error", "warning", "info"]
 
 @dataclass(frozen=True)
 class Address:
-    name: str
-    line_one: str
-    city: str
-    state: str
-    country: str
-    postal_code: str
+    """Where the goods go, as far as it is known: UCP makes every field optional, so a platform
+    may send a country alone (enough to offer shipping) and the rest later. ``id`` is the id
+    the platform gave the destination, kept so its selection still names it."""
+
+    name: str = ""
+    line_one: str = ""
+    city: str = ""
+    state: str = ""
+    country: str = ""
+    postal_code: str = ""
     line_two: str = ""
+    id: str = ""
+
+    def missing(self) -> list[str]:
+        """The fields a parcel needs that are not known yet (neutral names)."""
+        needed = ("name", "line_one", "city", "postal_code", "country")
+        return [name for name in needed if not getattr(self, name)]
 
 
 @dataclass(frozen=True)
@@ -308,11 +325,21 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
     tax = sum((cost.tax for cost in costs), Money.zero(currency))
     options: tuple[ShippingOption, ...] = ()
     shipping = Money.zero(currency)
-    if checkout.address is None:
-        problems.append(
-            Problem("missing", "a shipping address is needed", ("address",), severity="error")
-        )
+    address = checkout.address
+    if address is None or not address.country:
+        needed = "a shipping address is needed" if address is None else "the country is needed"
+        problems.append(Problem("missing", needed, ("address",), severity="error"))
     else:
+        if address.missing():
+            problems.append(
+                Problem(
+                    "incomplete",
+                    "the shipping address lacks "
+                    + ", ".join(ADDRESS_FIELDS[name] for name in address.missing()),
+                    ("address",),
+                    severity="warning",
+                )
+            )
         cost = terms.shipping_for(items)
         options = (
             ShippingOption(

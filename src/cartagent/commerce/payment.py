@@ -130,19 +130,21 @@ def paypal_order(checkout: Checkout, bill: Bill, token: str) -> dict[str, Any]:
         },
         "items": items,
     }
-    if checkout.address is not None:
+    if checkout.address is not None and checkout.address.country:
         address = checkout.address
-        unit["shipping"] = {
-            "name": {"full_name": address.name},
-            "address": {
-                "address_line_1": address.line_one,
-                **({"address_line_2": address.line_two} if address.line_two else {}),
-                "admin_area_2": address.city,
-                "admin_area_1": address.state,
-                "postal_code": address.postal_code,
-                "country_code": address.country,
-            },
+        fields = {
+            "address_line_1": address.line_one,
+            "address_line_2": address.line_two,
+            "admin_area_2": address.city,
+            "admin_area_1": address.state,
+            "postal_code": address.postal_code,
+            "country_code": address.country,
         }
+        # Only what is known: PayPal takes a partial address (country_code alone is valid).
+        shipping: dict[str, Any] = {"address": {k: v for k, v in fields.items() if v}}
+        if address.name:
+            shipping["name"] = {"full_name": address.name}
+        unit["shipping"] = shipping
     return {
         "intent": "CAPTURE",
         "purchase_units": [unit],

@@ -51,6 +51,7 @@ __all__ = [
 METHOD_ID = "shipping"
 GROUP_ID = "package_1"
 MAX_TEXT = 256
+MAX_ID = 128
 MAX_BUYER_FIELDS = 20
 MAX_DESTINATIONS = 10
 
@@ -134,56 +135,53 @@ def _full_name(*parts: str) -> str:
 
 
 def postal_address(address: Address) -> dict[str, Any]:
-    """``address`` as ``types/postal_address.json``."""
+    """``address`` as ``types/postal_address.json``: the fields that are known."""
     first, _, last = address.name.partition(" ")
-    postal: dict[str, Any] = {"street_address": address.line_one}
-    if address.line_two:
-        postal["extended_address"] = address.line_two
-    postal |= {
+    fields = {
+        "street_address": address.line_one,
+        "extended_address": address.line_two,
         "address_locality": address.city,
         "address_region": address.state,
         "postal_code": address.postal_code,
         "address_country": address.country,
         "first_name": first,
+        "last_name": last,
     }
-    if last:
-        postal["last_name"] = last
-    return postal
+    return {name: value for name, value in fields.items() if value}
 
 
 def destination_id(address: Address) -> str:
-    """A shipping destination's id: derived from its content, so the same address keeps it."""
+    """A shipping destination's id: the platform's, else derived from its content, so the same
+    address keeps it."""
+    if address.id:
+        return address.id
     digest = hashlib.sha256(repr(sorted(postal_address(address).items())).encode()).hexdigest()
     return f"dest_{digest[:12]}"
 
 
 def _address(data: dict[str, Any], buyer_name: str, path: tuple[str | int, ...]) -> Address:
-    def field(name: str, required: bool = True) -> str:
-        return _text(data.get(name), (*path, name), required=required)
+    """A destination as far as it is given: every field is optional (UCP's postal address);
+    what is missing is said on the session (the bill's ``incomplete`` warning)."""
+
+    def field(name: str) -> str:
+        return _text(data.get(name), (*path, name))
 
     country = field("address_country").upper()
-    if len(country) != 2 or not country.isalpha():
+    if country and (len(country) != 2 or not country.isalpha()):
         raise CheckoutError(
             "address_country must be an ISO 3166-1 alpha-2 code such as US",
             code="invalid",
             param=(*path, "address_country"),
         )
-    name = _full_name(field("first_name", False), field("last_name", False)) or buyer_name
-    if not name:
-        raise CheckoutError(
-            "the recipient's name is needed: give first_name and last_name on the destination "
-            "or the buyer",
-            code="missing",
-            param=(*path, "first_name"),
-        )
     return Address(
-        name=name,
+        name=_full_name(field("first_name"), field("last_name")) or buyer_name,
         line_one=field("street_address"),
-        line_two=field("extended_address", False),
+        line_two=field("extended_address"),
         city=field("address_locality"),
         state=field("address_region"),
         country=country,
         postal_code=field("postal_code"),
+        id=field("id")[:MAX_ID],
     )
 
 
