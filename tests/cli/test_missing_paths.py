@@ -22,6 +22,7 @@ CASES = [
     (["bench", "retrieval-slm", "--models", "rules"], "--test"),  # its default, tune-data/
     (["bench", "search", "--sizes", "10", "--workdir", "nodir"], "--workdir"),
     (["bench", "merchant", "--catalog", "nofile.json"], "--catalog"),
+    (["merchant", "--terms", "nofile.toml"], "--terms"),
     (["tune", "data", "--catalog", "nofile.json", "--size", "10"], "--catalog"),
     (["tune", "train", "--data", "nodir"], "--data"),
     (["tune", "train"], "--data"),  # its default, tune-data/

@@ -18,7 +18,14 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from cartagent.commerce import Agents, Merchant
+from cartagent.commerce import (
+    Agents,
+    CheckoutRecords,
+    Merchant,
+    MerchantCatalog,
+    PayPalPayments,
+)
+from cartagent.commerce.terms import FreeShipping, ShippingRate, StoreTerms
 from cartagent.commerce.ucp import (
     UCP_VERSION,
     KnownProfiles,
@@ -634,3 +641,61 @@ def test_a_country_that_is_not_a_code_is_refused_with_its_path(ucp: UcpClient) -
     body = response.json()
     [message] = body["messages"]
     assert message["path"] == "$.fulfillment.methods[0].destinations[0].address_country"
+
+
+def test_a_store_prices_by_its_terms_shipping_by_destination_and_tax_by_region(
+    records: CheckoutRecords, merchant_paypal: PayPalClient, agents: Agents, agent_token: str
+) -> None:
+    terms = StoreTerms(
+        tax_percent=Decimal(0),
+        tax_regions={"US-NY": Decimal("8.875")},
+        rates=(
+            ShippingRate("std-ship", "Standard Shipping", Decimal(5)),
+            ShippingRate("exp-ship-us", "Express (US)", Decimal(15), "express", "US"),
+            ShippingRate("exp-ship-intl", "International Express", Decimal(25), "express"),
+        ),
+        promotions=(FreeShipping(min_items=Decimal(100)),),
+        free_shipping_from=None,
+    )
+    store = Merchant(
+        MerchantCatalog(tau_products()), records, PayPalPayments(merchant_paypal), terms=terms
+    )
+    item = in_stock()[0]
+    unit = Money(price(item), "USD")
+    with serve(store, agents) as http:
+        ucp = UcpClient(http, agent_token)
+
+        def priced(destination: dict[str, Any]) -> dict[str, Any]:
+            method = {"type": "shipping", "destinations": [destination]}
+            return create(ucp, lines(item), fulfillment={"methods": [method]})
+
+        us = priced({"address_country": "US", "address_region": "NY", "postal_code": "10012"})
+        [group] = us["fulfillment"]["methods"][0]["groups"]
+        assert [(o["id"], o["totals"][0]["amount"]) for o in group["options"]] == [
+            ("std-ship", 500 if unit.amount < 100 else 0),
+            ("exp-ship-us", 1500),
+        ]
+        assert group["selected_option_id"] == "std-ship"  # the cheapest, until one is chosen
+        assert totals(us)["tax"] == unit_tax(unit, "8.875").minor_units
+        canada = priced({"address_country": "CA"})
+        options = canada["fulfillment"]["methods"][0]["groups"][0]["options"]
+        assert [o["id"] for o in options] == ["std-ship", "exp-ship-intl"]
+        assert totals(canada)["tax"] == 0
+        chosen = {
+            "methods": [
+                {
+                    "id": "shipping",
+                    "type": "shipping",
+                    "line_item_ids": [canada["line_items"][0]["id"]],
+                    "groups": [{"id": "package_1", "selected_option_id": "exp-ship-intl"}],
+                }
+            ]
+        }
+        line = canada["line_items"][0]
+        update = {
+            "line_items": [{"id": line["id"], "item": {"id": item}, "quantity": 1}],
+            "fulfillment": chosen,
+        }
+        express = ucp.put(f"/checkout-sessions/{canada['id']}", update).json()
+        assert totals(express)["fulfillment"] == 2500
+        assert totals(express)["total"] == unit.minor_units + 2500

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import ConfigurationError
 from .assistant_setup import paypal_endpoint, paypal_options
 from .ports import ensure_free, sandbox_running
 from .settings import data_folder, option_or, run_settings
@@ -81,7 +82,17 @@ def _token(data_dir: Path) -> str:
     "--catalog",
     "catalog_path",
     default=None,
-    help="A products file or a tau-bench retail folder; default: the tau-bench store.",
+    help="A products file, a tau-bench retail folder or a UCP sample shop folder; default: "
+    "the tau-bench store.",
+)
+@click.option(
+    "--terms",
+    "terms_path",
+    default=None,
+    type=click.Path(exists=True, dir_okay=True),
+    help="The store's terms (tax by region, shipping rates, free-shipping promotions): a TOML "
+    "file (README, 'Store terms') or a UCP sample shop folder; default: the demo store's (8% "
+    "tax, 5.99 shipping, free from 50), or a UCP shop --catalog's own.",
 )
 @click.option(
     "--db",
@@ -149,6 +160,7 @@ def merchant(
     mcp_port: int | None,
     ucp_mcp_port: int | None,
     catalog_path: str | None,
+    terms_path: str | None,
     db_url: str | None,
     agent_token: str | None,
     signing_secret: str | None,
@@ -165,6 +177,7 @@ def merchant(
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
 
+    from ..catalog.ucp_shop import is_ucp_shop
     from ..commerce.server import PAYPAL_CART_PREFIX, UCP_PREFIX
     from ..web.server import serve_together
     from .search import locate_catalog
@@ -192,8 +205,12 @@ def merchant(
         paypal_jwks_url = paypal_jwks_url or f"{url}{SANDBOX_JWKS}"
     elif paypal_merchant_id and not paypal_jwks_url:
         raise click.UsageError("--paypal-merchant-id with --paypal needs --paypal-jwks-url")
+    catalog = locate_catalog(catalog_path)
+    if terms_path is None and is_ucp_shop(catalog):
+        terms_path = str(catalog)
     setup = MerchantSetup(
-        catalog=str(locate_catalog(catalog_path)),
+        catalog=str(catalog),
+        terms=terms_path,
         database=db_url or f"sqlite:///{data_folder() / 'merchant.db'}",
         base_url=(base_url or f"http://{host}:{port}").rstrip("/"),
         paypal_url=url,
@@ -322,6 +339,7 @@ class MerchantSetup:
     paypal_jwks_url: str | None = None
     ucp_platforms: tuple[tuple[str, str], ...] = ()
     allow_private_urls: bool = False
+    terms: str | None = None
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
@@ -335,6 +353,8 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         create_merchant_app,
     )
     from ..commerce.paypal_cart import JwksKeys, JwtVerifier, http_jwks
+    from ..commerce.terms import DEMO_STORE
+    from ..commerce.terms_file import load_terms
     from ..commerce.ucp import FetchedProfiles, KnownProfiles, PlatformProfiles
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
@@ -345,7 +365,11 @@ def build_app(setup: MerchantSetup) -> FastAPI:
     paypal = PayPalClient(setup.paypal_id, setup.paypal_secret, base_url=setup.paypal_url)
     records = CheckoutRecords(create_engine(setup.database))
     try:
-        store = Merchant(MerchantCatalog(products), records, PayPalPayments(paypal))
+        terms = DEMO_STORE if setup.terms is None else load_terms(Path(setup.terms))
+    except ConfigurationError as error:
+        raise click.UsageError(str(error)) from None
+    try:
+        store = Merchant(MerchantCatalog(products), records, PayPalPayments(paypal), terms=terms)
         key = AgentKey(
             "agent",
             setup.agent_token,

@@ -38,7 +38,6 @@ __all__ = [
 
 MAX_LINES = 100
 MAX_QUANTITY = 999
-STANDARD_SHIPPING = "standard"
 ADDRESS_FIELDS = {
     "name": "the recipient's name",
     "line_one": "the street address",
@@ -46,7 +45,6 @@ ADDRESS_FIELDS = {
     "postal_code": "the postal code",
     "country": "the country",
 }
-DELIVERY_DAYS = (3, 5)
 
 Status = Literal["open", "in_progress", "completed", "canceled"]
 Severity = Literal["error", "warning", "info"]
@@ -308,6 +306,9 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
     currency = checkout.currency
     problems: list[Problem] = []
     costs: list[LineCost] = []
+    address = checkout.address
+    # Before a destination is known the store's default rate is an estimate.
+    percent = terms.tax_rate(address.country, address.state) if address else terms.tax_percent
     for index, line in enumerate(checkout.lines):
         offer = catalog.offer(line.item_id)
         price = offer.unit_price if offer is not None else Decimal(0)
@@ -320,12 +321,11 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
                 Problem("out_of_stock", f"{offer.name} is out of stock", ("lines", index))
             )
         unit = Money(price, currency)
-        costs.append(LineCost(line, offer, unit, unit_tax(unit, terms.tax_percent)))
+        costs.append(LineCost(line, offer, unit, unit_tax(unit, percent)))
     items = sum((cost.base for cost in costs), Money.zero(currency))
     tax = sum((cost.tax for cost in costs), Money.zero(currency))
     options: tuple[ShippingOption, ...] = ()
     shipping = Money.zero(currency)
-    address = checkout.address
     if address is None or not address.country:
         needed = "a shipping address is needed" if address is None else "the country is needed"
         problems.append(Problem("missing", needed, ("address",), severity="error"))
@@ -340,17 +340,18 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
                     severity="warning",
                 )
             )
-        cost = terms.shipping_for(items)
-        options = (
+        item_ids = [cost.line.item_id for cost in costs]
+        options = tuple(
             ShippingOption(
-                id=STANDARD_SHIPPING,
-                title="Standard shipping" + (" (free)" if cost.amount == 0 else ""),
-                cost=cost,
-                earliest=now + timedelta(days=DELIVERY_DAYS[0]),
-                latest=now + timedelta(days=DELIVERY_DAYS[1]),
-            ),
+                id=offer.rate.id,
+                title=offer.rate.title + (" (Free)" if offer.free else ""),
+                cost=offer.cost,
+                earliest=now + timedelta(days=offer.rate.days[0]),
+                latest=now + timedelta(days=offer.rate.days[1]),
+            )
+            for offer in terms.shipping_offers(address.country, items, item_ids)
         )
-        chosen = checkout.shipping_option or STANDARD_SHIPPING
+        chosen = checkout.shipping_option or (options[0].id if options else "")
         selected = next((option for option in options if option.id == chosen), None)
         if selected is None:
             problems.append(

@@ -1,0 +1,162 @@
+"""Store terms: tax by region, shipping rates by destination, free-shipping promotions, and
+the terms file that sets them (TOML, or a UCP sample shop folder)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from cartagent.commerce.terms import DEMO_STORE, FreeShipping, ShippingRate, StoreTerms
+from cartagent.commerce.terms_file import load_terms
+from cartagent.errors import ConfigurationError
+from cartagent.money import Money
+
+REPO = Path(__file__).resolve().parents[2]
+FLOWER_SHOP = REPO / "third_party" / "ucp-conformance" / "test_data" / "flower_shop"
+
+
+def usd(amount: str) -> Money:
+    return Money(Decimal(amount), "USD")
+
+
+def offered(terms: StoreTerms, country: str, items: str, ids: tuple[str, ...] = ()) -> list:
+    return [
+        (o.rate.id, str(o.cost.amount)) for o in terms.shipping_offers(country, usd(items), ids)
+    ]
+
+
+def test_the_demo_store_ships_standard_for_5_99_and_free_from_50_everywhere() -> None:
+    assert offered(DEMO_STORE, "US", "49.99") == [("standard", "5.99")]
+    assert offered(DEMO_STORE, "FR", "50.00") == [("standard", "0.00")]
+    assert DEMO_STORE.shipping_for(usd("10")) == usd("5.99")
+    assert DEMO_STORE.tax_rate("CA", "QC") == Decimal(8)
+
+
+def test_a_country_rate_beats_the_default_at_its_level_and_offers_are_cheapest_first() -> None:
+    terms = StoreTerms(
+        rates=(
+            ShippingRate("std", "Standard", Decimal(5)),
+            ShippingRate("exp", "Express", Decimal(25), level="express"),
+            ShippingRate("exp-us", "Express (US)", Decimal(15), level="express", country="US"),
+            ShippingRate("std-ca", "Standard (CA)", Decimal(30), country="CA"),
+        ),
+        free_shipping_from=None,
+    )
+    assert offered(terms, "us", "10") == [("std", "5.00"), ("exp-us", "15.00")]
+    assert offered(terms, "CA", "10") == [("exp", "25.00"), ("std-ca", "30.00")]
+    assert offered(terms, "DE", "10") == [("std", "5.00"), ("exp", "25.00")]
+
+
+def test_free_shipping_by_subtotal_or_by_item_frees_only_its_level() -> None:
+    terms = StoreTerms(
+        rates=(
+            ShippingRate("std", "Standard", Decimal(5)),
+            ShippingRate("exp", "Express", Decimal(25), level="express"),
+        ),
+        promotions=(
+            FreeShipping(min_items=Decimal(100)),
+            FreeShipping(item_ids=frozenset({"roses"})),
+        ),
+        free_shipping_from=None,
+    )
+    assert offered(terms, "US", "99.99") == [("std", "5.00"), ("exp", "25.00")]
+    assert offered(terms, "US", "100") == [("std", "0.00"), ("exp", "25.00")]
+    assert offered(terms, "US", "35", ("pot", "roses")) == [("std", "0.00"), ("exp", "25.00")]
+
+
+def test_tax_by_region_is_the_most_precise_rate_known() -> None:
+    terms = StoreTerms(tax_regions={"US-CA": Decimal("7.25"), "CA": Decimal(5)})
+    assert terms.tax_rate("US", "CA") == Decimal("7.25")
+    assert terms.tax_rate("CA", "QC") == Decimal(5)
+    assert terms.tax_rate("US", "NY") == Decimal(8)
+    assert terms.tax_rate() == Decimal(8)
+
+
+def test_a_toml_terms_file_sets_every_term(tmp_path: Path) -> None:
+    path = tmp_path / "terms.toml"
+    path.write_text(
+        'currency = "eur"\ntax_percent = 19\nreturn_days = 14\n'
+        '[tax_regions]\n"at" = 20\n'
+        '[[shipping]]\nid = "std"\ntitle = "Standard"\nprice = 4.90\ndays = [2, 4]\n'
+        '[[shipping]]\nid = "exp-at"\ntitle = "Express"\nprice = "12.5"\nlevel = "express"\n'
+        'country = "at"\n'
+        "[[free_shipping]]\nmin_items = 60\n"
+    )
+    terms = load_terms(path)
+    assert (terms.currency, terms.tax_percent, terms.return_days) == ("EUR", Decimal(19), 14)
+    assert terms.tax_rate("AT") == Decimal(20)
+    assert terms.rates[0] == ShippingRate("std", "Standard", Decimal("4.90"), days=(2, 4))
+    assert terms.rates[1].country == "AT"
+    eur = Money(Decimal(60), "EUR")
+    assert [str(o.cost.amount) for o in terms.shipping_offers("AT", eur, ())] == ["0.00", "12.50"]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("tax_percent = 101\n", "tax_percent"),
+        ("[tax_regions]\nUSA = 5\n", "tax_regions.USA"),
+        ('[[shipping]]\nid = "a"\ntitle = "A"\nprice = -1\n', "shipping.0.price"),
+        ('[[shipping]]\nid = "a"\ntitle = "A"\nprice = 1\ncountry = "USA"\n', "shipping.0.country"),
+        ('[[shipping]]\nid = "a"\ntitle = "A"\nprice = 1\n' * 2, "two rates share an id"),
+        ("shiping = []\n", "shiping"),
+        ("tax_percent = \n", "terms.toml"),
+    ],
+)
+def test_a_bad_terms_file_names_the_entry(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "terms.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigurationError) as raised:
+        load_terms(path)
+    assert problem in str(raised.value)
+
+
+def test_the_flower_shop_folder_gives_its_rates_and_promotions_and_no_tax() -> None:
+    terms = load_terms(FLOWER_SHOP)
+    assert terms.tax_rate("US", "IL") == 0
+    assert offered(terms, "US", "35", ("pot_ceramic",)) == [
+        ("std-ship", "5.00"),
+        ("exp-ship-us", "15.00"),
+    ]
+    assert offered(terms, "CA", "35", ("pot_ceramic",)) == [
+        ("std-ship", "5.00"),
+        ("exp-ship-intl", "25.00"),
+    ]
+    assert offered(terms, "US", "35", ("bouquet_roses",))[0] == ("std-ship", "0.00")
+    assert offered(terms, "US", "105", ("pot_ceramic",))[0] == ("std-ship", "0.00")
+
+
+@pytest.mark.parametrize(
+    ("rates", "promotions", "problem"),
+    [
+        ("id,country_code,service_level,price,title\na,USA,standard,5,A\n", "", "country_code"),
+        ("id,country_code,service_level,price,title\na,US,standard,5.5,A\n", "", "minor units"),
+        ("", "id,type,min_subtotal,eligible_item_ids,description\np,coupon,1,,x\n", "free_ship"),
+        ("", "id,type,min_subtotal,eligible_item_ids,description\np,free_shipping,,x,y\n", "JSON"),
+        ("", "id,type,min_subtotal,eligible_item_ids,description\np,free_shipping,,,y\n", "give"),
+    ],
+)
+def test_a_bad_shop_folder_row_names_its_file_and_line(
+    tmp_path: Path, rates: str, promotions: str, problem: str
+) -> None:
+    if rates:
+        (tmp_path / "shipping_rates.csv").write_text(rates)
+    if promotions:
+        (tmp_path / "promotions.csv").write_text(promotions)
+    with pytest.raises(ConfigurationError) as raised:
+        load_terms(tmp_path)
+    assert ".csv:2:" in str(raised.value) and problem in str(raised.value)
+
+
+def test_the_readme_terms_example_loads_as_it_says(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Store terms") :]
+    example = section[section.index("```toml\n") + 8 : section.index("```\n", 10)]
+    path = tmp_path / "terms.toml"
+    path.write_text(example)
+    terms = load_terms(path)
+    assert terms.tax_rate("US", "CA") == Decimal("7.25") and terms.tax_rate("DE") == 8
+    assert offered(terms, "US", "49") == [("standard", "5.99"), ("express-us", "15.00")]
+    assert offered(terms, "DE", "50") == [("standard", "0.00")]
