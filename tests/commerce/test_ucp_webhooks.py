@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -47,6 +48,8 @@ pytestmark = pytest.mark.postgres
 HOOK = "https://platform.test/webhooks/ucp/orders"
 PLAIN = "https://plain.test/.well-known/ucp"
 BAD = "https://bad.test/.well-known/ucp"
+LOCAL = "https://local.test/.well-known/ucp"
+LOCAL_HOOK = "http://127.0.0.1:8284/webhooks/partners/test/events/order"
 PREFIX = "/ucp"  # create_merchant_app serves UCP under it
 
 
@@ -95,22 +98,46 @@ class Shop:
         return KnownProfiles({self.service.profile_url: self.http.get("/.well-known/ucp").json()})
 
 
-@pytest.fixture
-def shop(merchant: Merchant, agents: Agents, agent_token: str) -> Iterator[Shop]:
+@contextmanager
+def open_shop(
+    merchant: Merchant, agents: Agents, agent_token: str, *, allow_private_urls: bool = False
+) -> Iterator[Shop]:
     receiver = Receiver()
     # A long interval: the background loop never runs during a test; tests deliver by hand.
-    sender = WebhookSender(merchant.records, agents, transport=receiver, interval=3600)
+    sender = WebhookSender(
+        merchant.records,
+        agents,
+        transport=receiver,
+        interval=3600,
+        allow_private=allow_private_urls,
+    )
     profiles = KnownProfiles(
-        {PLATFORM: hooked_profile(), PLAIN: platform_profile(), BAD: hooked_profile("http://x")}
+        {
+            PLATFORM: hooked_profile(),
+            PLAIN: platform_profile(),
+            BAD: hooked_profile("http://x"),
+            LOCAL: hooked_profile(LOCAL_HOOK),
+        }
     )
     app = create_merchant_app(
-        merchant, agents, base_url=BASE_URL, webhooks=sender, ucp_profiles=profiles
+        merchant,
+        agents,
+        base_url=BASE_URL,
+        webhooks=sender,
+        ucp_profiles=profiles,
+        allow_private_urls=allow_private_urls,
     )
     try:
         with TestClient(app, base_url=BASE_URL, raise_server_exceptions=False) as http:
             yield Shop(http, agent_token, app.state.ucp, sender, receiver)
     finally:
         merchant.records.engine.dispose()
+
+
+@pytest.fixture
+def shop(merchant: Merchant, agents: Agents, agent_token: str) -> Iterator[Shop]:
+    with open_shop(merchant, agents, agent_token) as opened:
+        yield opened
 
 
 def ucp_events(merchant: Merchant, agent: str) -> list[PendingEvent]:
@@ -178,10 +205,53 @@ def test_no_webhook_url_no_event(shop: Shop, merchant: Merchant) -> None:
     assert shop.sender.deliver_due() == 0
 
 
-def test_an_unsafe_webhook_url_is_a_malformed_profile(shop: Shop) -> None:
-    response = shop.client(BAD).post("/checkout-sessions", {"line_items": []})
-    assert response.status_code == 422
-    assert response.json()["code"] == "profile_malformed"
+def test_an_unusable_webhook_url_only_stops_order_events_and_the_platform_is_told(
+    shop: Shop, merchant: Merchant
+) -> None:
+    client = shop.client(BAD)
+    session = ready(client)  # created (201), not refused as a malformed profile
+    [warning] = [m for m in session["messages"] if m["code"] == "webhook_unusable"]
+    assert warning["type"] == "warning"
+    assert warning["content"] == (
+        "no order events will be sent for this checkout: "
+        "the order webhook_url must be an absolute https URL"
+    )
+    paid = client.post(f"/checkout-sessions/{session['id']}/complete", PAYMENT)
+    assert paid.json()["status"] == "completed"
+    assert ucp_events(merchant, owner(client, shop.service.agents)) == []
+
+
+def test_a_merchant_allowing_private_urls_sends_order_events_to_a_local_http_receiver(
+    merchant: Merchant, agents: Agents, agent_token: str
+) -> None:
+    with open_shop(merchant, agents, agent_token, allow_private_urls=True) as local:
+        client = local.client(LOCAL)
+        session = ready(client)
+        assert not [m for m in session["messages"] if m["code"] == "webhook_unusable"]
+        complete(client)
+        [event] = ucp_events(merchant, owner(client, local.service.agents))
+        assert event.url == LOCAL_HOOK
+        assert local.sender.deliver_due() == 1
+        [call] = local.receiver.calls
+        assert str(call.url) == LOCAL_HOOK
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:8284/hook", "http://localhost:9/webhooks/orders", "https://10.0.0.8/hook"],
+)
+def test_local_and_plain_http_webhook_urls_pass_where_private_urls_are_allowed(url: str) -> None:
+    assert checked_webhook_url(url, allow_private=True) == url
+    with pytest.raises(ProfileMalformed):
+        checked_webhook_url(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://127.0.0.1/hook", "http://user:pw@localhost/hook", "/relative", "http://x:99999/"]
+)
+def test_allowing_private_urls_still_refuses_what_is_no_webhook_url(url: str) -> None:
+    with pytest.raises(ProfileMalformed):
+        checked_webhook_url(url, allow_private=True)
 
 
 @pytest.mark.parametrize(

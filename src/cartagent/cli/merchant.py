@@ -150,7 +150,8 @@ def _token(data_dir: Path) -> str:
     "--allow-private-urls",
     is_flag=True,
     help="Let platform profiles be fetched from, and order events go to the webhook URLs they "
-    "name at, loopback or private addresses. For local development only.",
+    "name at, loopback or private addresses, over plain http too. For local development and "
+    "testing only.",
 )
 def merchant(
     host: str,
@@ -400,6 +401,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         paypal_cart=cart,
         ucp_mcp_url=setup.ucp_mcp_url,
         ucp_profiles=profiles,
+        allow_private_urls=setup.allow_private_urls,
     )
 
 

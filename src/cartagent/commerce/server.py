@@ -36,6 +36,7 @@ def create_merchant_app(
     paypal_cart: JwtVerifier | None = None,
     ucp_profiles: PlatformProfiles | None = None,
     ucp_mcp_url: str | None = None,
+    allow_private_urls: bool = False,
 ) -> FastAPI:
     """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``)
     and, with ``paypal_cart`` (the check of PayPal's JWTs), PayPal's Cart API at
@@ -44,7 +45,9 @@ def create_merchant_app(
     UCP is served too: the business profile at ``/.well-known/ucp`` and the REST operations
     under ``/ucp`` (the profile's endpoint); ``ucp_profiles`` is where platform profiles come
     from (fetched over HTTPS by default); ``ucp_mcp_url`` is where UCP's MCP binding is served,
-    if it is (see ``ucp_mcp_app``; the app's ``state.ucp`` is the service it must share).
+    if it is (see ``ucp_mcp_app``; the app's ``state.ucp`` is the service it must share);
+    ``allow_private_urls`` takes platforms' order webhook URLs at loopback or private hosts and
+    over plain http (local development and testing).
 
     With ``webhooks``, order events (ACP's and UCP's, the latter signed with the UCP business
     key) are delivered in the background while the app runs;
@@ -76,7 +79,12 @@ def create_merchant_app(
     ucp = UcpService(
         merchant,
         agents,
-        UcpSettings(base_url=base_url, api_prefix=UCP_PREFIX, mcp_url=ucp_mcp_url),
+        UcpSettings(
+            base_url=base_url,
+            api_prefix=UCP_PREFIX,
+            mcp_url=ucp_mcp_url,
+            allow_private_urls=allow_private_urls,
+        ),
         profiles,
     )
     app.state.ucp = ucp

@@ -161,11 +161,13 @@ class PlatformProfile:
     capabilities: Mapping[str, frozenset[str]]  # name -> the versions it lists
     payment_handlers: Mapping[str, tuple[Mapping[str, Any], ...]]
     webhook_url: str | None = None  # the order capability's, at this business's version
+    webhook_problem: str | None = None  # why the webhook_url it gave cannot be used
 
 
-def checked_webhook_url(value: Any) -> str:
+def checked_webhook_url(value: Any, *, allow_private: bool = False) -> str:
     """``value`` if it is a webhook URL the business may POST to; :class:`ProfileMalformed`
-    says why not otherwise."""
+    says why not otherwise. ``allow_private`` (local development and testing) also takes
+    plain http and loopback or private hosts."""
     if not isinstance(value, str) or not 0 < len(value) <= MAX_WEBHOOK_URL:
         raise ProfileMalformed(
             f"the order webhook_url must be a URL of at most {MAX_WEBHOOK_URL} characters"
@@ -175,26 +177,31 @@ def checked_webhook_url(value: Any) -> str:
         parts.port  # noqa: B018 -- raises ValueError for a bad port
     except ValueError:
         raise ProfileMalformed("the order webhook_url is not a URL") from None
-    if parts.scheme != "https" or not parts.hostname:
+    schemes = ("https", "http") if allow_private else ("https",)
+    if parts.scheme not in schemes or not parts.hostname:
         raise ProfileMalformed("the order webhook_url must be an absolute https URL")
     if parts.username is not None or parts.fragment or any(c.isspace() for c in value):
         raise ProfileMalformed(
             "the order webhook_url may carry neither credentials, a fragment nor spaces"
         )
-    if host_refusal(parts.hostname) is not None:
+    if not allow_private and host_refusal(parts.hostname) is not None:
         raise ProfileMalformed("the order webhook_url may not point at a local or private host")
     return value
 
 
-def _webhook_url(entries: Sequence[Any]) -> str | None:
-    """The ``config.webhook_url`` of the order capability entry at this version, if any."""
+def _webhook_url(entries: Sequence[Any], allow_private: bool) -> tuple[str | None, str | None]:
+    """The ``config.webhook_url`` of the order capability entry at this version, if any, or
+    why it cannot be used (the platform then gets no order events; its profile still counts)."""
     for entry in entries[:MAX_ENTRIES]:
         if not isinstance(entry, Mapping) or entry.get("version") != UCP_VERSION:
             continue
         config = entry.get("config")
         if isinstance(config, Mapping) and "webhook_url" in config:
-            return checked_webhook_url(config["webhook_url"])
-    return None
+            try:
+                return checked_webhook_url(config["webhook_url"], allow_private=allow_private), None
+            except ProfileMalformed as error:
+                return None, str(error)
+    return None, None
 
 
 def profile_version(document: Any) -> str:
@@ -207,9 +214,10 @@ def profile_version(document: Any) -> str:
     return version
 
 
-def platform_profile(url: str, document: Any) -> PlatformProfile:
+def platform_profile(url: str, document: Any, *, allow_private: bool = False) -> PlatformProfile:
     """``document`` read as the platform profile at ``url``; :class:`ProfileMalformed` if it
-    breaks the release's ``platform_profile`` schema."""
+    breaks the release's ``platform_profile`` schema. ``allow_private``: see
+    :func:`checked_webhook_url`."""
     version = profile_version(document)
     problem = first_problem(
         validator(BASE + "discovery/profile.json#/$defs/platform_profile"), document
@@ -225,20 +233,23 @@ def platform_profile(url: str, document: Any) -> PlatformProfile:
         name: tuple(entries[:MAX_ENTRIES])
         for name, entries in list(ucp["payment_handlers"].items())[:MAX_ENTRIES]
     }
-    webhook_url = _webhook_url(ucp.get("capabilities", {}).get(ORDER, []))
-    return PlatformProfile(url, version, capabilities, handlers, webhook_url)
+    order = ucp.get("capabilities", {}).get(ORDER, [])
+    webhook_url, unusable = _webhook_url(order, allow_private)
+    return PlatformProfile(url, version, capabilities, handlers, webhook_url, unusable)
 
 
 @dataclass(frozen=True)
 class Negotiated:
     """The outcome for one request: the protocol version, the active capabilities (name ->
     version), the payment handlers in force (as ``ucp.payment_handlers`` shows them) and, with
-    the order capability active, the platform's order ``webhook_url`` if it gave one."""
+    the order capability active, the platform's order ``webhook_url`` if it gave one (or why
+    the one it gave cannot be used)."""
 
     version: str
     capabilities: Mapping[str, str]
     payment_handlers: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     webhook_url: str | None = None
+    webhook_problem: str | None = None
 
     def active(self, name: str) -> bool:
         return name in self.capabilities
@@ -328,4 +339,5 @@ def negotiate(
             del active[name]
         pruned = bool(orphans)
     webhook_url = platform.webhook_url if ORDER in active else None
-    return Negotiated(platform.version, active, _handlers(handlers, platform), webhook_url)
+    problem = platform.webhook_problem if ORDER in active else None
+    return Negotiated(platform.version, active, _handlers(handlers, platform), webhook_url, problem)

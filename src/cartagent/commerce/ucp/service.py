@@ -106,7 +106,8 @@ class UcpSettings:
     buyer-facing site behind ``continue_url`` and order permalinks (the endpoint if unset).
     ``mcp_url`` is where the MCP binding is served, if it is (listed in the profile).
     ``agent_profiles`` binds agents to the profile URLs they may present (unlisted agents may
-    present any).
+    present any). ``allow_private_urls`` (local development and testing) takes order webhook
+    URLs over plain http and at loopback or private hosts.
     """
 
     base_url: str
@@ -116,6 +117,7 @@ class UcpSettings:
     environment: str = "sandbox"
     links: tuple[tuple[str, str], ...] = ()
     agent_profiles: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    allow_private_urls: bool = False
 
     @property
     def endpoint(self) -> str:
@@ -237,7 +239,8 @@ class UcpService:
         )
         self.keys = BusinessKeys(merchant.records.engine)
         self.keys.current()  # made (once, durably) now rather than on the first request
-        merchant.announce_with(PROTOCOL, OrderEvents(merchant.bill, self.site))
+        events = OrderEvents(merchant.bill, self.site, allow_private=settings.allow_private_urls)
+        merchant.announce_with(PROTOCOL, events)
         self._keys = Idempotency(
             merchant.records,
             merchant.clock,
@@ -428,7 +431,9 @@ class UcpService:
                     f"version {UCP_VERSION}",
                     continue_url=home,
                 )
-            platform = platform_profile(url, document)
+            platform = platform_profile(
+                url, document, allow_private=self.settings.allow_private_urls
+            )
         except ProfileUnreachable as error:
             raise _refusal(
                 424, "profile_unreachable", f"the platform profile: {error}", continue_url=home
@@ -537,7 +542,17 @@ class UcpService:
             checkout = self.merchant.create(ctx.agent.name, PROTOCOL, currency, changes)
         except CheckoutError as error:
             return 200, self._no_session(ctx, error)
-        return 201, self._checkout(ctx, checkout)
+        notes = []
+        if ctx.negotiated.webhook_problem is not None:
+            notes.append(
+                {
+                    "type": "warning",
+                    "code": "webhook_unusable",
+                    "content": "no order events will be sent for this checkout: "
+                    + ctx.negotiated.webhook_problem,
+                }
+            )
+        return 201, self._checkout(ctx, checkout, notes)
 
     def _get(self, ctx: _Context) -> Outcome:
         return 200, self._checkout(ctx, self._session(ctx))
