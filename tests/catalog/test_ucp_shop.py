@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -71,3 +72,33 @@ def test_a_folder_without_inventory_is_not_a_ucp_shop(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "products.csv").write_text("id,title,price\n")
     assert not is_ucp_shop(folder)
+
+
+def test_a_counted_stock_caps_what_a_cart_may_hold(tmp_path: Path) -> None:
+    from cartagent.commerce import MerchantCatalog
+    from cartagent.commerce.checkout import Checkout, bill, merge_items
+    from cartagent.commerce.terms import StoreTerms
+    from cartagent.errors import CheckoutError
+
+    folder = shop(tmp_path / "s", "id,title,price\na,A,100\n", "product_id,quantity\na,3\n")
+    catalog = MerchantCatalog(ucp_shop_catalog(folder))
+    assert catalog.offer("a") is not None and catalog.offer("a").stock == 3  # type: ignore[union-attr]
+    [line] = merge_items([("a", 2), ("a", 1)], catalog, "USD")
+    assert line.quantity == 3
+    with pytest.raises(CheckoutError) as refused:
+        merge_items([("a", 2), ("a", 2)], catalog, "USD")
+    assert (refused.value.code, refused.value.param) == ("out_of_stock", ("items", 1, "quantity"))
+    assert refused.value.message.startswith("Insufficient stock: 3 of A left")
+    # A cart made before the count fell says so on its bill.
+    fewer = MerchantCatalog(
+        ucp_shop_catalog(
+            shop(tmp_path / "t", "id,title,price\na,A,100\n", "product_id,quantity\na,1\n")
+        )
+    )
+    now = datetime.now(UTC)
+    cart = Checkout(
+        id="cs_1", owner="o", protocol="ucp", currency="USD", lines=(line,),
+        created_at=now, updated_at=now, expires_at=now,
+    )  # fmt: skip
+    problems = bill(cart, fewer, StoreTerms(), now).problems
+    assert ("out_of_stock", ("lines", 0)) in [(p.code, p.param) for p in problems]

@@ -91,7 +91,9 @@ def test_the_business_profile(business: Any) -> None:
     document = response.json()
     conforms("profile", document)
     ucp = document["ucp"]
-    assert ucp["version"] == UCP_VERSION and "supported_versions" not in ucp
+    assert ucp["version"] == UCP_VERSION
+    # The older release's own profile, where the spec says to look for it.
+    assert ucp["supported_versions"] == {"2026-01-11": f"{BASE_URL}/.well-known/ucp/2026-01-11"}
     [rest] = ucp["services"]["dev.ucp.shopping"]
     assert (rest["transport"], rest["endpoint"]) == ("rest", BASE_URL)
     assert set(ucp["capabilities"]) == {CHECKOUT, FULFILLMENT, SEARCH, LOOKUP, ORDER}

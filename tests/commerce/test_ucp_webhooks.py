@@ -22,6 +22,7 @@ from cartagent.commerce.ucp import (
     BusinessKeys,
     KnownProfiles,
     SignatureInvalid,
+    UcpPolicy,
     UcpService,
     UcpSettings,
     verify_order_webhook,
@@ -125,7 +126,7 @@ def open_shop(
         base_url=BASE_URL,
         webhooks=sender,
         ucp_profiles=profiles,
-        allow_private_urls=allow_private_urls,
+        ucp_policy=UcpPolicy(allow_private_urls=allow_private_urls),
     )
     try:
         with TestClient(app, base_url=BASE_URL, raise_server_exceptions=False) as http:

@@ -43,6 +43,9 @@ class Variant(BaseModel):
     price: Decimal = Field(ge=0, description="Unit price in `currency`, e.g. 49.99.")
     currency: str = Field(default="USD", description="ISO 4217 code, e.g. USD.")
     available: bool = Field(default=True, description="Whether it can be bought now.")
+    stock: int | None = Field(
+        default=None, ge=0, description="Units on hand, where the store counts them."
+    )
 
     @field_validator("options", mode="before")
     @classmethod

@@ -525,6 +525,7 @@ def _product(rng: random.Random, plan: _Plan, product_id: str) -> Product:
                             "price": price,
                             "currency": "USD",
                             "available": not sold_out and random_() > 0.12,
+                            "stock": None,
                         },
                     )
                 )

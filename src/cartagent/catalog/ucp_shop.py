@@ -84,6 +84,7 @@ def ucp_shop_catalog(folder: Path, currency: str = "USD") -> list[Product]:
                         price=cents / MINOR_UNITS,
                         currency=currency,
                         available=stock.get(row["id"], 0) > 0,
+                        stock=stock.get(row["id"], 0),
                     ),
                 ),
             )

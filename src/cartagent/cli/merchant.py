@@ -153,6 +153,27 @@ def _token(data_dir: Path) -> str:
     "name at, loopback or private addresses, over plain http too. For local development and "
     "testing only.",
 )
+@click.option(
+    "--ucp-version",
+    type=click.Choice(["2026-04-08", "2026-01-11"]),
+    default="2026-04-08",
+    show_default=True,
+    help="The UCP release /.well-known/ucp declares; platforms at either are answered in "
+    "theirs (each release's profile is at /.well-known/ucp/VERSION).",
+)
+@click.option(
+    "--ucp-open",
+    is_flag=True,
+    help="UCP platforms need no token: they are known by their profile (and by their "
+    "signatures where they sign).",
+)
+@click.option(
+    "--ucp-all-capabilities",
+    is_flag=True,
+    help="Answer every UCP platform with all of this business's capabilities instead of "
+    "the intersection with its profile's (UCP 2026-01-11's conformance suite presents a "
+    "profile that lists only the order capability).",
+)
 def merchant(
     host: str,
     port: int,
@@ -174,6 +195,9 @@ def merchant(
     paypal_jwks_url: str | None,
     ucp_platforms: tuple[str, ...],
     allow_private_urls: bool,
+    ucp_version: str,
+    ucp_open: bool,
+    ucp_all_capabilities: bool,
 ) -> None:
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
@@ -227,6 +251,9 @@ def merchant(
         paypal_jwks_url=paypal_jwks_url,
         ucp_platforms=tuple(_platform(option) for option in ucp_platforms),
         allow_private_urls=allow_private_urls,
+        ucp_version=ucp_version,
+        ucp_open=ucp_open,
+        ucp_intersect=not ucp_all_capabilities,
     )
     app = build_app(setup)  # also in the parent with --workers: it checks the setup first
     store = app.state.acp.merchant
@@ -341,6 +368,9 @@ class MerchantSetup:
     ucp_platforms: tuple[tuple[str, str], ...] = ()
     allow_private_urls: bool = False
     terms: str | None = None
+    ucp_version: str = "2026-04-08"
+    ucp_open: bool = False
+    ucp_intersect: bool = True
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
@@ -356,7 +386,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
     from ..commerce.paypal_cart import JwksKeys, JwtVerifier, http_jwks
     from ..commerce.terms import DEMO_STORE
     from ..commerce.terms_file import load_terms
-    from ..commerce.ucp import FetchedProfiles, KnownProfiles, PlatformProfiles
+    from ..commerce.ucp import FetchedProfiles, KnownProfiles, PlatformProfiles, UcpPolicy
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
@@ -401,7 +431,12 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         paypal_cart=cart,
         ucp_mcp_url=setup.ucp_mcp_url,
         ucp_profiles=profiles,
-        allow_private_urls=setup.allow_private_urls,
+        ucp_policy=UcpPolicy(
+            version=setup.ucp_version,
+            allow_private_urls=setup.allow_private_urls,
+            open_access=setup.ucp_open,
+            intersect=setup.ucp_intersect,
+        ),
     )
 
 

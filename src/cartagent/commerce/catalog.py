@@ -28,6 +28,7 @@ class Offer:
     options: dict[str, str] = field(default_factory=dict)
     category: str | None = None
     description: str = ""
+    stock: int | None = None  # units on hand, where the store counts them
 
     @property
     def name(self) -> str:
@@ -64,6 +65,7 @@ class MerchantCatalog:
                     options=dict(variant.options),
                     category=" > ".join(product.category) or None,
                     description=product.description,
+                    stock=variant.stock,
                 )
 
     def offer(self, item_id: str) -> Offer | None:

@@ -228,7 +228,7 @@ def merge_items(
         offer = catalog.offer(item_id)
         if offer is None:
             raise CheckoutError(
-                f"no item with id {item_id!r} is sold here",
+                f"item {item_id!r} not found: no item with that id is sold here",
                 code="not_found",
                 param=("items", index, "id"),
             )
@@ -239,6 +239,12 @@ def merge_items(
                 param=("items", index, "id"),
             )
         total = quantities.get(item_id, 0) + quantity
+        if quantity >= 1 and offer.stock is not None and total > offer.stock:
+            raise CheckoutError(
+                f"Insufficient stock: {offer.stock} of {offer.name} left, not {total}",
+                code="out_of_stock",
+                param=("items", index, "quantity"),
+            )
         if not quantity >= 1 or total > MAX_QUANTITY:
             raise CheckoutError(
                 f"quantity must be between 1 and {MAX_QUANTITY}, not {total}",
@@ -319,6 +325,14 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
         elif not offer.available:
             problems.append(
                 Problem("out_of_stock", f"{offer.name} is out of stock", ("lines", index))
+            )
+        elif offer.stock is not None and line.quantity > offer.stock:
+            problems.append(
+                Problem(
+                    "out_of_stock",
+                    f"only {offer.stock} of {offer.name} are left",
+                    ("lines", index),
+                )
             )
         unit = Money(price, currency)
         costs.append(LineCost(line, offer, unit, unit_tax(unit, percent)))

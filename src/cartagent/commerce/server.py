@@ -17,7 +17,14 @@ from .merchant import Merchant
 from .paypal_cart import JwtVerifier, PayPalCartService, paypal_cart_router
 from .paypal_cart import wire as paypal_cart_wire
 from .requests import MAX_BODY
-from .ucp import FetchedProfiles, PlatformProfiles, UcpService, UcpSettings, ucp_router
+from .ucp import (
+    FetchedProfiles,
+    PlatformProfiles,
+    UcpPolicy,
+    UcpService,
+    UcpSettings,
+    ucp_router,
+)
 from .webhooks import WebhookSender
 
 __all__ = ["PAYPAL_CART_PREFIX", "UCP_PREFIX", "create_merchant_app"]
@@ -36,7 +43,7 @@ def create_merchant_app(
     paypal_cart: JwtVerifier | None = None,
     ucp_profiles: PlatformProfiles | None = None,
     ucp_mcp_url: str | None = None,
-    allow_private_urls: bool = False,
+    ucp_policy: UcpPolicy | None = None,
 ) -> FastAPI:
     """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``)
     and, with ``paypal_cart`` (the check of PayPal's JWTs), PayPal's Cart API at
@@ -46,8 +53,7 @@ def create_merchant_app(
     under ``/ucp`` (the profile's endpoint); ``ucp_profiles`` is where platform profiles come
     from (fetched over HTTPS by default); ``ucp_mcp_url`` is where UCP's MCP binding is served,
     if it is (see ``ucp_mcp_app``; the app's ``state.ucp`` is the service it must share);
-    ``allow_private_urls`` takes platforms' order webhook URLs at loopback or private hosts and
-    over plain http (local development and testing).
+    ``ucp_policy`` is how platforms are met (releases, access, negotiation, private URLs).
 
     With ``webhooks``, order events (ACP's and UCP's, the latter signed with the UCP business
     key) are delivered in the background while the app runs;
@@ -83,7 +89,7 @@ def create_merchant_app(
             base_url=base_url,
             api_prefix=UCP_PREFIX,
             mcp_url=ucp_mcp_url,
-            allow_private_urls=allow_private_urls,
+            policy=ucp_policy or UcpPolicy(),
         ),
         profiles,
     )

@@ -1,4 +1,5 @@
-"""The Universal Commerce Protocol (UCP, release v2026-04-08): the store as a UCP business.
+"""The Universal Commerce Protocol (UCP): the store as a UCP business, built on release
+v2026-04-08 and answering platforms at v2026-01-11 in theirs (:mod:`.v2026_01_11`).
 
 Discovery and capability negotiation (:mod:`.profile`, platform profiles from :mod:`.platforms`),
 checkout sessions with the fulfillment extension and a PayPal payment handler, catalog search
@@ -14,13 +15,14 @@ from .events import VerifiedWebhook, verify_order_webhook
 from .platforms import FetchedProfiles, KnownProfiles, PlatformProfiles, ProfileUnreachable
 from .profile import Negotiated, ProfileMalformed, business_profile, negotiate
 from .routes import ucp_router
-from .schema import UCP_VERSION
-from .service import OPERATIONS, UcpCall, UcpService, UcpSettings
+from .schema import UCP_VERSION, VERSIONS
+from .service import OPERATIONS, UcpCall, UcpPolicy, UcpService, UcpSettings
 from .signatures import BusinessKeys, SignatureInvalid, verify_request
 
 __all__ = [
     "OPERATIONS",
     "UCP_VERSION",
+    "VERSIONS",
     "Answer",
     "BusinessKeys",
     "FetchedProfiles",
@@ -34,6 +36,7 @@ __all__ = [
     "Refusal",
     "SignatureInvalid",
     "UcpCall",
+    "UcpPolicy",
     "UcpService",
     "UcpSettings",
     "VerifiedWebhook",

@@ -146,8 +146,9 @@ def structured_dictionary(header: str) -> dict[str, Any]:
     return out
 
 
-def profile_url(header: str | None) -> str:
-    """The platform profile URL in a ``UCP-Agent`` header; ``ValueError`` says what is wrong."""
+def profile_url(header: str | None, *, allow_http: bool = False) -> str:
+    """The platform profile URL in a ``UCP-Agent`` header; ``ValueError`` says what is wrong.
+    ``allow_http`` (local development and testing) takes plain http URLs too."""
     if not header:
         raise ValueError('the UCP-Agent header (profile="https://...") is required')
     if len(header) > MAX_HEADER:
@@ -162,7 +163,8 @@ def profile_url(header: str | None) -> str:
     if len(url) > MAX_URL:
         raise ValueError(f"the profile URL is longer than {MAX_URL} characters")
     parts = urlsplit(url)
-    if parts.scheme != "https" or not parts.hostname:
+    schemes = ("https", "http") if allow_http else ("https",)
+    if parts.scheme not in schemes or not parts.hostname:
         raise ValueError("the profile URL must be an absolute https URL")
     if parts.username is not None or parts.fragment:
         raise ValueError("the profile URL may carry neither credentials nor a fragment")

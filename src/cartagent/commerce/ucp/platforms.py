@@ -73,8 +73,8 @@ _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*(\d{1,9})", re.IGNORECASE)
 
 class FetchedProfiles:
     """Fetches platform profiles over HTTPS and caches them; ``allow_private`` lets them come
-    from loopback and private addresses (local development only), ``resolver`` resolves
-    hosts (tests pass one)."""
+    from loopback and private addresses, over plain http too (local development only),
+    ``resolver`` resolves hosts (tests pass one)."""
 
     FLOOR = timedelta(seconds=60)
     CEILING = timedelta(days=1)
@@ -137,7 +137,8 @@ class FetchedProfiles:
 
     def _fetch(self, url: str) -> tuple[dict[str, Any], timedelta]:
         parts = urlsplit(url)
-        if parts.scheme != "https" or not parts.hostname:
+        schemes = ("https", "http") if self.allow_private else ("https",)
+        if parts.scheme not in schemes or not parts.hostname:
             raise ProfileUnreachable("profiles are only fetched over https")
         refusal = None if self.allow_private else host_refusal(parts.hostname)
         if refusal is not None:

@@ -103,7 +103,7 @@ CAPABILITIES = (
     Capability(LOOKUP, "catalog/lookup", "shopping/catalog_lookup.json"),
     Capability(ORDER, "order", "shopping/order.json"),
 )
-_EXTENDS = {cap.name: cap.extends for cap in CAPABILITIES}
+_EXTENDS_0408 = {cap.name: cap.extends for cap in CAPABILITIES if cap.extends is not None}
 
 
 def business_profile(
@@ -243,13 +243,14 @@ class Negotiated:
     """The outcome for one request: the protocol version, the active capabilities (name ->
     version), the payment handlers in force (as ``ucp.payment_handlers`` shows them) and, with
     the order capability active, the platform's order ``webhook_url`` if it gave one (or why
-    the one it gave cannot be used)."""
+    the one it gave cannot be used). ``extends``: each active extension's parent."""
 
     version: str
     capabilities: Mapping[str, str]
     payment_handlers: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
     webhook_url: str | None = None
     webhook_problem: str | None = None
+    extends: Mapping[str, str] = field(default_factory=lambda: dict(_EXTENDS_0408))
 
     def active(self, name: str) -> bool:
         return name in self.capabilities
@@ -266,7 +267,7 @@ class Negotiated:
         relevant = {
             name: [{"version": version}]
             for name, version in self.capabilities.items()
-            if name == root or _EXTENDS.get(name) == root
+            if name == root or self.extends.get(name) == root
         }
         ucp: dict[str, Any] = {"version": self.version, "status": status}
         if relevant:
@@ -319,25 +320,35 @@ def _handlers(
 
 
 def negotiate(
-    platform: PlatformProfile, handlers: Mapping[str, Sequence[Mapping[str, Any]]]
+    platform: PlatformProfile,
+    handlers: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    capabilities: Sequence[Capability] = CAPABILITIES,
+    intersect: bool = True,
 ) -> Negotiated:
-    """The intersection of this business's capabilities with ``platform``'s (the spec's
-    algorithm), for a platform at this business's protocol version."""
+    """The intersection of this business's ``capabilities`` (at the platform's protocol
+    version) with ``platform``'s: the spec's algorithm. Without ``intersect`` every capability
+    of the business is active whatever the platform lists (extensions still need their
+    parent): see ``UcpPolicy.intersect``."""
+    extends = {cap.name: cap.extends for cap in capabilities if cap.extends is not None}
     active: dict[str, str] = {}
-    for cap in CAPABILITIES:
-        mutual = platform.capabilities.get(cap.name, frozenset()) & {UCP_VERSION}
-        if mutual:
-            active[cap.name] = max(mutual)
+    for cap in capabilities:
+        listed = platform.capabilities.get(cap.name, frozenset())
+        if not intersect or platform.version in listed:
+            active[cap.name] = platform.version
     pruned = True
     while pruned:
-        orphans = [
-            name
-            for name in active
-            if _EXTENDS.get(name) is not None and _EXTENDS[name] not in active
-        ]
+        orphans = [name for name in active if name in extends and extends[name] not in active]
         for name in orphans:
             del active[name]
         pruned = bool(orphans)
     webhook_url = platform.webhook_url if ORDER in active else None
     problem = platform.webhook_problem if ORDER in active else None
-    return Negotiated(platform.version, active, _handlers(handlers, platform), webhook_url, problem)
+    return Negotiated(
+        platform.version,
+        active,
+        _handlers(handlers, platform),
+        webhook_url,
+        problem,
+        extends,
+    )

@@ -1,6 +1,6 @@
 """UCP's REST binding (``services/shopping/rest.openapi.json``): the business profile at
-``/.well-known/ucp`` and the operations of :class:`~cartagent.commerce.ucp.service.UcpService`
-under the settings' ``api_prefix``.
+``/.well-known/ucp`` (each release's at ``/.well-known/ucp/<version>``) and the operations of
+:class:`~cartagent.commerce.ucp.service.UcpService` under the settings' ``api_prefix``.
 
 The profile is served with ``Cache-Control: public, max-age=300`` (overview.md: public, at
 least 60 s, never ``no-store``) and without redirects.
@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ..requests import http_message
+from .schema import VERSIONS
 from .service import OPERATIONS, UcpCall, UcpService
 
 __all__ = ["ucp_router"]
@@ -42,6 +43,18 @@ def ucp_router(service: UcpService) -> APIRouter:
             orjson.dumps(service.profile()),
             media_type=JSON,
             headers={"Cache-Control": PROFILE_CACHE},
+        )
+
+    @router.get("/.well-known/ucp/{version}", include_in_schema=False)
+    def well_known_version(version: str) -> Response:
+        try:
+            profile = service.profile(version)
+        except KeyError:
+            served = ", ".join(VERSIONS)
+            body = {"code": "not_found", "content": f"no profile for {version[:16]!r}: {served}"}
+            return Response(orjson.dumps(body), 404, media_type=JSON)
+        return Response(
+            orjson.dumps(profile), media_type=JSON, headers={"Cache-Control": PROFILE_CACHE}
         )
 
     @router.post(f"{prefix}/checkout-sessions")

@@ -1,4 +1,5 @@
-"""UCP v2026-04-08's JSON Schemas (shipped in the wheel under ``specs/ucp``) and validation.
+"""UCP's JSON Schemas, per release (v2026-04-08 shipped in the wheel under ``specs/ucp``,
+v2026-01-11 under ``specs/ucp-2026-01-11``), and validation.
 
 The release publishes response shapes only; request shapes are derived from them through the
 ``ucp_request`` annotations, which the release's documentation never defines. This module reads
@@ -8,10 +9,13 @@ operation (``{"create": "omit", "update": "optional"}``), where ``omit`` drops t
 operation) keeps the response's rule. Every schema is rewritten, so directives on referenced
 types (``line_item`` -> ``item``) apply too.
 
-One defect of the release is worked around here: ``discovery/profile_schema.json`` has the
+Both releases annotate their schemas this way and share ``$id``s, so each has a registry of its
+own. One defect of both releases is worked around here: ``discovery/profile_schema.json`` has the
 ``$id`` ``https://ucp.dev/schemas/discovery/profile.json`` but refers to ``../schemas/ucp.json``,
-which resolves to ``https://ucp.dev/schemas/schemas/ucp.json``; its references are read as
-``../ucp.json`` (the shipped file is unchanged).
+which resolves to ``https://ucp.dev/schemas/schemas/ucp.json``; its references to
+``../schemas/...`` are read as ``../...`` (the shipped file is unchanged). v2026-01-11's
+``ucp.json`` also refers to ``../services/service_schema.json``, a file whose ``$id`` says
+``schemas/service.json``: it is registered where the reference looks.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from ..requests import first_problem, json_path
 __all__ = [
     "BASE",
     "UCP_VERSION",
+    "VERSIONS",
     "RequestShape",
     "first_problem",
     "json_path",
@@ -43,23 +48,28 @@ __all__ = [
 ]
 
 UCP_VERSION = "2026-04-08"
+"""The release this business is built on; older ones are read and written at the edge."""
+VERSIONS = ("2026-04-08", "2026-01-11")
+"""The releases served, newest first."""
 BASE = "https://ucp.dev/schemas/"
 """The ``$id`` prefix of the release's schemas: ``BASE + "shopping/checkout.json"``."""
 
 RequestShape = Literal["create", "update", "complete"]
 
-_SPECS = "specs/ucp"
+_SPECS = {"2026-04-08": "specs/ucp", "2026-01-11": "specs/ucp-2026-01-11"}
 _PROFILE = "discovery/profile_schema.json"
-_PROFILE_REFS = ("../schemas/ucp.json", "../ucp.json")
+_PROFILE_REFS = ("../schemas/", "../")
+_SERVICE = "services/service_schema.json"  # v2026-01-11's, where its ``ucp.json`` looks for it
+_SERVICE_URI = "https://ucp.dev/services/service_schema.json"
 
 
-def _folder() -> Traversable:
-    return resources.files("cartagent.commerce").joinpath(_SPECS)
+def _folder(version: str) -> Traversable:
+    return resources.files("cartagent.commerce").joinpath(_SPECS[version])
 
 
-def spec_file(path: str) -> dict[str, Any]:
-    """A JSON file of the shipped release, by its path there (``schemas/ucp.json``, ...)."""
-    loaded: dict[str, Any] = json.loads(_folder().joinpath(path).read_text("utf-8"))
+def spec_file(path: str, version: str = UCP_VERSION) -> dict[str, Any]:
+    """A JSON file of a shipped release, by its path there (``schemas/ucp.json``, ...)."""
+    loaded: dict[str, Any] = json.loads(_folder(version).joinpath(path).read_text("utf-8"))
     return loaded
 
 
@@ -75,8 +85,8 @@ def _fixed_refs(node: Any) -> Any:
     if isinstance(node, dict):
         return {
             key: (
-                value.replace(*_PROFILE_REFS)
-                if key == "$ref" and isinstance(value, str)
+                value.replace(*_PROFILE_REFS, 1)
+                if key == "$ref" and isinstance(value, str) and value.startswith(_PROFILE_REFS[0])
                 else _fixed_refs(value)
             )
             for key, value in node.items()
@@ -87,13 +97,16 @@ def _fixed_refs(node: Any) -> Any:
 
 
 @cache
-def _documents() -> dict[str, dict[str, Any]]:
-    """Every shipped schema by its ``$id``."""
+def _documents(version: str) -> dict[str, dict[str, Any]]:
+    """Every schema of a release by its ``$id``."""
     documents: dict[str, dict[str, Any]] = {}
-    for entry in _json_files(_folder().joinpath("schemas")):
+    for entry in _json_files(_folder(version).joinpath("schemas")):
         document = json.loads(entry.read_text("utf-8"))
         documents[document["$id"]] = document
-    profile = _fixed_refs(spec_file(_PROFILE))
+    service = _folder(version).joinpath(_SERVICE)
+    if service.is_file():
+        documents[_SERVICE_URI] = json.loads(service.read_text("utf-8"))
+    profile = _fixed_refs(spec_file(_PROFILE, version))
     documents[profile["$id"]] = profile
     return documents
 
@@ -137,8 +150,8 @@ def _request(node: Any, shape: RequestShape) -> Any:
 
 
 @cache
-def _registry(shape: RequestShape | None) -> Registry[Any]:
-    documents = _documents()
+def _registry(shape: RequestShape | None, version: str) -> Registry[Any]:
+    documents = _documents(version)
     if shape is not None:
         documents = {uri: _request(copy.deepcopy(doc), shape) for uri, doc in documents.items()}
     resources_ = [(uri, DRAFT202012.create_resource(doc)) for uri, doc in documents.items()]
@@ -146,14 +159,20 @@ def _registry(shape: RequestShape | None) -> Registry[Any]:
 
 
 @cache
-def validator(ref: str, shape: RequestShape | None = None) -> Draft202012Validator:
-    """A validator for ``ref`` (an absolute schema URI, e.g. ``BASE + "ucp.json#/$defs/base"``);
-    with ``shape``, for the request shape of that operation derived from the response schema."""
+def validator(
+    ref: str, shape: RequestShape | None = None, version: str = UCP_VERSION
+) -> Draft202012Validator:
+    """A validator for ``ref`` (an absolute schema URI, e.g. ``BASE + "ucp.json#/$defs/base"``)
+    in release ``version``; with ``shape``, for the request shape of that operation derived
+    from the response schema."""
     return Draft202012Validator(
-        {"$ref": ref}, registry=_registry(shape), format_checker=FormatChecker()
+        {"$ref": ref}, registry=_registry(shape, version), format_checker=FormatChecker()
     )
 
 
-def request_problem(ref: str, shape: RequestShape | None, body: Any) -> CheckoutError | None:
-    """Why ``body`` is not a valid request for ``ref`` (in ``shape``), or ``None``."""
-    return first_problem(validator(ref, shape), body)
+def request_problem(
+    ref: str, shape: RequestShape | None, body: Any, version: str = UCP_VERSION
+) -> CheckoutError | None:
+    """Why ``body`` is not a valid request for ``ref`` (in ``shape``, release ``version``), or
+    ``None``."""
+    return first_problem(validator(ref, shape, version), body)

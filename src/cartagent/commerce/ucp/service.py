@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import logging
 import re
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -58,9 +59,10 @@ from ...errors import CheckoutError
 from ..agents import AgentKey, Agents
 from ..checkout import Checkout
 from ..idempotency import Answer, Idempotency, KeyRules, Refusal
-from ..merchant import Merchant, PaymentUnavailable
+from ..merchant import Changes, Merchant, PaymentUnavailable
 from ..requests import HttpMessage, json_object
 from . import payment, wire
+from . import v2026_01_11 as v0111
 from .agent_header import profile_url
 from .catalog import UcpCatalog
 from .events import WEBHOOK_KEY, OrderEvents, UcpWebhookSigner
@@ -79,8 +81,9 @@ from .profile import (
     platform_profile,
     profile_version,
 )
-from .schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
+from .schema import BASE, UCP_VERSION, VERSIONS, RequestShape, json_path, request_problem
 from .signatures import BusinessKeys, SharedKey, SignatureInvalid, profile_keys, verify_request
+from .v2026_01_11 import BUYER_CONSENT
 
 __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
 
@@ -94,7 +97,34 @@ MAX_RESOURCE_ID = 128
 RETRY_AFTER = "1"
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")
 _CHECKOUT = BASE + "shopping/checkout.json"
+_EXTENSIONS_0111 = ((FULFILLMENT, "fulfillment"), (BUYER_CONSENT, "buyer_consent"))
 _CHECKOUT_WITH_FULFILLMENT = BASE + "shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout"
+
+
+@dataclass(frozen=True)
+class UcpPolicy:
+    """How the business meets platforms.
+
+    ``version``: the release whose profile ``/.well-known/ucp`` serves (the others are served
+    at ``/.well-known/ucp/<version>`` and, from v2026-04-08 on, listed in its
+    ``supported_versions``); a platform at any release in :data:`~.schema.VERSIONS` is answered
+    in its own. ``allow_private_urls`` (local development and testing): platform profiles over
+    plain http and at loopback or private hosts, and order webhook URLs there.
+    ``open_access``: platforms need no token (they are known by their profile, and by their
+    signatures where they sign); calls without one act as the agent ``anonymous``.
+    ``intersect``: capabilities are the intersection of both profiles, as the spec says;
+    without it every capability of the business is active for every platform (v2026-01-11's
+    conformance suite presents a profile that lists only the order capability).
+    """
+
+    version: str = UCP_VERSION
+    allow_private_urls: bool = False
+    open_access: bool = False
+    intersect: bool = True
+
+
+ANONYMOUS = AgentKey("anonymous", secrets.token_urlsafe(32))
+"""Who calls without a token under ``UcpPolicy.open_access`` (its token is known to no one)."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +136,7 @@ class UcpSettings:
     buyer-facing site behind ``continue_url`` and order permalinks (the endpoint if unset).
     ``mcp_url`` is where the MCP binding is served, if it is (listed in the profile).
     ``agent_profiles`` binds agents to the profile URLs they may present (unlisted agents may
-    present any). ``allow_private_urls`` (local development and testing) takes order webhook
-    URLs over plain http and at loopback or private hosts.
+    present any). ``policy``: how platforms are met (:class:`UcpPolicy`).
     """
 
     base_url: str
@@ -117,7 +146,7 @@ class UcpSettings:
     environment: str = "sandbox"
     links: tuple[tuple[str, str], ...] = ()
     agent_profiles: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    allow_private_urls: bool = False
+    policy: UcpPolicy = UcpPolicy()
 
     @property
     def endpoint(self) -> str:
@@ -233,13 +262,16 @@ class UcpService:
         self.settings = settings
         self.profiles = profiles
         self.handlers = payment.handlers(settings.environment)
+        self._handlers_0111 = v0111.handler_declarations(self.handlers)
         self.catalog = UcpCatalog(merchant.catalog, merchant.terms.currency)
         self.site = wire.Site(
             settings.endpoint, settings.storefront_url or settings.endpoint, settings.links
         )
         self.keys = BusinessKeys(merchant.records.engine)
         self.keys.current()  # made (once, durably) now rather than on the first request
-        events = OrderEvents(merchant.bill, self.site, allow_private=settings.allow_private_urls)
+        events = OrderEvents(
+            merchant.bill, self.site, allow_private=settings.policy.allow_private_urls
+        )
         merchant.announce_with(PROTOCOL, events)
         self._keys = Idempotency(
             merchant.records,
@@ -277,14 +309,24 @@ class UcpService:
             "get_order": self._order,
         }
 
-    def profile(self) -> dict[str, Any]:
-        """The business profile (``/.well-known/ucp``)."""
-        return business_profile(
+    def profile(self, version: str | None = None) -> dict[str, Any]:
+        """The business profile at release ``version`` (default: the one ``/.well-known/ucp``
+        serves); :class:`KeyError` for a release not served."""
+        version = version or self.settings.policy.version
+        if version == v0111.VERSION:
+            return v0111.business_profile(self.settings.endpoint, self.handlers, self.keys.jwks())
+        if version != UCP_VERSION:
+            raise KeyError(version)
+        profile = business_profile(
             self.settings.endpoint,
             self.handlers,
             self.keys.jwks(),
             mcp_endpoint=self.settings.mcp_url,
         )
+        if self.settings.policy.version == UCP_VERSION:
+            older = {v: f"{self.profile_url}/{v}" for v in VERSIONS if v != UCP_VERSION}
+            profile["ucp"]["supported_versions"] = older
+        return profile
 
     @property
     def profile_url(self) -> str:
@@ -305,8 +347,8 @@ class UcpService:
             await self._verify_signature(agent, call)
             capability = call.operation.capability
             if not negotiated.active(capability):
-                payload = self._incompatible(negotiated, capability)
-                return Answer(200, orjson.dumps(payload), headers)
+                status, payload = self._incompatible(negotiated, capability)
+                return Answer(status, orjson.dumps(payload), headers)
             key = self._key(call.headers) if call.operation.mutating else None
             body = self._body(call, negotiated)
             resource_id = call.resource_id or ""
@@ -399,6 +441,8 @@ class UcpService:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         token = token.strip() if scheme.lower() == "bearer" else ""
         token = token or headers.get("x-api-key", "").strip()
+        if not token and "authorization" not in headers and self.settings.policy.open_access:
+            return ANONYMOUS
         found = self.agents.by_token(token) if 0 < len(token) <= MAX_TOKEN else None
         if found is None:
             raise _refusal(
@@ -411,8 +455,9 @@ class UcpService:
 
     async def _negotiate(self, agent: AgentKey, headers: Mapping[str, str]) -> Negotiated:
         home = self.site.storefront
+        policy = self.settings.policy
         try:
-            url = profile_url(headers.get("ucp-agent"))
+            url = profile_url(headers.get("ucp-agent"), allow_http=policy.allow_private_urls)
         except ValueError as error:
             raise _refusal(400, "invalid_profile_url", str(error), continue_url=home) from None
         allowed = self.settings.agent_profiles.get(agent.name)
@@ -423,35 +468,45 @@ class UcpService:
         try:
             document = await run_in_threadpool(self.profiles.document, url)
             version = profile_version(document)
+            if version == v0111.VERSION:
+                platform = v0111.platform_profile(
+                    url, document, allow_private=policy.allow_private_urls
+                )
+                negotiated = negotiate(
+                    platform, {}, capabilities=v0111.CAPABILITIES, intersect=policy.intersect
+                )
+                # v2026-01-11 negotiates no handlers: the business's are all on offer.
+                handlers = {name: tuple(entries) for name, entries in self.handlers.items()}
+                return replace(negotiated, payment_handlers=handlers)
             if version != UCP_VERSION:
                 raise _refusal(
                     422,
                     "version_unsupported",
                     f"protocol version {version} is not supported; this business implements "
-                    f"version {UCP_VERSION}",
+                    f"versions {', '.join(VERSIONS)}",
                     continue_url=home,
                 )
-            platform = platform_profile(
-                url, document, allow_private=self.settings.allow_private_urls
-            )
+            platform = platform_profile(url, document, allow_private=policy.allow_private_urls)
         except ProfileUnreachable as error:
             raise _refusal(
                 424, "profile_unreachable", f"the platform profile: {error}", continue_url=home
             ) from None
         except ProfileMalformed as error:
             raise _refusal(422, "profile_malformed", str(error), continue_url=home) from None
-        return negotiate(platform, self.handlers)
+        return negotiate(platform, self.handlers, intersect=policy.intersect)
 
-    def _incompatible(self, negotiated: Negotiated, capability: str) -> dict[str, Any]:
+    def _incompatible(self, negotiated: Negotiated, capability: str) -> Outcome:
         message = {
             "type": "error",
             "code": "capabilities_incompatible",
             "content": f"{capability} was not negotiated: the platform profile lists no "
-            f"version of it this business supports ({UCP_VERSION})",
+            f"version of it this business supports ({negotiated.version})",
             "severity": "unrecoverable",
         }
+        if negotiated.version == v0111.VERSION:
+            return 400, v0111.error_body([message], self.site.storefront)
         ucp = {"version": negotiated.version, "capabilities": {}}
-        return wire.error_response(ucp, [message], self.site.storefront)
+        return 200, wire.error_response(ucp, [message], self.site.storefront)
 
     @staticmethod
     def _key(headers: Mapping[str, str]) -> str:
@@ -468,8 +523,7 @@ class UcpService:
             )
         return key
 
-    @staticmethod
-    def _body(call: UcpCall, negotiated: Negotiated) -> dict[str, Any] | None:
+    def _body(self, call: UcpCall, negotiated: Negotiated) -> dict[str, Any] | None:
         operation = call.operation
         if operation.shape is None and operation.request is None:
             return None
@@ -479,20 +533,45 @@ class UcpService:
             if error.code == "invalid":
                 raise _refusal(error.status, error.code, error.message, path="$") from None
             raise _refusal(error.status, error.code, error.message) from None
-        ref = operation.request
-        if ref is None:
-            ref = _CHECKOUT_WITH_FULFILLMENT if negotiated.active(FULFILLMENT) else _CHECKOUT
-        problem = request_problem(ref, operation.shape, body)
-        if problem is not None:
-            raise _refusal(400, problem.code, problem.message, path=json_path(problem.param))
+        version = negotiated.version
+        if version == v0111.VERSION and operation.shape in ("create", "update"):
+            body = v0111.lenient_body(body)
+        for ref, shape in self._schemas(operation, negotiated):
+            problem = request_problem(ref, shape, body, version)
+            if problem is not None:
+                raise _refusal(400, problem.code, problem.message, path=json_path(problem.param))
         return body
+
+    @staticmethod
+    def _schemas(
+        operation: Operation, negotiated: Negotiated
+    ) -> list[tuple[str, RequestShape | None]]:
+        """What a request body must be valid against, in the release negotiated."""
+        if operation.request is not None:
+            return [(operation.request, None)]
+        if negotiated.version == v0111.VERSION:
+            if operation.shape == "complete":
+                return [(BASE + "shopping/payment_data.json", None)]
+            extensions = [
+                BASE + f"shopping/{name}.json#/$defs/checkout"
+                for capability, name in _EXTENSIONS_0111
+                if negotiated.active(capability)
+            ]
+            return [(ref, operation.shape) for ref in extensions or [_CHECKOUT]]
+        ref = _CHECKOUT_WITH_FULFILLMENT if negotiated.active(FULFILLMENT) else _CHECKOUT
+        return [(ref, operation.shape)]
 
     # ------------------------------------------------------------ rendering
 
     def _checkout(
-        self, ctx: _Context, checkout: Checkout, extra: list[dict[str, Any]] | None = None
+        self,
+        ctx: _Context,
+        checkout: Checkout,
+        extra: list[dict[str, Any]] | None = None,
+        *,
+        instrument_id: str | None = None,
     ) -> dict[str, Any]:
-        return wire.checkout_json(
+        body = wire.checkout_json(
             checkout,
             self.merchant.bill(checkout),
             ucp=ctx.negotiated.envelope(CHECKOUT, handlers=True),
@@ -500,10 +579,19 @@ class UcpService:
             fulfillment=ctx.negotiated.active(FULFILLMENT),
             extra=extra or (),
         )
+        if ctx.negotiated.version == v0111.VERSION:
+            return v0111.checkout_json(body, self._handlers_0111, instrument_id)
+        return body
 
-    def _no_session(self, ctx: _Context, error: CheckoutError) -> dict[str, Any]:
-        message = wire.error_message(error, severity="unrecoverable")
-        return wire.error_response(
+    def _refused(self, ctx: _Context, error: CheckoutError, *, resource: bool = False) -> Outcome:
+        """The answer to a call that has no session to show: v2026-04-08's ``error_response``
+        (200), v2026-01-11's error shape with an HTTP error status. ``resource``: the session
+        itself is what is missing (an unrecoverable error)."""
+        severity = "unrecoverable" if resource else "recoverable"
+        message = wire.error_message(error, severity=severity)
+        if ctx.negotiated.version == v0111.VERSION:
+            return v0111.status_of(error), v0111.error_body([message], self.site.storefront)
+        return 200, wire.error_response(
             ctx.negotiated.envelope(CHECKOUT), [message], self.site.storefront
         )
 
@@ -514,20 +602,40 @@ class UcpService:
                 raise CheckoutError("no such checkout", code="not_found", param=("id",), status=404)
             return self.merchant.get(ctx.agent.name, ctx.resource_id, protocol=PROTOCOL)
         except CheckoutError as error:
-            raise Refusal(200, self._no_session(ctx, error)) from None
+            raise Refusal(*self._refused(ctx, error, resource=True)) from None
 
     def _rejected(self, ctx: _Context, error: CheckoutError) -> Outcome:
         """The answer to a call the merchant refused: a race is a 409; otherwise the session as
-        it now stands (a decline changed it) with the reason as an error message."""
+        it now stands (a decline changed it) with the reason as an error message (v2026-01-11:
+        the reason, with the status of the refusal)."""
         if error.code == "conflict":
             raise _refusal(409, "conflict", error.message)
         if error.code == "in_progress":
             raise _refusal(409, "in_progress", error.message, {"Retry-After": RETRY_AFTER})
         if error.status == 404:
-            return 200, self._no_session(ctx, error)
+            return self._refused(ctx, error, resource=True)
+        if ctx.negotiated.version == v0111.VERSION:
+            return self._refused(ctx, error)
         checkout = self._session(ctx)
         severity = "unrecoverable" if error.code == "invalid_state" else "recoverable"
         return 200, self._checkout(ctx, checkout, [wire.error_message(error, severity=severity)])
+
+    def _v0111_checks(self, ctx: _Context, changes: Changes) -> None:
+        """What v2026-01-11 refuses on create and update: another currency than the store's,
+        an item out of stock (its conformance suite expects a refusal where v2026-04-08 keeps
+        the session with the problem on it)."""
+        if ctx.negotiated.version != v0111.VERSION:
+            return
+        assert ctx.body is not None
+        v0111.check_currency(ctx.body, self.merchant.terms.currency)
+        for index, (item_id, _) in enumerate(changes.items or ()):
+            offer = self.merchant.catalog.offer(item_id)
+            if offer is not None and not offer.available:
+                raise CheckoutError(
+                    f"Insufficient stock: {offer.name} is out of stock",
+                    code="out_of_stock",
+                    param=("items", index, "quantity"),
+                )
 
     # ------------------------------------------------------------ operations (worker threads)
 
@@ -536,12 +644,13 @@ class UcpService:
         fulfillment = ctx.negotiated.active(FULFILLMENT)
         try:
             changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=None)
+            self._v0111_checks(ctx, changes)
             if ctx.negotiated.webhook_url is not None:
                 changes = replace(changes, metadata={WEBHOOK_KEY: ctx.negotiated.webhook_url})
             currency = self.merchant.terms.currency
             checkout = self.merchant.create(ctx.agent.name, PROTOCOL, currency, changes)
         except CheckoutError as error:
-            return 200, self._no_session(ctx, error)
+            return self._refused(ctx, error, resource=True)
         notes = []
         if ctx.negotiated.webhook_problem is not None:
             notes.append(
@@ -563,6 +672,7 @@ class UcpService:
         fulfillment = ctx.negotiated.active(FULFILLMENT)
         try:
             changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=current)
+            self._v0111_checks(ctx, changes)
             checkout = self.merchant.update(ctx.agent.name, current.id, changes, protocol=PROTOCOL)
         except CheckoutError as error:
             return self._rejected(ctx, error)
@@ -570,6 +680,8 @@ class UcpService:
 
     def _complete(self, ctx: _Context) -> Outcome:
         assert ctx.body is not None
+        if ctx.negotiated.version == v0111.VERSION:
+            return self._complete_0111(ctx)
         current = self._session(ctx)
         try:
             token = payment.payment_token(ctx.body, ctx.negotiated.handler_ids())
@@ -587,6 +699,24 @@ class UcpService:
                 )
             return self._rejected(ctx, error)
         return 200, self._checkout(ctx, checkout)
+
+    def _complete_0111(self, ctx: _Context) -> Outcome:
+        assert ctx.body is not None
+        current = self._session(ctx)
+        try:
+            _, token = v0111.complete_token(ctx.body, ctx.negotiated.handler_ids())
+            checkout = self.merchant.complete(ctx.agent.name, current.id, token, protocol=PROTOCOL)
+        except CheckoutError as error:
+            if error.param == ("payment",):
+                error = CheckoutError(
+                    error.message,
+                    code=error.code,
+                    param=("payment_data", "credential", "token"),
+                    status=error.status,
+                )
+            return self._rejected(ctx, v0111.completion_refusal(error))
+        instrument = ctx.body["payment_data"].get("id")
+        return 200, self._checkout(ctx, checkout, instrument_id=instrument)
 
     def _cancel(self, ctx: _Context) -> Outcome:
         current = self._session(ctx)
@@ -646,5 +776,10 @@ class UcpService:
                 "content": "order not found",
                 "severity": "unrecoverable",
             }
+            if ctx.negotiated.version == v0111.VERSION:
+                return 404, v0111.error_body([message], None)
             return 200, wire.error_response(ucp, [message])
-        return 200, order_json(checkout, self.merchant.bill(checkout), ucp=ucp, site=self.site)
+        body = order_json(checkout, self.merchant.bill(checkout), ucp=ucp, site=self.site)
+        if ctx.negotiated.version == v0111.VERSION:
+            return 200, v0111.order_json(body)
+        return 200, body

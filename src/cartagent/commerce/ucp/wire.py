@@ -174,7 +174,9 @@ def _address(data: dict[str, Any], buyer_name: str, path: tuple[str | int, ...])
             param=(*path, "address_country"),
         )
     return Address(
-        name=_full_name(field("first_name"), field("last_name")) or buyer_name,
+        name=_full_name(field("first_name"), field("last_name"))
+        or field("full_name")
+        or buyer_name,
         line_one=field("street_address"),
         line_two=field("extended_address"),
         city=field("address_locality"),
