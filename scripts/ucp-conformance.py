@@ -66,12 +66,17 @@ def start_merchant(port: int, data: Path, log: Path) -> subprocess.Popen[bytes]:
         "--db",
         f"sqlite:///{data / 'merchant.db'}",
         # The suite's platform: http://localhost profiles and webhooks, no token, a profile
-        # at UCP 2026-01-11 that lists only the order capability.
+        # at UCP 2026-01-11 that lists only the order capability; it reads orders at the
+        # root and uses the testing surface.
         "--allow-private-urls",
         "--ucp-version",
         "2026-01-11",
         "--ucp-open",
         "--ucp-all-capabilities",
+        "--ucp-prefix",
+        "",
+        "--simulation-secret",
+        SECRET,
     ]
     handle = log.open("wb")
     server = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT)

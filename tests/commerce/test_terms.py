@@ -1,14 +1,24 @@
-"""Store terms: tax by region, shipping rates by destination, free-shipping promotions, and
-the terms file that sets them (TOML, or a UCP sample shop folder)."""
+"""Store terms: tax by region, shipping rates by destination, free-shipping promotions,
+discount codes, and the terms file that sets them (TOML, or a UCP sample shop folder)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from cartagent.commerce.terms import DEMO_STORE, FreeShipping, ShippingRate, StoreTerms
+from cartagent.catalog.product import Product, Variant
+from cartagent.commerce import MerchantCatalog
+from cartagent.commerce.checkout import Checkout, bill, merge_items
+from cartagent.commerce.terms import (
+    DEMO_STORE,
+    Discount,
+    FreeShipping,
+    ShippingRate,
+    StoreTerms,
+)
 from cartagent.commerce.terms_file import load_terms
 from cartagent.errors import ConfigurationError
 from cartagent.money import Money
@@ -160,3 +170,65 @@ def test_the_readme_terms_example_loads_as_it_says(tmp_path: Path) -> None:
     assert terms.tax_rate("US", "CA") == Decimal("7.25") and terms.tax_rate("DE") == 8
     assert offered(terms, "US", "49") == [("standard", "5.99"), ("express-us", "15.00")]
     assert offered(terms, "DE", "50") == [("standard", "0.00")]
+
+
+def test_discount_codes_stack_each_on_what_the_ones_before_left() -> None:
+    ten, twenty = Discount("10OFF", "10% off", Decimal(10)), Discount("W20", "20%", Decimal(20))
+    fixed = Discount("FIXED500", "$5 off", amount=Decimal(5))
+    assert ten.off(usd("35")) == usd("3.50") and twenty.off(usd("31.50")) == usd("6.30")
+    assert fixed.off(usd("3")) == usd("3")  # never more than the items cost
+    assert ten.off(usd("0.05")) == usd("0.01")  # half-up to the minor unit
+    terms = StoreTerms(discounts=(ten, fixed))
+    assert terms.discount(" 10off ") is ten and terms.discount("nope") is None
+    with pytest.raises(ValueError, match="a percent or an amount"):
+        Discount("X", "x", Decimal(1), Decimal(1))
+    with pytest.raises(ValueError, match="at most 100"):
+        Discount("X", "x", Decimal(101))
+
+
+def test_a_bill_allocates_the_discount_over_the_lines_and_taxes_what_is_left() -> None:
+    catalog = MerchantCatalog(
+        [
+            Product(id="a", title="A", variants=(Variant(id="a", price=Decimal("10.00")),)),
+            Product(id="b", title="B", variants=(Variant(id="b", price=Decimal("20.01")),)),
+        ]
+    )
+    terms = StoreTerms(discounts=(Discount("TEN", "10% off", Decimal(10)),))
+    now = datetime.now(UTC)
+    cart = Checkout(
+        id="cs_1", owner="o", protocol="ucp", currency="USD",
+        lines=merge_items([("a", 1), ("b", 1)], catalog, "USD"),
+        created_at=now, updated_at=now, expires_at=now, discount_codes=("ten", "BOGUS"),
+    )  # fmt: skip
+    priced = bill(cart, catalog, terms, now)
+    [applied] = priced.discounts
+    assert (applied.code, applied.amount) == ("TEN", usd("3.00"))
+    assert [share for _, share in applied.allocations] == [usd("1.00"), usd("2.00")]
+    a, b = priced.lines
+    assert (a.discount, a.tax) == (usd("1.00"), usd("0.72"))  # 8% of 9.00
+    assert (b.discount, b.tax) == (usd("2.00"), usd("1.44"))  # 8% of 18.01, half-up
+    assert priced.total == usd("30.01") - usd("3.00") + usd("2.16") + priced.shipping
+    [warning] = [p for p in priced.problems if p.code == "discount_code_invalid"]
+    assert (warning.param, warning.severity) == (("discount_codes", 1), "warning")
+
+
+def test_discounts_load_from_toml_and_from_the_shop_folder(tmp_path: Path) -> None:
+    path = tmp_path / "terms.toml"
+    path.write_text(
+        '[[discounts]]\ncode = "SAVE5"\ntitle = "5 off"\namount = "5.00"\n'
+        '[[discounts]]\ncode = "half"\ntitle = "Half"\npercent = 50\n'
+    )
+    terms = load_terms(path)
+    assert terms.discount("save5") == Discount("SAVE5", "5 off", amount=Decimal("5.00"))
+    assert terms.discount("HALF") is not None
+    path.write_text(
+        '[[discounts]]\ncode = "A"\ntitle = "a"\n[[discounts]]\ncode = "b"\ntitle = "b"\n'
+    )
+    with pytest.raises(ConfigurationError, match="a percent or an amount"):
+        load_terms(path)
+    shop = load_terms(FLOWER_SHOP)
+    assert [d.code for d in shop.discounts] == ["10OFF", "WELCOME20", "FIXED500"]
+    assert shop.discount("FIXED500") == Discount("FIXED500", "$5.00 Off", amount=Decimal(5))
+    (tmp_path / "discounts.csv").write_text("code,type,value,description\nX,bogo,1,x\n")
+    with pytest.raises(ConfigurationError, match=r"discounts\.csv:2: type 'bogo'"):
+        load_terms(tmp_path)

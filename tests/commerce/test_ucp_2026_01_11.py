@@ -13,9 +13,8 @@ from fastapi.testclient import TestClient
 
 from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpPolicy
-from cartagent.commerce.ucp.profile import CHECKOUT, FULFILLMENT, ORDER
+from cartagent.commerce.ucp.profile import BUYER_CONSENT, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from cartagent.commerce.ucp.schema import BASE, validator
-from cartagent.commerce.ucp.v2026_01_11 import BUYER_CONSENT
 from tests.commerce.conftest import ADDRESS, in_stock, out_of_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,
@@ -145,7 +144,7 @@ def test_each_release_has_its_profile(business: TestClient) -> None:
     shopping = ucp["services"]["dev.ucp.shopping"]
     assert shopping["rest"]["endpoint"] == f"{BASE_URL}/ucp"
     names = [entry["name"] for entry in ucp["capabilities"]]
-    assert names == [CHECKOUT, FULFILLMENT, BUYER_CONSENT, ORDER]
+    assert names == [CHECKOUT, FULFILLMENT, DISCOUNT, BUYER_CONSENT, ORDER]
     [paypal] = profile["payment"]["handlers"]
     assert (paypal["id"], paypal["name"]) == ("paypal", "com.paypal.checkout")
     assert profile["signing_keys"] == current["signing_keys"]
@@ -248,7 +247,7 @@ def test_the_intersection_is_the_default(
         everything = UcpClient(http, agent_token, ONLY_ORDERS)
         session = created(everything, create_body(in_stock()[0]))
     names = {c["name"] for c in session["ucp"]["capabilities"]}
-    assert names == {CHECKOUT, FULFILLMENT, BUYER_CONSENT}
+    assert names == {CHECKOUT, FULFILLMENT, DISCOUNT, BUYER_CONSENT}
 
 
 def test_open_access_takes_platforms_without_a_token(merchant: Merchant, agents: Agents) -> None:

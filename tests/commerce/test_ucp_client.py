@@ -19,7 +19,15 @@ from cartagent.commerce.ucp import UCP_VERSION, KnownProfiles, business_profile
 from cartagent.commerce.ucp import client as ucp_client
 from cartagent.commerce.ucp.client import UcpClient, parse_json_path
 from cartagent.commerce.ucp.payment import handlers
-from cartagent.commerce.ucp.profile import CHECKOUT, FULFILLMENT, LOOKUP, ORDER, SEARCH
+from cartagent.commerce.ucp.profile import (
+    BUYER_CONSENT,
+    CHECKOUT,
+    DISCOUNT,
+    FULFILLMENT,
+    LOOKUP,
+    ORDER,
+    SEARCH,
+)
 from cartagent.commerce.ucp.signatures import SigningKey
 from cartagent.errors import CheckoutError, ConfigurationError
 from cartagent.paypal import PayPalClient
@@ -74,7 +82,15 @@ def test_discovery_takes_the_endpoint_the_capabilities_and_the_paypal_handler(
     shop: UcpClient, wire: Recording
 ) -> None:
     assert shop.base_url == BASE_URL
-    assert shop.capabilities == {CHECKOUT, FULFILLMENT, SEARCH, LOOKUP, ORDER}
+    assert shop.capabilities == {
+        CHECKOUT,
+        FULFILLMENT,
+        DISCOUNT,
+        BUYER_CONSENT,
+        SEARCH,
+        LOOKUP,
+        ORDER,
+    }
     assert shop.payment_handler == "paypal"
     assert [str(r.url) for r in wire.sent] == [f"{BASE_URL}/.well-known/ucp"]
 

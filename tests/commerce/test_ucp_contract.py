@@ -307,7 +307,8 @@ def test_the_bundle_resolves_every_reference_and_has_every_served_operation() ->
     results = list(_schema().get_all_operations())
     operations = [result.ok() for result in results if isinstance(result, Ok)]
     assert len(operations) == len(results), [r for r in results if not isinstance(r, Ok)]
-    assert {op.definition.raw["operationId"] for op in operations} == set(SERVED)
+    # update_order is the testing surface's (ucp/testing.py), no operation of the release.
+    assert {op.definition.raw["operationId"] for op in operations} == set(SERVED) - {"update_order"}
 
 
 # ---------------------------------------------------------------- the fuzz

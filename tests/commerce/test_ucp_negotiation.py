@@ -24,7 +24,9 @@ from cartagent.commerce.ucp import (
 from cartagent.commerce.ucp.agent_header import profile_url, structured_dictionary
 from cartagent.commerce.ucp.payment import handlers
 from cartagent.commerce.ucp.profile import (
+    BUYER_CONSENT,
     CHECKOUT,
+    DISCOUNT,
     FULFILLMENT,
     LOOKUP,
     ORDER,
@@ -96,8 +98,17 @@ def test_the_business_profile(business: Any) -> None:
     assert ucp["supported_versions"] == {"2026-01-11": f"{BASE_URL}/.well-known/ucp/2026-01-11"}
     [rest] = ucp["services"]["dev.ucp.shopping"]
     assert (rest["transport"], rest["endpoint"]) == ("rest", BASE_URL)
-    assert set(ucp["capabilities"]) == {CHECKOUT, FULFILLMENT, SEARCH, LOOKUP, ORDER}
-    assert ucp["capabilities"][FULFILLMENT][0]["extends"] == CHECKOUT
+    assert set(ucp["capabilities"]) == {
+        CHECKOUT,
+        FULFILLMENT,
+        DISCOUNT,
+        BUYER_CONSENT,
+        SEARCH,
+        LOOKUP,
+        ORDER,
+    }
+    for extension in (FULFILLMENT, DISCOUNT, BUYER_CONSENT):
+        assert ucp["capabilities"][extension][0]["extends"] == CHECKOUT
     for name, [entry] in ucp["capabilities"].items():
         assert entry["spec"].startswith("https://ucp.dev/"), name  # namespace authority
     [paypal] = ucp["payment_handlers"][PAYPAL]

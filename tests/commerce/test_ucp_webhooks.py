@@ -101,7 +101,12 @@ class Shop:
 
 @contextmanager
 def open_shop(
-    merchant: Merchant, agents: Agents, agent_token: str, *, allow_private_urls: bool = False
+    merchant: Merchant,
+    agents: Agents,
+    agent_token: str,
+    *,
+    allow_private_urls: bool = False,
+    open_access: bool = False,
 ) -> Iterator[Shop]:
     receiver = Receiver()
     # A long interval: the background loop never runs during a test; tests deliver by hand.
@@ -126,7 +131,7 @@ def open_shop(
         base_url=BASE_URL,
         webhooks=sender,
         ucp_profiles=profiles,
-        ucp_policy=UcpPolicy(allow_private_urls=allow_private_urls),
+        ucp_policy=UcpPolicy(allow_private_urls=allow_private_urls, open_access=open_access),
     )
     try:
         with TestClient(app, base_url=BASE_URL, raise_server_exceptions=False) as http:
@@ -234,6 +239,28 @@ def test_a_merchant_allowing_private_urls_sends_order_events_to_a_local_http_rec
         assert event.url == LOCAL_HOOK
         assert local.sender.deliver_due() == 1
         [call] = local.receiver.calls
+        assert str(call.url) == LOCAL_HOOK
+
+
+def test_a_platform_without_a_token_gets_its_order_events_too(
+    merchant: Merchant, agents: Agents, agent_token: str
+) -> None:
+    with open_shop(
+        merchant, agents, agent_token, allow_private_urls=True, open_access=True
+    ) as shop:
+        client = shop.client(LOCAL)
+        signed_in = client.headers
+
+        def anonymous(extra: Any = None, *, key: bool) -> dict[str, str]:
+            headers = signed_in(extra, key=key)
+            del headers["Authorization"]
+            return headers
+
+        client.headers = anonymous  # type: ignore[method-assign]
+        complete(client)
+        # The sender was given no agent named "anonymous": the app tells it to send for it.
+        assert shop.sender.deliver_due() == 1
+        [call] = shop.receiver.calls
         assert str(call.url) == LOCAL_HOOK
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..settings import SandboxSettings
 
 DEFAULT_PORT = 8780
+UCP_PREFIX = "/ucp"  # where cartagent.commerce.server mounts UCP unless told otherwise
 SANDBOX_STARTUP = 120.0  # seconds; the first start seeds the demo store
 SANDBOX_JWKS = "/v1/agentic-commerce/jwks"
 TOKEN_FILE = "merchant-agent-token"
@@ -174,6 +175,20 @@ def _token(data_dir: Path) -> str:
     "the intersection with its profile's (UCP 2026-01-11's conformance suite presents a "
     "profile that lists only the order capability).",
 )
+@click.option(
+    "--ucp-prefix",
+    default=UCP_PREFIX,
+    show_default=True,
+    help="Where the UCP operations are served ('' for the root, beside ACP's).",
+)
+@click.option(
+    "--simulation-secret",
+    default=None,
+    help="Turn on UCP's testing surface (conformance suites, local development): a test "
+    "payment handler (token success_token pays, fail_token is declined), PUT on orders, and "
+    "POST /testing/simulate-shipping/ORDER_ID guarded by this secret in a Simulation-Secret "
+    "header. Never in production.",
+)
 def merchant(
     host: str,
     port: int,
@@ -198,12 +213,14 @@ def merchant(
     ucp_version: str,
     ucp_open: bool,
     ucp_all_capabilities: bool,
+    simulation_secret: str | None,
+    ucp_prefix: str,
 ) -> None:
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
 
     from ..catalog.ucp_shop import is_ucp_shop
-    from ..commerce.server import PAYPAL_CART_PREFIX, UCP_PREFIX
+    from ..commerce.server import PAYPAL_CART_PREFIX
     from ..web.server import serve_together
     from .search import locate_catalog
 
@@ -254,6 +271,8 @@ def merchant(
         ucp_version=ucp_version,
         ucp_open=ucp_open,
         ucp_intersect=not ucp_all_capabilities,
+        simulation_secret=simulation_secret,
+        ucp_prefix=ucp_prefix.rstrip("/"),
     )
     app = build_app(setup)  # also in the parent with --workers: it checks the setup first
     store = app.state.acp.merchant
@@ -261,7 +280,7 @@ def merchant(
     lines = [
         f"ACP merchant on {public}  (discovery: {public}/.well-known/acp.json)"
         + (f", {workers} worker processes" if workers > 1 else ""),
-        f"UCP business on {public}{UCP_PREFIX}  (profile: {public}/.well-known/ucp; "
+        f"UCP business on {public}{setup.ucp_prefix}  (profile: {public}/.well-known/ucp; "
         "platforms also send 'UCP-Agent: profile=\"https://...\"')",
         f"  {len(store.catalog)} items from {len(store.catalog.products)} products; "
         f"checkouts in {setup.database}",
@@ -277,6 +296,11 @@ def merchant(
         )
     if webhook_url:
         lines.append(f"  order events to {webhook_url}")
+    if simulation_secret:
+        lines.append(
+            "  UCP testing surface on: test payment handler, PUT orders, "
+            f"{public}/testing/simulate-shipping/ORDER_ID (Simulation-Secret header)"
+        )
     if setup.paypal_merchant_id:
         lines.append(
             f"PayPal Cart API (Store Sync) on {public}{PAYPAL_CART_PREFIX}/merchant-cart, "
@@ -371,6 +395,8 @@ class MerchantSetup:
     ucp_version: str = "2026-04-08"
     ucp_open: bool = False
     ucp_intersect: bool = True
+    simulation_secret: str | None = None
+    ucp_prefix: str = UCP_PREFIX
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
@@ -436,7 +462,9 @@ def build_app(setup: MerchantSetup) -> FastAPI:
             allow_private_urls=setup.allow_private_urls,
             open_access=setup.ucp_open,
             intersect=setup.ucp_intersect,
+            simulation_secret=setup.simulation_secret,
         ),
+        ucp_prefix=setup.ucp_prefix,
     )
 
 

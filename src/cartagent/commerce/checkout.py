@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from ..errors import CheckoutError
-from ..money import Money, unit_tax
+from ..money import Money, percent_of, unit_tax
 from .catalog import MerchantCatalog, Offer
 from .terms import StoreTerms
 
@@ -24,6 +24,7 @@ __all__ = [
     "MAX_LINES",
     "MAX_QUANTITY",
     "Address",
+    "AppliedDiscount",
     "Bill",
     "Checkout",
     "Contact",
@@ -133,6 +134,8 @@ class Checkout:
     order_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     version: int = 0
+    consent: dict[str, bool] = field(default_factory=dict)  # the buyer's, by purpose
+    discount_codes: tuple[str, ...] = ()  # as given, in the order given
 
     def to_json(self) -> dict[str, Any]:
         # Field by field: dataclasses.asdict deep-copies everything and was a tenth of a
@@ -155,6 +158,8 @@ class Checkout:
             "order_id": self.order_id,
             "metadata": self.metadata,
             "version": self.version,
+            "consent": self.consent,
+            "discount_codes": list(self.discount_codes),
         }
 
     @classmethod
@@ -179,6 +184,8 @@ class Checkout:
             order_id=data.get("order_id"),
             metadata=dict(data.get("metadata") or {}),
             version=int(data.get("version", 0)),
+            consent=dict(data.get("consent") or {}),
+            discount_codes=tuple(data.get("discount_codes") or ()),
         )
 
     @property
@@ -261,12 +268,15 @@ def merge_items(
 @dataclass(frozen=True)
 class LineCost:
     """One line at today's price. Tax is per unit, rounded, times the quantity (PayPal's rule),
-    so the total a protocol shows is the total PayPal captures."""
+    so the total a protocol shows is the total PayPal captures; on a line a discount reached,
+    tax is on the discounted amount (``taxed``), rounded once."""
 
     line: Line
     offer: Offer | None
     unit_price: Money
     unit_tax: Money
+    discount: Money | None = None  # this line's share of the discount codes
+    taxed: Money | None = None  # the tax on the discounted amount, where discounted
 
     @property
     def base(self) -> Money:
@@ -274,11 +284,22 @@ class LineCost:
 
     @property
     def tax(self) -> Money:
-        return self.unit_tax * self.line.quantity
+        return self.taxed if self.taxed is not None else self.unit_tax * self.line.quantity
 
     @property
     def total(self) -> Money:
-        return self.base + self.tax
+        off = self.discount if self.discount is not None else Money.zero(self.base.currency)
+        return self.base - off + self.tax
+
+
+@dataclass(frozen=True)
+class AppliedDiscount:
+    """A discount code as applied: what it took off, and from which lines (by index)."""
+
+    code: str
+    title: str
+    amount: Money
+    allocations: tuple[tuple[int, Money], ...]
 
 
 @dataclass(frozen=True)
@@ -301,10 +322,61 @@ class Bill:
     total: Money
     options: tuple[ShippingOption, ...]
     problems: tuple[Problem, ...]
+    discounts: tuple[AppliedDiscount, ...] = ()
 
     @property
     def payable(self) -> bool:
         return not any(problem.severity == "error" for problem in self.problems)
+
+    @property
+    def discount(self) -> Money:
+        """What the discount codes took off the items."""
+        return sum((d.amount for d in self.discounts), Money.zero(self.items.currency))
+
+
+def _allocate(amount: Money, weights: Sequence[Money]) -> list[Money]:
+    """``amount`` split over ``weights`` in proportion, in whole minor units (the largest
+    remainders get the leftover units), never more than a weight."""
+    units = amount.minor_units
+    total = sum(w.minor_units for w in weights)
+    if total <= 0:
+        return [Money.zero(amount.currency) for _ in weights]
+    exact = [Decimal(units) * w.minor_units / total for w in weights]
+    shares = [int(share) for share in exact]
+    order = sorted(range(len(weights)), key=lambda i: exact[i] - shares[i], reverse=True)
+    for i in order[: units - sum(shares)]:
+        shares[i] += 1
+    return [Money.from_minor(share, amount.currency) for share in shares]
+
+
+def _discounts(
+    checkout: Checkout, costs: list[LineCost], terms: StoreTerms, problems: list[Problem]
+) -> tuple[AppliedDiscount, ...]:
+    """The checkout's codes applied in order, each to what the ones before it left; a code
+    the store does not know is a warning on the bill."""
+    left = [cost.base for cost in costs]
+    applied: list[AppliedDiscount] = []
+    for index, code in enumerate(checkout.discount_codes):
+        found = terms.discount(code)
+        if found is None:
+            problems.append(
+                Problem(
+                    "discount_code_invalid",
+                    f"{code} is not a discount code of this store",
+                    ("discount_codes", index),
+                    severity="warning",
+                )
+            )
+            continue
+        running = sum(left, Money.zero(checkout.currency))
+        off = found.off(running)
+        if off.amount <= 0:
+            continue
+        shares = _allocate(off, left)
+        left = [rest - share for rest, share in zip(left, shares, strict=True)]
+        allocations = tuple((i, share) for i, share in enumerate(shares) if share.amount > 0)
+        applied.append(AppliedDiscount(found.code, found.title, off, allocations))
+    return tuple(applied)
 
 
 def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: datetime) -> Bill:
@@ -336,8 +408,21 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
             )
         unit = Money(price, currency)
         costs.append(LineCost(line, offer, unit, unit_tax(unit, percent)))
+    applied = _discounts(checkout, costs, terms, problems)
+    if applied:
+        off = [Money.zero(currency) for _ in costs]
+        for code in applied:
+            for index, share in code.allocations:
+                off[index] = off[index] + share
+        costs = [
+            replace(cost, discount=cut, taxed=percent_of(cost.base - cut, percent))
+            if cut.amount > 0
+            else cost
+            for cost, cut in zip(costs, off, strict=True)
+        ]
     items = sum((cost.base for cost in costs), Money.zero(currency))
     tax = sum((cost.tax for cost in costs), Money.zero(currency))
+    discount = sum((d.amount for d in applied), Money.zero(currency))
     options: tuple[ShippingOption, ...] = ()
     shipping = Money.zero(currency)
     if address is None or not address.country:
@@ -388,7 +473,8 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
         items=items,
         tax=tax,
         shipping=shipping,
-        total=items + tax + shipping,
+        total=items - discount + tax + shipping,
         options=options,
         problems=tuple(problems),
+        discounts=applied,
     )

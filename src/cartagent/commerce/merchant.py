@@ -52,6 +52,8 @@ class Changes:
     address: Address | None = None
     shipping_option: str | None = None
     metadata: dict[str, Any] | None = None
+    consent: dict[str, bool] | None = None
+    discount_codes: tuple[str, ...] | None = None
 
 
 class Merchant:
@@ -147,6 +149,8 @@ class Merchant:
                 ("address", changes.address),
                 ("shipping_option", changes.shipping_option),
                 ("metadata", changes.metadata),
+                ("consent", changes.consent),
+                ("discount_codes", changes.discount_codes),
             )
             if value is not None
         }
@@ -175,9 +179,10 @@ class Merchant:
         buyer: dict[str, str] | None = None,
         *,
         protocol: str | None = None,
+        charge: Callable[[Checkout, Bill], Receipt] | None = None,
     ) -> Checkout:
         """Pay for the checkout with a PayPal payment token and turn it into an order, exactly
-        once.
+        once. ``charge``: how to charge instead of PayPal (a test payment handler's).
 
         Raises :class:`CheckoutError` if it cannot be paid (its state, a problem, a decline
         leaves it open with the reason), :class:`PaymentUnavailable` if PayPal failed: the same
@@ -186,7 +191,11 @@ class Merchant:
         checkout = self.get(owner, checkout_id, protocol=protocol)
         if buyer:
             checkout = replace(checkout, buyer=buyer)
-        return self._pay(checkout, lambda paying, bill: self.payments.charge(paying, bill, token))
+        if charge is None:
+            return self._pay(
+                checkout, lambda paying, bill: self.payments.charge(paying, bill, token)
+            )
+        return self._pay(checkout, charge)
 
     def _payable(self, checkout: Checkout) -> Bill:
         """The checkout's bill; raises :class:`CheckoutError` for the first problem that stops

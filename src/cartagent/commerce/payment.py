@@ -1,7 +1,9 @@
 """Paying for a checkout through PayPal: one order with the checkout's exact lines, captured.
 
 The order carries every line with its unit price and its per-unit tax, and the breakdown
-(items, tax, shipping), so PayPal's totals are the checkout's totals to the cent. Both calls send
+(items, tax, shipping, and the discount codes' discount), so PayPal's totals are the
+checkout's totals to the cent; with a discount the items carry no tax of their own (tax is on
+the discounted amounts, which per-unit figures cannot add up to). Both calls send
 a ``PayPal-Request-Id`` derived from the checkout and its payment attempt: after a crash or a
 timeout the same attempt is retried with the same ids, and PayPal answers the first result
 instead of charging again.
@@ -112,22 +114,25 @@ def paypal_order(checkout: Checkout, bill: Bill, token: str) -> dict[str, Any]:
             "sku": cost.line.item_id,
             "quantity": str(cost.line.quantity),
             "unit_amount": cost.unit_price.to_paypal(),
-            "tax": cost.unit_tax.to_paypal(),
             "category": "PHYSICAL_GOODS",
         }
         for cost in bill.lines
     ]
+    discounted = bill.discount.amount > 0
+    if not discounted:  # per-unit tax adds up to the tax total only without a discount
+        for item, cost in zip(items, bill.lines, strict=True):
+            item["tax"] = cost.unit_tax.to_paypal()
+    breakdown = {
+        "item_total": bill.items.to_paypal(),
+        "tax_total": bill.tax.to_paypal(),
+        "shipping": bill.shipping.to_paypal(),
+    }
+    if discounted:
+        breakdown["discount"] = bill.discount.to_paypal()
     unit: dict[str, Any] = {
         "reference_id": checkout.id,
         "custom_id": checkout.id,
-        "amount": {
-            **bill.total.to_paypal(),
-            "breakdown": {
-                "item_total": bill.items.to_paypal(),
-                "tax_total": bill.tax.to_paypal(),
-                "shipping": bill.shipping.to_paypal(),
-            },
-        },
+        "amount": {**bill.total.to_paypal(), "breakdown": breakdown},
         "items": items,
     }
     if checkout.address is not None and checkout.address.country:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import ValidationError, best_match
 from starlette.requests import Request
 
 from ..errors import CheckoutError
@@ -89,4 +89,20 @@ def first_problem(checker: Draft202012Validator, body: Any) -> CheckoutError | N
         if missing is not None:
             path = (*path, missing)
     code = "missing" if error.validator == "required" else "invalid"
-    return CheckoutError(f"{json_path(path)}: {error.message[:300]}", code=code, param=path)
+    return CheckoutError(f"{json_path(path)}: {_said(error)[:300]}", code=code, param=path)
+
+
+_SECRET_PARTS = frozenset({"credential", "token", "number", "cvc", "password"})
+
+
+def _said(error: ValidationError) -> str:
+    """The schema's complaint, without echoing an object, a list or anything under a
+    credential (a refusal must never repeat a card number or a token back)."""
+    message = str(error.message)
+    secret = not _SECRET_PARTS.isdisjoint(str(part) for part in error.absolute_path)
+    if not secret and not isinstance(error.instance, dict | list):
+        return message
+    shown = repr(error.instance)
+    if shown in message:
+        return message.replace(shown, "the value")
+    return f"the value breaks the schema's {error.validator!r} rule"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 import orjson
 from fastapi import FastAPI
@@ -25,6 +26,7 @@ from .ucp import (
     UcpSettings,
     ucp_router,
 )
+from .ucp.service import ANONYMOUS
 from .webhooks import WebhookSender
 
 __all__ = ["PAYPAL_CART_PREFIX", "UCP_PREFIX", "create_merchant_app"]
@@ -44,6 +46,7 @@ def create_merchant_app(
     ucp_profiles: PlatformProfiles | None = None,
     ucp_mcp_url: str | None = None,
     ucp_policy: UcpPolicy | None = None,
+    ucp_prefix: str = UCP_PREFIX,
 ) -> FastAPI:
     """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``)
     and, with ``paypal_cart`` (the check of PayPal's JWTs), PayPal's Cart API at
@@ -53,7 +56,9 @@ def create_merchant_app(
     under ``/ucp`` (the profile's endpoint); ``ucp_profiles`` is where platform profiles come
     from (fetched over HTTPS by default); ``ucp_mcp_url`` is where UCP's MCP binding is served,
     if it is (see ``ucp_mcp_app``; the app's ``state.ucp`` is the service it must share);
-    ``ucp_policy`` is how platforms are met (releases, access, negotiation, private URLs).
+    ``ucp_policy`` is how platforms are met (releases, access, negotiation, private URLs);
+    ``ucp_prefix`` is where the UCP operations are mounted (``""``: at the root, beside ACP's,
+    whose paths differ).
 
     With ``webhooks``, order events (ACP's and UCP's, the latter signed with the UCP business
     key) are delivered in the background while the app runs;
@@ -87,7 +92,7 @@ def create_merchant_app(
         agents,
         UcpSettings(
             base_url=base_url,
-            api_prefix=UCP_PREFIX,
+            api_prefix=ucp_prefix,
             mcp_url=ucp_mcp_url,
             policy=ucp_policy or UcpPolicy(),
         ),
@@ -96,20 +101,26 @@ def create_merchant_app(
     app.state.ucp = ucp
     if webhooks is not None:
         webhooks.sign_with("ucp", ucp.webhook_signer())
+        if ucp.settings.policy.open_access:
+            webhooks.send_for(ANONYMOUS.name)
     app.include_router(ucp_router(ucp))
     if paypal_cart is not None:
         cart = PayPalCartService(merchant, paypal_cart)
         app.include_router(paypal_cart_router(cart), prefix=PAYPAL_CART_PREFIX)
-    app.add_middleware(BodyLimit, max_bytes=MAX_BODY, refusal=_too_large)
+    app.add_middleware(BodyLimit, max_bytes=MAX_BODY, refusal=partial(_too_large, ucp_prefix))
     return app
 
 
-def _too_large(scope: Scope, message: str) -> bytes:
+_UCP_PATHS = ("/checkout-sessions", "/orders/", "/catalog/", "/testing/")
+
+
+def _too_large(ucp_prefix: str, scope: Scope, message: str) -> bytes:
     """A 413's body in the error shape of the protocol the request's path belongs to."""
     path = str(scope.get("path", ""))
+    ucp = path.startswith(ucp_prefix + "/") if ucp_prefix else path.startswith(_UCP_PATHS)
     if path.startswith(PAYPAL_CART_PREFIX + "/"):
         body = paypal_cart_wire.error("INVALID_REQUEST", message, secrets.token_hex(8))
-    elif path.startswith(UCP_PREFIX + "/"):
+    elif ucp:
         body = {"code": "request_too_large", "content": message}
     else:
         body = {"type": "invalid_request", "code": "request_too_large", "message": message}

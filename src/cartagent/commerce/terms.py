@@ -1,5 +1,5 @@
 """A store's commercial terms: tax by region, shipping rates by destination, free-shipping
-promotions, the return window.
+promotions, discount codes, the return window.
 
 The assistant quotes with them and the merchant side (UCP/ACP checkouts) prices with them; the
 demo store's policy documents (``assistant/policies/``) state its numbers and a test keeps
@@ -10,7 +10,9 @@ Another store's terms come from a file (:mod:`cartagent.commerce.terms_file`). S
 rate serves one service level (standard, express...) in one country, or everywhere (no
 country) that has no rate of its own at that level; a destination is offered, per level, its
 country's rate or else the default one, cheapest first. A free-shipping promotion makes a
-level free from an items subtotal, or when the cart holds one of its items.
+level free from an items subtotal, or when the cart holds one of its items. A discount code
+takes a percentage (rounded half-up to the minor unit) or a fixed amount off the items; codes
+stack in the order given, each on what the ones before it left.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol
 
-from ..money import Money, unit_tax
+from ..money import Money, percent_of, unit_tax
 
 __all__ = [
     "DEMO_STORE",
     "STANDARD",
+    "Discount",
     "FreeShipping",
     "PricedLine",
     "Quote",
@@ -100,6 +103,31 @@ class FreeShipping:
 
 
 @dataclass(frozen=True)
+class Discount:
+    """A discount code: ``percent`` off the items, or ``amount`` off (never more than they
+    cost)."""
+
+    code: str
+    title: str
+    percent: Decimal | None = None
+    amount: Decimal | None = None
+
+    def __post_init__(self) -> None:
+        if (self.percent is None) == (self.amount is None):
+            raise ValueError(f"discount {self.code}: give a percent or an amount, not both")
+        if self.percent is not None and not 0 < self.percent <= 100:
+            raise ValueError(f"discount {self.code}: a percent is more than 0, at most 100")
+        if self.amount is not None and not self.amount > 0:
+            raise ValueError(f"discount {self.code}: an amount is more than 0")
+
+    def off(self, running: Money) -> Money:
+        """What this code takes off ``running``, the items' subtotal after the codes before it."""
+        if self.percent is not None:
+            return percent_of(running, self.percent)
+        return Money(min(self.amount or Decimal(0), running.amount), running.currency)
+
+
+@dataclass(frozen=True)
 class ShippingOffer:
     """A rate as offered to one cart: its cost there (zero under a promotion)."""
 
@@ -126,6 +154,7 @@ class StoreTerms:
     tax_regions: Mapping[str, Decimal] = field(default_factory=dict)
     rates: tuple[ShippingRate, ...] = ()
     promotions: tuple[FreeShipping, ...] = ()
+    discounts: tuple[Discount, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.rates:
@@ -134,6 +163,11 @@ class StoreTerms:
             if self.free_shipping_from is not None and not self.promotions:
                 promotion = FreeShipping(min_items=self.free_shipping_from)
                 object.__setattr__(self, "promotions", (promotion,))
+
+    def discount(self, code: str) -> Discount | None:
+        """The discount ``code`` names (codes are case-insensitive), if the store has it."""
+        wanted = code.strip().upper()
+        return next((d for d in self.discounts if d.code.upper() == wanted), None)
 
     def tax_rate(self, country: str = "", region: str = "") -> Decimal:
         """The tax percent charged on goods shipped to ``country`` (and ``region``)."""

@@ -23,11 +23,17 @@ Two shapes are read:
       country = "US"
       [[free_shipping]]            # level "standard" by default
       min_items = "50.00"          # from this items subtotal; or items = ["item-id", ...]
+      [[discounts]]                # a code: percent off the items, or amount off
+      code = "WELCOME10"
+      title = "10% off your first order"
+      percent = "10"               # or amount = "5.00"
 
 * a UCP sample shop folder (the conformance suite's ``test_data/flower_shop``):
   ``shipping_rates.csv`` (``id,country_code,service_level,price,title``, ``default`` for
   everywhere, prices in minor units) and ``promotions.csv`` (``free_shipping`` rows with a
-  ``min_subtotal`` in minor units or ``eligible_item_ids`` as a JSON list); it charges no tax.
+  ``min_subtotal`` in minor units or ``eligible_item_ids`` as a JSON list) and
+  ``discounts.csv`` (``code,type,value,description``: ``percentage`` with a percent, or
+  ``fixed_amount`` in minor units); it charges no tax.
 
 Every problem is a :class:`~cartagent.errors.ConfigurationError` naming the file and the entry.
 """
@@ -45,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from ..errors import ConfigurationError
-from .terms import FreeShipping, ShippingRate, StoreTerms
+from .terms import Discount, FreeShipping, ShippingRate, StoreTerms
 
 __all__ = ["load_terms", "ucp_shop_terms"]
 
@@ -76,6 +82,13 @@ class _Free(_Strict):
     title: str = ""
 
 
+class _Discount(_Strict):
+    code: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    title: Text
+    percent: Annotated[Decimal, Field(gt=0, le=100, max_digits=7, decimal_places=4)] | None = None
+    amount: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)] | None = None
+
+
 class _Terms(_Strict):
     currency: Annotated[str, Field(pattern=r"^[A-Za-z]{3}$")] = "USD"
     tax_percent: Percent = Decimal(8)
@@ -83,6 +96,7 @@ class _Terms(_Strict):
     tax_regions: dict[Region, Percent] = Field(default_factory=dict)
     shipping: list[_Rate] = Field(default_factory=list, max_length=100)
     free_shipping: list[_Free] = Field(default_factory=list, max_length=100)
+    discounts: list[_Discount] = Field(default_factory=list, max_length=1000)
 
 
 def _decimals(value: Any) -> Any:
@@ -118,6 +132,12 @@ def load_terms(path: Path) -> StoreTerms:
     ids = [rate.id for rate in terms.shipping]
     if len(set(ids)) != len(ids):
         raise ConfigurationError(f"{path}: shipping: two rates share an id")
+    try:
+        discounts = _unique(
+            [Discount(d.code, d.title, d.percent, d.amount) for d in terms.discounts]
+        )
+    except ValueError as error:
+        raise ConfigurationError(f"{path}: discounts: {error}") from None
     return StoreTerms(
         currency=terms.currency.upper(),
         tax_percent=terms.tax_percent,
@@ -138,8 +158,16 @@ def load_terms(path: Path) -> StoreTerms:
             FreeShipping(free.level, free.min_items, frozenset(free.items), free.title)
             for free in terms.free_shipping
         ),
+        discounts=discounts,
         free_shipping_from=None,
     )
+
+
+def _unique(discounts: list[Discount]) -> tuple[Discount, ...]:
+    codes = [discount.code.upper() for discount in discounts]
+    if len(set(codes)) != len(codes):
+        raise ValueError("two discounts share a code (codes are case-insensitive)")
+    return tuple(discounts)
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -205,9 +233,32 @@ def ucp_shop_terms(folder: Path) -> StoreTerms:
         if minimum is None and not items:
             raise ConfigurationError(f"{where}: give min_subtotal or eligible_item_ids")
         promotions.append(FreeShipping("standard", minimum, items, row.get("description", "")))
+    discounts = []
+    path = folder / "discounts.csv"
+    for line, row in enumerate(_rows(path), start=2):
+        where = f"{path}:{line}"
+        kind, value = row.get("type"), row.get("value", "")
+        code = row.get("code", "")
+        try:
+            if kind == "percentage":
+                discounts.append(Discount(code, row.get("description") or code, Decimal(value)))
+            elif kind == "fixed_amount":
+                amount = _cents(value, where)
+                discounts.append(Discount(code, row.get("description") or code, amount=amount))
+            else:
+                raise ConfigurationError(f"{where}: type {kind!r} (percentage, fixed_amount)")
+        except (InvalidOperation, ValueError) as error:
+            raise ConfigurationError(f"{where}: {error or value!r}") from None
+        if not code:
+            raise ConfigurationError(f"{where}: a discount needs a code")
+    try:
+        unique = _unique(discounts)
+    except ValueError as error:
+        raise ConfigurationError(f"{path}: {error}") from None
     return StoreTerms(
         tax_percent=Decimal(0),
         rates=tuple(rates),
         promotions=tuple(promotions),
+        discounts=unique,
         free_shipping_from=None,
     )

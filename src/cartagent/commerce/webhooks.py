@@ -143,16 +143,22 @@ class WebhookSender:
         )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._callers: set[str] = set()
 
     def sign_with(self, protocol: str, signer: WebhookSigner) -> None:
         """Sign ``protocol``'s events with ``signer`` from now on."""
         self.signers[protocol] = signer
 
+    def send_for(self, agent: str) -> None:
+        """Send the events of ``agent`` too, a caller that is no configured agent (UCP's
+        anonymous platforms)."""
+        self._callers.add(agent)
+
     def deliver_due(self, limit: int = 50) -> int:
         """Send up to ``limit`` due events of this sender's agents (and of protocols it can
         sign) once each; return how many were delivered."""
         delivered = 0
-        names = [key.name for key in self.agents.keys]
+        names = [key.name for key in self.agents.keys] + sorted(self._callers)
         protocols = list(self.signers)
         for pending in self.records.due_events(self.clock(), limit, names, protocols):
             now = self.clock()

@@ -38,6 +38,7 @@ import orjson
 
 from ..checkout import Bill, Checkout
 from ..records import Event, PendingEvent, new_event_id
+from . import v2026_01_11 as v0111
 from .agent_header import profile_url
 from .order import order_json
 from .platforms import PlatformProfiles, ProfileUnreachable
@@ -48,6 +49,7 @@ from .wire import Site
 
 __all__ = [
     "PROTOCOL",
+    "VERSION_KEY",
     "WEBHOOK_KEY",
     "OrderEvents",
     "UcpWebhookSigner",
@@ -60,6 +62,9 @@ PROTOCOL = "ucp"
 WEBHOOK_KEY = "ucp.order_webhook_url"
 """The checkout metadata key holding the platform's order webhook URL (reserved: UCP does
 not render metadata, and no UCP request sets it)."""
+VERSION_KEY = "ucp.version"
+"""The checkout metadata key holding the release its platform spoke (its events are written in
+that release)."""
 WELL_KNOWN = "/.well-known/ucp"
 _COVERED = ("webhook-id", "webhook-timestamp")
 """Signed beyond signatures.md's required components, so that an event cannot be replayed
@@ -86,6 +91,11 @@ class OrderEvents:
         self.allow_private = allow_private
 
     def __call__(self, checkout: Checkout) -> list[Event]:
+        return self.event(checkout, "order_placed")
+
+    def event(self, checkout: Checkout, kind: str) -> list[Event]:
+        """The webhook announcing that ``checkout``'s order had an event of ``kind``
+        (``order_placed``, ``order_shipped``), if its platform gave a webhook URL."""
         url = checkout.metadata.get(WEBHOOK_KEY)
         if not isinstance(url, str) or checkout.order_id is None or checkout.address is None:
             return []
@@ -95,10 +105,11 @@ class OrderEvents:
         except ProfileMalformed:
             return []
         event_id = new_event_id()
+        version = checkout.metadata.get(VERSION_KEY, UCP_VERSION)
         ucp = {
             "version": UCP_VERSION,
             "status": "success",
-            "capabilities": {ORDER: [{"version": UCP_VERSION}]},
+            "capabilities": {ORDER: [{"version": version}]},
         }
         order = order_json(checkout, self.bill(checkout), ucp=ucp, site=self.site)
         body = {
@@ -106,6 +117,8 @@ class OrderEvents:
             "event_id": webhook_id(event_id),
             "created_time": _timestamp(checkout.updated_at),
         }
+        if version == v0111.VERSION:
+            body = v0111.order_event(order, body, kind)
         return [Event(checkout.owner, url, orjson.dumps(body), protocol=PROTOCOL, id=event_id)]
 
 

@@ -1,7 +1,10 @@
 """UCP's order (``shopping/order.json``) for a completed checkout, and finding it by order id.
 
 The order is rendered from its checkout: the lines as bought, one shipping expectation to the
-checkout's address, no fulfillment events or adjustments yet (nothing ships in this store).
+checkout's address, and the fulfillment events and adjustments recorded with it (under
+:data:`EVENTS_KEY` and :data:`ADJUSTMENTS_KEY` in its metadata; the testing surface records
+them, :mod:`.testing`); a line's ``fulfilled`` quantity and status follow its ``shipped``
+events.
 Prices come from :func:`~cartagent.commerce.checkout.bill` like every checkout response, i.e.
 from today's catalog; the merchant stores no per-line price snapshot.
 
@@ -23,25 +26,28 @@ from ..checkout import Bill, Checkout
 from ..records import CheckoutRecords, checkouts
 from .wire import Site, item_json, postal_address, totals
 
-__all__ = ["find_order", "order_json"]
+__all__ = ["ADJUSTMENTS_KEY", "EVENTS_KEY", "find_order", "order_json"]
 
 _ORDER_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+EVENTS_KEY = "ucp.order_events"
+ADJUSTMENTS_KEY = "ucp.order_adjustments"
 
 
-def find_order(records: CheckoutRecords, owner: str, order_id: str) -> Checkout | None:
-    """The completed checkout of ``owner`` that became order ``order_id``, or ``None``."""
+def find_order(records: CheckoutRecords, owner: str | None, order_id: str) -> Checkout | None:
+    """The completed checkout of ``owner`` (of anyone: ``None``, the business itself) that
+    became order ``order_id``, or ``None``."""
     if not _ORDER_ID.fullmatch(order_id):
         return None
     fragment = orjson.dumps({"order_id": order_id}).decode()[1:-1]
+    conditions = [
+        checkouts.c.protocol == "ucp",
+        checkouts.c.status == "completed",
+        checkouts.c.data.contains(fragment, autoescape=True),
+    ]
+    if owner is not None:
+        conditions.append(checkouts.c.owner == owner)
     with records.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(checkouts.c.data).where(
-                checkouts.c.owner == owner,
-                checkouts.c.protocol == "ucp",
-                checkouts.c.status == "completed",
-                checkouts.c.data.contains(fragment, autoescape=True),
-            )
-        ).all()
+        rows = conn.execute(sa.select(checkouts.c.data).where(*conditions)).all()
     for row in rows:
         checkout = Checkout.from_json(orjson.loads(row.data))
         if checkout.order_id == order_id:
@@ -54,24 +60,34 @@ def order_json(
 ) -> dict[str, Any]:
     """The order ``checkout`` (completed, with an address) became."""
     assert checkout.order_id is not None and checkout.address is not None
-    line_items = [
-        {
-            "id": cost.line.id,
-            "item": item_json(cost),
-            "quantity": {
-                "original": cost.line.quantity,
-                "total": cost.line.quantity,
-                "fulfilled": 0,
-            },
-            "totals": [
-                {"type": "subtotal", "display_text": "Subtotal", "amount": cost.base.minor_units},
-                {"type": "tax", "display_text": "Tax", "amount": cost.tax.minor_units},
-                {"type": "total", "display_text": "Total", "amount": cost.total.minor_units},
-            ],
-            "status": "processing",
-        }
-        for cost in bill.lines
-    ]
+    events = list(checkout.metadata.get(EVENTS_KEY, []))
+    shipped: dict[str, int] = {}
+    for event in events:
+        if event.get("type") == "shipped":
+            for line in event.get("line_items", []):
+                shipped[line["id"]] = shipped.get(line["id"], 0) + line["quantity"]
+    line_items = []
+    for cost in bill.lines:
+        quantity = cost.line.quantity
+        fulfilled = min(shipped.get(cost.line.id, 0), quantity)
+        status = "processing" if not fulfilled else "partial" if fulfilled < quantity else None
+        line_items.append(
+            {
+                "id": cost.line.id,
+                "item": item_json(cost),
+                "quantity": {"original": quantity, "total": quantity, "fulfilled": fulfilled},
+                "totals": [
+                    {
+                        "type": "subtotal",
+                        "display_text": "Subtotal",
+                        "amount": cost.base.minor_units,
+                    },
+                    {"type": "tax", "display_text": "Tax", "amount": cost.tax.minor_units},
+                    {"type": "total", "display_text": "Total", "amount": cost.total.minor_units},
+                ],
+                "status": status or "fulfilled",
+            }
+        )
     chosen = checkout.shipping_option
     option = next((o for o in bill.options if chosen in (None, o.id)), None)
     expectation: dict[str, Any] = {
@@ -89,8 +105,8 @@ def order_json(
         "checkout_id": checkout.id,
         "permalink_url": site.order_url(checkout.order_id),
         "line_items": line_items,
-        "fulfillment": {"expectations": [expectation], "events": []},
-        "adjustments": [],
+        "fulfillment": {"expectations": [expectation], "events": events},
+        "adjustments": list(checkout.metadata.get(ADJUSTMENTS_KEY, [])),
         "currency": checkout.currency,
         "totals": totals(bill, shipped=True),
     }

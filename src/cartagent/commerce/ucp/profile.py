@@ -34,8 +34,10 @@ from ...outbound import host_refusal
 from .schema import BASE, UCP_VERSION, first_problem, validator
 
 __all__ = [
+    "BUYER_CONSENT",
     "CAPABILITIES",
     "CHECKOUT",
+    "DISCOUNT",
     "FULFILLMENT",
     "LOOKUP",
     "ORDER",
@@ -58,6 +60,8 @@ FULFILLMENT = "dev.ucp.shopping.fulfillment"
 SEARCH = "dev.ucp.shopping.catalog.search"
 LOOKUP = "dev.ucp.shopping.catalog.lookup"
 ORDER = "dev.ucp.shopping.order"
+DISCOUNT = "dev.ucp.shopping.discount"
+BUYER_CONSENT = "dev.ucp.shopping.buyer_consent"
 
 _SITE = f"https://ucp.dev/{UCP_VERSION}"
 _VERSION = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -99,6 +103,8 @@ CAPABILITIES = (
         extends=CHECKOUT,
         config={"allows_multi_destination": {"shipping": False, "pickup": False}},
     ),
+    Capability(DISCOUNT, "discount", "shopping/discount.json", extends=CHECKOUT),
+    Capability(BUYER_CONSENT, "buyer-consent", "shopping/buyer_consent.json", extends=CHECKOUT),
     Capability(SEARCH, "catalog/search", "shopping/catalog_search.json"),
     Capability(LOOKUP, "catalog/lookup", "shopping/catalog_lookup.json"),
     Capability(ORDER, "order", "shopping/order.json"),

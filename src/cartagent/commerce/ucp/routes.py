@@ -2,6 +2,9 @@
 ``/.well-known/ucp`` (each release's at ``/.well-known/ucp/<version>``) and the operations of
 :class:`~cartagent.commerce.ucp.service.UcpService` under the settings' ``api_prefix``.
 
+With a simulation secret the testing surface is served too (:mod:`.testing`): ``PUT`` on
+orders and ``POST /testing/simulate-shipping/{order_id}`` at the root.
+
 The profile is served with ``Cache-Control: public, max-age=300`` (overview.md: public, at
 least 60 s, never ``no-store``) and without redirects.
 """
@@ -11,8 +14,10 @@ from __future__ import annotations
 import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
+from starlette.concurrency import run_in_threadpool
 
 from ..requests import http_message
+from . import testing
 from .schema import VERSIONS
 from .service import OPERATIONS, UcpCall, UcpService
 
@@ -92,5 +97,17 @@ def ucp_router(service: UcpService) -> APIRouter:
     @router.get(prefix + "/orders/{order_id}")
     async def get_order(request: Request, order_id: str) -> Response:
         return await run("get_order", request, order_id)
+
+    if service.settings.policy.simulation_secret is not None:
+
+        @router.put(prefix + "/orders/{order_id}")
+        async def update_order(request: Request, order_id: str) -> Response:
+            return await run("update_order", request, order_id)
+
+        @router.post("/testing/simulate-shipping/{order_id}", include_in_schema=False)
+        async def simulate_shipping(request: Request, order_id: str) -> Response:
+            secret = request.headers.get(testing.SECRET_HEADER)
+            answer = await run_in_threadpool(service.simulate_shipping, order_id, secret)
+            return Response(answer.body, answer.status, answer.headers, media_type=JSON)
 
     return router

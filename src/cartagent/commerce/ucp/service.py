@@ -61,15 +61,17 @@ from ..checkout import Checkout
 from ..idempotency import Answer, Idempotency, KeyRules, Refusal
 from ..merchant import Changes, Merchant, PaymentUnavailable
 from ..requests import HttpMessage, json_object
-from . import payment, wire
+from . import payment, testing, wire
 from . import v2026_01_11 as v0111
 from .agent_header import profile_url
 from .catalog import UcpCatalog
-from .events import WEBHOOK_KEY, OrderEvents, UcpWebhookSigner
-from .order import find_order, order_json
+from .events import VERSION_KEY, WEBHOOK_KEY, OrderEvents, UcpWebhookSigner
+from .order import ADJUSTMENTS_KEY, EVENTS_KEY, find_order, order_json
 from .platforms import PlatformProfiles, ProfileUnreachable
 from .profile import (
+    BUYER_CONSENT,
     CHECKOUT,
+    DISCOUNT,
     FULFILLMENT,
     LOOKUP,
     ORDER,
@@ -83,7 +85,6 @@ from .profile import (
 )
 from .schema import BASE, UCP_VERSION, VERSIONS, RequestShape, json_path, request_problem
 from .signatures import BusinessKeys, SharedKey, SignatureInvalid, profile_keys, verify_request
-from .v2026_01_11 import BUYER_CONSENT
 
 __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
 
@@ -94,10 +95,16 @@ log = logging.getLogger(__name__)
 
 MAX_TOKEN = 1024
 MAX_RESOURCE_ID = 128
+MAX_ORDER_RECORDS = 100  # fulfillment events and adjustments kept per order
 RETRY_AFTER = "1"
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")
 _CHECKOUT = BASE + "shopping/checkout.json"
-_EXTENSIONS_0111 = ((FULFILLMENT, "fulfillment"), (BUYER_CONSENT, "buyer_consent"))
+_EXTENSIONS = (
+    (FULFILLMENT, "fulfillment"),
+    (DISCOUNT, "discount"),
+    (BUYER_CONSENT, "buyer_consent"),
+)
+"""The checkout extensions whose request shapes a body must also meet, by their schema file."""
 _CHECKOUT_WITH_FULFILLMENT = BASE + "shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout"
 
 
@@ -115,12 +122,15 @@ class UcpPolicy:
     ``intersect``: capabilities are the intersection of both profiles, as the spec says;
     without it every capability of the business is active for every platform (v2026-01-11's
     conformance suite presents a profile that lists only the order capability).
+    ``simulation_secret``: the testing surface is on (:mod:`.testing`), its simulation calls
+    guarded by this secret.
     """
 
     version: str = UCP_VERSION
     allow_private_urls: bool = False
     open_access: bool = False
     intersect: bool = True
+    simulation_secret: str | None = None
 
 
 ANONYMOUS = AgentKey("anonymous", secrets.token_urlsafe(32))
@@ -162,6 +172,7 @@ class Operation:
     shape: RequestShape | None = None  # a checkout body, in this request shape
     request: str | None = None  # another body: its schema
     mutating: bool = False
+    invalid: int = 400  # the status of a body its schema refuses
 
 
 _CHECKOUTS = "/checkout-sessions"
@@ -205,8 +216,18 @@ OPERATIONS = {
             request=_CATALOG + "lookup.json#/$defs/get_product_request",
         ),
         Operation("get_order", "GET", "/orders/{id}", ORDER),
+        Operation(
+            "update_order",
+            "PUT",
+            "/orders/{id}",
+            ORDER,
+            request=BASE + "shopping/order.json",
+            mutating=True,
+            invalid=422,
+        ),
     )
 }
+"""The operations; ``update_order`` is the testing surface's (:mod:`.testing`)."""
 
 
 @dataclass(frozen=True)
@@ -262,6 +283,8 @@ class UcpService:
         self.settings = settings
         self.profiles = profiles
         self.handlers = payment.handlers(settings.environment)
+        if settings.policy.simulation_secret is not None:
+            self.handlers |= testing.handlers(UCP_VERSION)
         self._handlers_0111 = v0111.handler_declarations(self.handlers)
         self.catalog = UcpCatalog(merchant.catalog, merchant.terms.currency)
         self.site = wire.Site(
@@ -269,10 +292,10 @@ class UcpService:
         )
         self.keys = BusinessKeys(merchant.records.engine)
         self.keys.current()  # made (once, durably) now rather than on the first request
-        events = OrderEvents(
+        self.events = OrderEvents(
             merchant.bill, self.site, allow_private=settings.policy.allow_private_urls
         )
-        merchant.announce_with(PROTOCOL, events)
+        merchant.announce_with(PROTOCOL, self.events)
         self._keys = Idempotency(
             merchant.records,
             merchant.clock,
@@ -307,6 +330,7 @@ class UcpService:
             "lookup_catalog": self._lookup,
             "get_product": self._product,
             "get_order": self._order,
+            "update_order": self._update_order,
         }
 
     def profile(self, version: str | None = None) -> dict[str, Any]:
@@ -539,7 +563,8 @@ class UcpService:
         for ref, shape in self._schemas(operation, negotiated):
             problem = request_problem(ref, shape, body, version)
             if problem is not None:
-                raise _refusal(400, problem.code, problem.message, path=json_path(problem.param))
+                path = json_path(problem.param)
+                raise _refusal(operation.invalid, problem.code, problem.message, path=path)
         return body
 
     @staticmethod
@@ -549,17 +574,16 @@ class UcpService:
         """What a request body must be valid against, in the release negotiated."""
         if operation.request is not None:
             return [(operation.request, None)]
-        if negotiated.version == v0111.VERSION:
-            if operation.shape == "complete":
-                return [(BASE + "shopping/payment_data.json", None)]
-            extensions = [
-                BASE + f"shopping/{name}.json#/$defs/checkout"
-                for capability, name in _EXTENSIONS_0111
-                if negotiated.active(capability)
-            ]
-            return [(ref, operation.shape) for ref in extensions or [_CHECKOUT]]
-        ref = _CHECKOUT_WITH_FULFILLMENT if negotiated.active(FULFILLMENT) else _CHECKOUT
-        return [(ref, operation.shape)]
+        old = negotiated.version == v0111.VERSION
+        if old and operation.shape == "complete":
+            return [(BASE + "shopping/payment_data.json", None)]
+        definition = "checkout" if old else CHECKOUT
+        extensions = [
+            BASE + f"shopping/{name}.json#/$defs/{definition}"
+            for capability, name in _EXTENSIONS
+            if negotiated.active(capability)
+        ]
+        return [(ref, operation.shape) for ref in extensions or [_CHECKOUT]]
 
     # ------------------------------------------------------------ rendering
 
@@ -578,6 +602,8 @@ class UcpService:
             site=self.site,
             fulfillment=ctx.negotiated.active(FULFILLMENT),
             extra=extra or (),
+            discounts=ctx.negotiated.active(DISCOUNT),
+            consent=ctx.negotiated.active(BUYER_CONSENT),
         )
         if ctx.negotiated.version == v0111.VERSION:
             return v0111.checkout_json(body, self._handlers_0111, instrument_id)
@@ -620,6 +646,18 @@ class UcpService:
         severity = "unrecoverable" if error.code == "invalid_state" else "recoverable"
         return 200, self._checkout(ctx, checkout, [wire.error_message(error, severity=severity)])
 
+    @staticmethod
+    def _changes(ctx: _Context, current: Checkout | None) -> Changes:
+        assert ctx.body is not None
+        active = ctx.negotiated.active
+        return wire.changes_from(
+            ctx.body,
+            fulfillment=active(FULFILLMENT),
+            current=current,
+            discounts=active(DISCOUNT),
+            consent=active(BUYER_CONSENT),
+        )
+
     def _v0111_checks(self, ctx: _Context, changes: Changes) -> None:
         """What v2026-01-11 refuses on create and update: another currency than the store's,
         an item out of stock (its conformance suite expects a refusal where v2026-04-08 keeps
@@ -641,12 +679,13 @@ class UcpService:
 
     def _create(self, ctx: _Context) -> Outcome:
         assert ctx.body is not None
-        fulfillment = ctx.negotiated.active(FULFILLMENT)
         try:
-            changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=None)
+            changes = self._changes(ctx, current=None)
             self._v0111_checks(ctx, changes)
+            metadata = {VERSION_KEY: ctx.negotiated.version}
             if ctx.negotiated.webhook_url is not None:
-                changes = replace(changes, metadata={WEBHOOK_KEY: ctx.negotiated.webhook_url})
+                metadata[WEBHOOK_KEY] = ctx.negotiated.webhook_url
+            changes = replace(changes, metadata=metadata)
             currency = self.merchant.terms.currency
             checkout = self.merchant.create(ctx.agent.name, PROTOCOL, currency, changes)
         except CheckoutError as error:
@@ -669,9 +708,8 @@ class UcpService:
     def _update(self, ctx: _Context) -> Outcome:
         assert ctx.body is not None
         current = self._session(ctx)
-        fulfillment = ctx.negotiated.active(FULFILLMENT)
         try:
-            changes = wire.changes_from(ctx.body, fulfillment=fulfillment, current=current)
+            changes = self._changes(ctx, current=current)
             self._v0111_checks(ctx, changes)
             checkout = self.merchant.update(ctx.agent.name, current.id, changes, protocol=PROTOCOL)
         except CheckoutError as error:
@@ -704,8 +742,17 @@ class UcpService:
         assert ctx.body is not None
         current = self._session(ctx)
         try:
-            _, token = v0111.complete_token(ctx.body, ctx.negotiated.handler_ids())
-            checkout = self.merchant.complete(ctx.agent.name, current.id, token, protocol=PROTOCOL)
+            handler, credential = v0111.complete_credential(ctx.body, ctx.negotiated.handler_ids())
+            if handler == testing.HANDLER_ID:
+                charge = testing.mock_charge(credential)
+                checkout = self.merchant.complete(
+                    ctx.agent.name, current.id, "", protocol=PROTOCOL, charge=charge
+                )
+            else:
+                token = credential["token"]
+                checkout = self.merchant.complete(
+                    ctx.agent.name, current.id, token, protocol=PROTOCOL
+                )
         except CheckoutError as error:
             if error.param == ("payment",):
                 error = CheckoutError(
@@ -767,19 +814,71 @@ class UcpService:
         return 200, body
 
     def _order(self, ctx: _Context) -> Outcome:
-        ucp = ctx.negotiated.envelope(ORDER)
         checkout = find_order(self.merchant.records, ctx.agent.name, ctx.resource_id)
         if checkout is None or checkout.address is None:
-            message = {
-                "type": "error",
-                "code": "not_found",
-                "content": "order not found",
-                "severity": "unrecoverable",
-            }
-            if ctx.negotiated.version == v0111.VERSION:
-                return 404, v0111.error_body([message], None)
-            return 200, wire.error_response(ucp, [message])
+            return self._no_order(ctx)
+        return 200, self._order_json(ctx, checkout)
+
+    def _no_order(self, ctx: _Context) -> Outcome:
+        message = {
+            "type": "error",
+            "code": "not_found",
+            "content": "order not found",
+            "severity": "unrecoverable",
+        }
+        if ctx.negotiated.version == v0111.VERSION:
+            return 404, v0111.error_body([message], None)
+        return 200, wire.error_response(ctx.negotiated.envelope(ORDER), [message])
+
+    def _order_json(self, ctx: _Context, checkout: Checkout) -> dict[str, Any]:
+        ucp = ctx.negotiated.envelope(ORDER)
         body = order_json(checkout, self.merchant.bill(checkout), ucp=ucp, site=self.site)
         if ctx.negotiated.version == v0111.VERSION:
-            return 200, v0111.order_json(body)
-        return 200, body
+            return v0111.order_json(body)
+        return body
+
+    def _update_order(self, ctx: _Context) -> Outcome:
+        """The testing surface's order update: the order's fulfillment events and adjustments
+        become the body's (the rest of an order is the business's to say)."""
+        assert ctx.body is not None
+        if self.settings.policy.simulation_secret is None:
+            raise _refusal(405, "method_not_allowed", "orders are not updated through the API")
+        checkout = find_order(self.merchant.records, ctx.agent.name, ctx.resource_id)
+        if checkout is None or checkout.address is None:
+            return self._no_order(ctx)
+        fulfillment = ctx.body.get("fulfillment") or {}
+        metadata = {
+            **checkout.metadata,
+            EVENTS_KEY: list(fulfillment.get("events") or [])[:MAX_ORDER_RECORDS],
+            ADJUSTMENTS_KEY: list(ctx.body.get("adjustments") or [])[:MAX_ORDER_RECORDS],
+        }
+        saved = self.merchant.records.save(replace(checkout, metadata=metadata))
+        return 200, self._order_json(ctx, saved)
+
+    def simulate_shipping(self, order_id: str, secret: str | None) -> Answer:
+        """The testing surface's ``POST /testing/simulate-shipping/{order_id}``: every line of
+        the order ships (a ``shipped`` event with a tracking number), and the platform hears
+        of it (``order_shipped``)."""
+        expected = self.settings.policy.simulation_secret
+        if expected is None or not testing.secret_matches(secret, expected):
+            body = {"code": "forbidden", "content": "a valid Simulation-Secret header is needed"}
+            return Answer(403, orjson.dumps(body))
+        checkout = find_order(self.merchant.records, None, order_id[:MAX_RESOURCE_ID])
+        if checkout is None or checkout.address is None:
+            return Answer(404, orjson.dumps({"code": "not_found", "content": "order not found"}))
+        now = self.merchant.clock()
+        bill = self.merchant.bill(checkout)
+        event = {
+            "id": f"evt_ship_{secrets.token_hex(6)}",
+            "occurred_at": now.isoformat().replace("+00:00", "Z"),
+            "type": "shipped",
+            "line_items": [
+                {"id": cost.line.id, "quantity": cost.line.quantity} for cost in bill.lines
+            ],
+            "tracking_number": f"TEST{secrets.randbelow(10**10):010d}",
+            "description": "Shipped (simulated)",
+        }
+        events = [*checkout.metadata.get(EVENTS_KEY, []), event][-MAX_ORDER_RECORDS:]
+        shipped = replace(checkout, metadata={**checkout.metadata, EVENTS_KEY: events})
+        self.merchant.records.save(shipped, self.events.event(shipped, "order_shipped"))
+        return Answer(200, orjson.dumps({"status": "shipped", "event": event}))

@@ -35,7 +35,9 @@ from ...errors import CheckoutError
 from ..payment import is_payment_token
 from . import payment
 from .profile import (
+    BUYER_CONSENT,
     CHECKOUT,
+    DISCOUNT,
     FULFILLMENT,
     MAX_ENTRIES,
     ORDER,
@@ -49,29 +51,29 @@ from .schema import BASE, first_problem, validator
 from .wire import GROUP_ID, METHOD_ID
 
 __all__ = [
-    "BUYER_CONSENT",
     "CAPABILITIES",
     "VERSION",
     "business_profile",
     "check_currency",
     "checkout_json",
-    "complete_token",
+    "complete_credential",
     "completion_refusal",
     "error_body",
     "handler_declarations",
     "lenient_body",
+    "order_event",
     "order_json",
     "platform_profile",
     "status_of",
 ]
 
 VERSION = "2026-01-11"
-BUYER_CONSENT = "dev.ucp.shopping.buyer_consent"
 _SITE = "https://ucp.dev"
 
 CAPABILITIES = (
     Capability(CHECKOUT, "checkout", "shopping/checkout.json"),
     Capability(FULFILLMENT, "fulfillment", "shopping/fulfillment.json", extends=CHECKOUT),
+    Capability(DISCOUNT, "discount", "shopping/discount.json", extends=CHECKOUT),
     Capability(BUYER_CONSENT, "buyer-consent", "shopping/buyer_consent.json", extends=CHECKOUT),
     Capability(ORDER, "order", "shopping/order.json"),
 )
@@ -236,9 +238,12 @@ def check_currency(body: Mapping[str, Any], currency: str) -> None:
         )
 
 
-def complete_token(body: dict[str, Any], handler_ids: frozenset[str]) -> tuple[str, str]:
-    """The handler and token of a (schema-valid) complete body's ``payment_data``: its
-    ``handler_id`` must be one of the business's and its credential a token credential."""
+def complete_credential(
+    body: dict[str, Any], handler_ids: frozenset[str]
+) -> tuple[str, Mapping[str, Any]]:
+    """The handler and credential of a (schema-valid) complete body's ``payment_data``: its
+    ``handler_id`` must be one of the business's; the PayPal handler's credential must be a
+    token credential holding a PayPal token."""
     instrument = body["payment_data"]
     path: tuple[str | int, ...] = ("payment_data",)
     handler = instrument["handler_id"]
@@ -250,12 +255,14 @@ def complete_token(body: dict[str, Any], handler_ids: frozenset[str]) -> tuple[s
             param=(*path, "handler_id"),
         )
     credential = instrument.get("credential")
-    token = credential.get("token") if isinstance(credential, Mapping) else None
-    if token is None:
+    if not isinstance(credential, Mapping):
         raise CheckoutError(
-            "the instrument needs a token credential", code="missing", param=(*path, "credential")
+            "the instrument has no credential", code="missing", param=(*path, "credential")
         )
-    if handler == payment.HANDLER_ID and credential.get("type") not in payment.CREDENTIAL_TYPES:
+    if handler != payment.HANDLER_ID:
+        return handler, credential
+    token = credential.get("token")
+    if credential.get("type") not in payment.CREDENTIAL_TYPES:
         raise CheckoutError(
             f"the PayPal handler takes a credential of type "
             f"{' or '.join(payment.CREDENTIAL_TYPES)}",
@@ -268,7 +275,7 @@ def complete_token(body: dict[str, Any], handler_ids: frozenset[str]) -> tuple[s
             code="invalid",
             param=(*path, "credential", "token"),
         )
-    return handler, token
+    return handler, credential
 
 
 # ---------------------------------------------------------------- answers
@@ -283,6 +290,14 @@ def _ucp(envelope: Mapping[str, Any]) -> dict[str, Any]:
             for name, entries in capabilities.items()
         ],
     }
+
+
+def _totals(totals: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Totals with a discount's amount positive (v2026-04-08 makes it negative)."""
+    return [
+        {**total, "amount": abs(total["amount"])} if total["type"] == "discount" else dict(total)
+        for total in totals
+    ]
 
 
 def _message(message: Mapping[str, Any]) -> dict[str, Any]:
@@ -304,6 +319,8 @@ def checkout_json(
         paid["selected_instrument_id"] = instrument_id
     out["payment"] = paid
     out["messages"] = [_message(m) for m in body.get("messages", [])]
+    out["totals"] = _totals(body["totals"])
+    out["line_items"] = [{**line, "totals": _totals(line["totals"])} for line in body["line_items"]]
     if "order" in out:
         out["order"] = {key: v for key, v in out["order"].items() if key != "label"}
     return out
@@ -312,6 +329,18 @@ def checkout_json(
 def order_json(body: Mapping[str, Any]) -> dict[str, Any]:
     """A v2026-04-08 order as v2026-01-11's."""
     return {"ucp": _ucp(body["ucp"]), **{k: v for k, v in body.items() if k != "ucp"}}
+
+
+def order_event(order: Mapping[str, Any], event: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """An order webhook's body (``event``: the v2026-04-08 order with ``event_id`` and
+    ``created_time``) as v2026-01-11's: the release's body (the order and those two), plus
+    ``event_type`` and the order again under ``order``, the shape the release's sample
+    business sends and its conformance suite reads."""
+    return {
+        **order_json(event),
+        "event_type": kind,
+        "order": order_json(order),
+    }
 
 
 def status_of(error: CheckoutError) -> int:

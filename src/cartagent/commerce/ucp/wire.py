@@ -64,7 +64,10 @@ _STATUS = {
 _PATHS: dict[str, tuple[str | int, ...]] = {
     "address": ("fulfillment", "methods", 0, "selected_destination_id"),
     "shipping_option": ("fulfillment", "methods", 0, "groups", 0, "selected_option_id"),
+    "discount_codes": ("discounts", "codes"),
 }
+MAX_CODES = 10
+CONSENTS = ("analytics", "preferences", "marketing", "sale_of_data")
 # Neutral codes renamed to UCP's standard ones (checkout.md, "Standard Errors").
 _CODES = {"payment_declined": "payment_failed"}
 
@@ -128,6 +131,30 @@ def buyer_from(data: dict[str, Any]) -> dict[str, str]:
         for key, value in data.items()
         if isinstance(value, str) and len(key) <= 64
     }
+
+
+def consent_from(data: dict[str, Any]) -> dict[str, bool]:
+    """The buyer consent extension's ``buyer.consent``: the purposes it names, true or false."""
+    consent = data.get("consent")
+    if not isinstance(consent, dict):
+        return {}
+    return {name: consent[name] for name in CONSENTS if isinstance(consent.get(name), bool)}
+
+
+def codes_from(data: dict[str, Any]) -> tuple[str, ...]:
+    """The discount extension's ``discounts.codes``: up to :data:`MAX_CODES`, each once
+    (codes are case-insensitive), in the order given."""
+    codes = data.get("codes") or []
+    if len(codes) > MAX_CODES:
+        raise CheckoutError(
+            f"send at most {MAX_CODES} discount codes", code="invalid", param=("discounts", "codes")
+        )
+    seen: dict[str, str] = {}
+    for index, code in enumerate(codes):
+        text = _text(code, ("discounts", "codes", index))[:64]
+        if text and text.upper() not in seen:
+            seen[text.upper()] = text
+    return tuple(seen.values())
 
 
 def _full_name(*parts: str) -> str:
@@ -255,10 +282,18 @@ def _fulfillment(
     return address, option
 
 
-def changes_from(body: dict[str, Any], *, fulfillment: bool, current: Checkout | None) -> Changes:
-    """The changes a (schema-valid) create or update body asks for. ``fulfillment``: whether
-    the extension is negotiated (its field is ignored otherwise); ``current``: the session an
-    update applies to (its buyer names the recipient when the destination does not)."""
+def changes_from(
+    body: dict[str, Any],
+    *,
+    fulfillment: bool,
+    current: Checkout | None,
+    discounts: bool = False,
+    consent: bool = False,
+) -> Changes:
+    """The changes a (schema-valid) create or update body asks for. ``fulfillment``,
+    ``discounts``, ``consent``: whether those extensions are negotiated (their fields are
+    ignored otherwise); ``current``: the session an update applies to (its buyer names the
+    recipient when the destination does not)."""
     items = None
     if "line_items" in body:
         items = [(line["item"]["id"], line["quantity"]) for line in body["line_items"]]
@@ -269,7 +304,16 @@ def changes_from(body: dict[str, Any], *, fulfillment: bool, current: Checkout |
     if fulfillment and "fulfillment" in body:
         current_address = current.address if current is not None else None
         address, option = _fulfillment(body["fulfillment"], buyer_name, current_address)
-    return Changes(items=items, buyer=buyer, address=address, shipping_option=option)
+    codes = codes_from(body["discounts"]) if discounts and "discounts" in body else None
+    agreed = consent_from(body["buyer"]) if consent and "buyer" in body else None
+    return Changes(
+        items=items,
+        buyer=buyer,
+        address=address,
+        shipping_option=option,
+        consent=agreed,
+        discount_codes=codes,
+    )
 
 
 # ---------------------------------------------------------------- responses
@@ -280,8 +324,11 @@ def _total(kind: str, text: str, money: Money) -> dict[str, Any]:
 
 
 def totals(bill: Bill, *, shipped: bool) -> list[dict[str, Any]]:
-    """``types/totals.json``: subtotal, shipping (once there is an address), tax, total."""
+    """``types/totals.json``: subtotal, the codes' discount (negative), shipping (once there
+    is an address), tax, total."""
     out = [_total("subtotal", "Subtotal", bill.items)]
+    if bill.discounts:
+        out.append(_total("discount", "Discount", Money.zero(bill.items.currency) - bill.discount))
     if shipped:
         out.append(_total("fulfillment", "Shipping", bill.shipping))
     out.append(_total("tax", "Tax", bill.tax))
@@ -306,6 +353,11 @@ def _line_item(cost: LineCost) -> dict[str, Any]:
         "quantity": cost.line.quantity,
         "totals": [
             _total("subtotal", "Subtotal", cost.base),
+            *(
+                [_total("discount", "Discount", Money.zero(cost.base.currency) - cost.discount)]
+                if cost.discount is not None
+                else []
+            ),
             _total("tax", "Tax", cost.tax),
             _total("total", "Total", cost.total),
         ],
@@ -377,6 +429,28 @@ def _fulfillment_json(checkout: Checkout, bill: Bill) -> dict[str, Any]:
     return {"methods": [method]}
 
 
+def discounts_json(checkout: Checkout, bill: Bill) -> dict[str, Any]:
+    """The discount extension's ``discounts``: the codes as given, and what each one that the
+    store knows took off, from which line (amounts positive)."""
+    return {
+        "codes": list(checkout.discount_codes),
+        "applied": [
+            {
+                "code": applied.code,
+                "title": applied.title,
+                "amount": applied.amount.minor_units,
+                "method": "across",
+                "priority": priority,
+                "allocations": [
+                    {"path": f"$.line_items[{index}]", "amount": share.minor_units}
+                    for index, share in applied.allocations
+                ],
+            }
+            for priority, applied in enumerate(bill.discounts, start=1)
+        ],
+    }
+
+
 def checkout_json(
     checkout: Checkout,
     bill: Bill,
@@ -385,9 +459,12 @@ def checkout_json(
     site: Site,
     fulfillment: bool,
     extra: Sequence[dict[str, Any]] = (),
+    discounts: bool = False,
+    consent: bool = False,
 ) -> dict[str, Any]:
     """``checkout`` as UCP's checkout (with ``order`` once completed); ``extra`` messages (a
-    refusal) follow the checkout's own."""
+    refusal) follow the checkout's own; ``discounts``, ``consent``: those extensions are
+    active."""
     messages = []
     if checkout.status == "open":
         messages = [_problem_message(p, fulfillment=fulfillment) for p in bill.problems]
@@ -405,10 +482,14 @@ def checkout_json(
         "currency": checkout.currency,
         "line_items": [_line_item(cost) for cost in bill.lines],
     }
-    if checkout.buyer:
+    if checkout.buyer or (consent and checkout.consent):
         body["buyer"] = dict(checkout.buyer)
+        if consent and checkout.consent:
+            body["buyer"]["consent"] = dict(checkout.consent)
     if fulfillment:
         body["fulfillment"] = _fulfillment_json(checkout, bill)
+    if discounts:
+        body["discounts"] = discounts_json(checkout, bill)
     body["totals"] = totals(bill, shipped=checkout.address is not None)
     seen = {(m.get("code"), m.get("path")) for m in messages}
     body["messages"] = messages + [m for m in extra if (m.get("code"), m.get("path")) not in seen]
