@@ -1,11 +1,12 @@
 """UCP's testing surface, on only with a simulation secret: the test payment handler (tokens and
 a test card), simulated shipping behind the secret (the order's events and the platform's
-webhook), and order updates checked against the release's order schema."""
+webhook), order updates checked against the release's order schema, and saved addresses."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -14,7 +15,9 @@ from fastapi.testclient import TestClient
 
 from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.ucp import UcpPolicy
+from cartagent.commerce.ucp.address_book import AddressBook, seed_rows
 from cartagent.commerce.ucp.testing import HANDLER_ID, HANDLER_NAME
+from cartagent.errors import ConfigurationError
 from tests.commerce.conftest import in_stock
 from tests.commerce.test_ucp_2026_01_11 import (
     OLD,
@@ -25,6 +28,9 @@ from tests.commerce.test_ucp_2026_01_11 import (
 from tests.commerce.test_ucp_checkout import UcpClient, serve
 
 SECRET = "test-simulation-secret"
+FLOWER_SHOP = (
+    Path(__file__).resolve().parents[2] / "third_party/ucp-conformance/test_data/flower_shop"
+)
 
 
 @pytest.fixture
@@ -178,3 +184,80 @@ def test_without_a_secret_there_is_no_testing_surface(
         assert refused.status_code == 400 and "4111" not in refused.text, refused.text
         assert http.post("/testing/simulate-shipping/ord_x").status_code == 404
         assert old.put("/orders/ord_x", {}).status_code == 405
+
+
+@pytest.mark.postgres
+def test_saved_addresses_are_offered_reused_and_remembered(
+    testing_shop: TestClient, agent_token: str, merchant: Merchant
+) -> None:
+    book = AddressBook(merchant.records.engine)  # the table the business reads
+    book.seed(seed_rows(FLOWER_SHOP))
+    book.seed(seed_rows(FLOWER_SHOP))  # seeding again keeps what is there
+    old = UcpClient(testing_shop, agent_token, OLD)
+    john = {"first_name": "John", "email": "John.Doe@example.com"}
+    body = create_body(in_stock()[0], buyer=john, fulfillment={"methods": [{"type": "shipping"}]})
+    created = old.post("/checkout-sessions", body)
+    assert created.status_code == 201, created.text
+    session = created.json()
+    [method] = session["fulfillment"]["methods"]
+    assert [d["id"] for d in method["destinations"]] == ["addr_1", "addr_2"]
+    assert "selected_destination_id" not in method and session["status"] == "incomplete"
+    update = {
+        "id": session["id"],
+        "currency": "USD",
+        "line_items": [
+            {"id": line["id"], "item": {"id": line["item"]["id"]}, "quantity": 1}
+            for line in session["line_items"]
+        ],
+        "payment": {},
+        "fulfillment": {"methods": [{"type": "shipping", "selected_destination_id": "addr_2"}]},
+    }
+    chosen = old.put(f"/checkout-sessions/{session['id']}", update).json()
+    [method] = chosen["fulfillment"]["methods"]
+    assert method["selected_destination_id"] == "addr_2"
+    picked = next(d for d in method["destinations"] if d["id"] == "addr_2")
+    assert (picked["street_address"], picked["postal_code"]) == ("456 Oak Ave", "10012")
+    assert method["groups"][0]["options"]  # shipping is priced for the saved address
+    # A new buyer's address is saved with an id; the same place keeps it next time.
+    newcomer = {"email": "new@example.com"}
+    place = {"street_address": "1 Elm St", "postal_code": "10001", "address_country": "US"}
+    ship = {"methods": [{"type": "shipping", "destinations": [place]}]}
+    first = old.post(
+        "/checkout-sessions", create_body(in_stock()[0], buyer=newcomer, fulfillment=ship)
+    )
+    saved_id = first.json()["fulfillment"]["methods"][0]["destinations"][0]["id"]
+    assert saved_id.startswith("addr_")
+    spaced = {**place, "street_address": "1  ELM st"}
+    again = create_body(
+        in_stock()[0],
+        buyer=newcomer,
+        fulfillment={"methods": [{"type": "shipping", "destinations": [spaced]}]},
+    )
+    second = old.post("/checkout-sessions", again).json()
+    assert second["fulfillment"]["methods"][0]["destinations"][0]["id"] == saved_id
+    # A stranger's email gets nothing.
+    stranger = create_body(
+        in_stock()[0],
+        buyer={"email": "nobody@example.com"},
+        fulfillment={"methods": [{"type": "shipping"}]},
+    )
+    assert (
+        "destinations"
+        not in old.post("/checkout-sessions", stranger).json()["fulfillment"]["methods"][0]
+    )
+
+
+def test_the_address_book_reads_the_shop_folder_and_names_a_bad_row(tmp_path: Path) -> None:
+    rows = seed_rows(FLOWER_SHOP)
+    assert [(i, email) for i, email, _ in rows] == [
+        ("addr_1", "john.doe@example.com"),
+        ("addr_2", "john.doe@example.com"),
+        ("addr_3", "jane.smith@example.com"),
+    ]
+    assert rows[0][2].city == "Springfield" and rows[0][2].name == "John Doe"
+    (tmp_path / "customers.csv").write_text("id,name,email\nc1,A,a@example.com\n")
+    (tmp_path / "addresses.csv").write_text(
+        "id,customer_id,street_address,city,state,postal_code,country\na1,c9,x,y,z,1,US\n"
+    )
+    with pytest.raises(ConfigurationError, match=r"addresses\.csv:2: an unknown customer"):
+        seed_rows(tmp_path)

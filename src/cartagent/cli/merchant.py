@@ -400,6 +400,7 @@ class MerchantSetup:
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
+    from ..catalog.ucp_shop import is_ucp_shop
     from ..commerce import (
         AgentKey,
         Agents,
@@ -413,6 +414,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
     from ..commerce.terms import DEMO_STORE
     from ..commerce.terms_file import load_terms
     from ..commerce.ucp import FetchedProfiles, KnownProfiles, PlatformProfiles, UcpPolicy
+    from ..commerce.ucp.address_book import seed_rows
     from ..commerce.webhooks import WebhookSender
     from ..database import create_engine
     from ..paypal import PayPalClient
@@ -448,7 +450,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
     if setup.ucp_platforms:
         known = {url: _profile_file(path) for url, path in setup.ucp_platforms}
         profiles = KnownProfiles(known, fallback=profiles)
-    return create_merchant_app(
+    app = create_merchant_app(
         store,
         agents,
         base_url=setup.base_url,
@@ -466,6 +468,13 @@ def build_app(setup: MerchantSetup) -> FastAPI:
         ),
         ucp_prefix=setup.ucp_prefix,
     )
+    book = app.state.ucp.book  # the testing surface's: seeded from a UCP shop's customers
+    if book is not None and is_ucp_shop(Path(setup.catalog)):
+        try:
+            book.seed(seed_rows(Path(setup.catalog)))
+        except ConfigurationError as error:
+            raise click.UsageError(str(error)) from None
+    return app
 
 
 def _platform(option: str) -> tuple[str, str]:

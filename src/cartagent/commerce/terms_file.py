@@ -53,7 +53,7 @@ from pydantic_core import ErrorDetails
 from ..errors import ConfigurationError
 from .terms import Discount, FreeShipping, ShippingRate, StoreTerms
 
-__all__ = ["load_terms", "ucp_shop_terms"]
+__all__ = ["csv_rows", "load_terms", "ucp_shop_terms"]
 
 MINOR_UNITS = Decimal(100)
 Amount = Annotated[Decimal, Field(ge=0, max_digits=12, decimal_places=2)]
@@ -170,7 +170,8 @@ def _unique(discounts: list[Discount]) -> tuple[Discount, ...]:
     return tuple(discounts)
 
 
-def _rows(path: Path) -> list[dict[str, str]]:
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """A CSV file's rows, values stripped; none for a missing file."""
     if not path.is_file():
         return []
     try:
@@ -198,7 +199,7 @@ def ucp_shop_terms(folder: Path) -> StoreTerms:
     no tax (the suite's totals carry none)."""
     rates = []
     path = folder / "shipping_rates.csv"
-    for line, row in enumerate(_rows(path), start=2):
+    for line, row in enumerate(csv_rows(path), start=2):
         where = f"{path}:{line}"
         country = row.get("country_code", "")
         if country.lower() != "default" and (len(country) != 2 or not country.isalpha()):
@@ -216,7 +217,7 @@ def ucp_shop_terms(folder: Path) -> StoreTerms:
         )
     promotions = []
     path = folder / "promotions.csv"
-    for line, row in enumerate(_rows(path), start=2):
+    for line, row in enumerate(csv_rows(path), start=2):
         where = f"{path}:{line}"
         if row.get("type") != "free_shipping":
             raise ConfigurationError(f"{where}: only free_shipping promotions are read")
@@ -235,7 +236,7 @@ def ucp_shop_terms(folder: Path) -> StoreTerms:
         promotions.append(FreeShipping("standard", minimum, items, row.get("description", "")))
     discounts = []
     path = folder / "discounts.csv"
-    for line, row in enumerate(_rows(path), start=2):
+    for line, row in enumerate(csv_rows(path), start=2):
         where = f"{path}:{line}"
         kind, value = row.get("type"), row.get("value", "")
         code = row.get("code", "")

@@ -63,6 +63,7 @@ from ..merchant import Changes, Merchant, PaymentUnavailable
 from ..requests import HttpMessage, json_object
 from . import payment, testing, wire
 from . import v2026_01_11 as v0111
+from .address_book import AddressBook
 from .agent_header import profile_url
 from .catalog import UcpCatalog
 from .events import VERSION_KEY, WEBHOOK_KEY, OrderEvents, UcpWebhookSigner
@@ -258,6 +259,20 @@ class _Context:
 Outcome = tuple[int, dict[str, Any]]
 
 
+def _asks_for_shipping(body: Mapping[str, Any]) -> bool:
+    """Whether a request asks for shipping without naming a destination."""
+    fulfillment = body.get("fulfillment")
+    methods = fulfillment.get("methods") if isinstance(fulfillment, dict) else None
+    if not methods or not isinstance(methods[0], dict):
+        return False
+    method = methods[0]
+    return (
+        method.get("type", "shipping") == "shipping"
+        and not method.get("destinations")
+        and not method.get("selected_destination_id")
+    )
+
+
 def _refusal(
     status: int, code: str, content: str, headers: Mapping[str, str] | None = None, **extra: str
 ) -> Refusal:
@@ -283,8 +298,10 @@ class UcpService:
         self.settings = settings
         self.profiles = profiles
         self.handlers = payment.handlers(settings.environment)
+        self.book: AddressBook | None = None
         if settings.policy.simulation_secret is not None:
             self.handlers |= testing.handlers(UCP_VERSION)
+            self.book = AddressBook(merchant.records.engine)
         self._handlers_0111 = v0111.handler_declarations(self.handlers)
         self.catalog = UcpCatalog(merchant.catalog, merchant.terms.currency)
         self.site = wire.Site(
@@ -658,6 +675,34 @@ class UcpService:
             consent=active(BUYER_CONSENT),
         )
 
+    def _saved_addresses(
+        self, ctx: _Context, changes: Changes, current: Checkout | None
+    ) -> Changes:
+        """The testing surface's address book (:mod:`.address_book`): a destination given
+        without an id is saved under the buyer's email; a request for shipping that names no
+        destination is offered the addresses saved there."""
+        if self.book is None or ctx.body is None:
+            return changes
+        buyer = changes.buyer if changes.buyer is not None else (current.buyer if current else {})
+        email = buyer.get("email", "")
+        if not email:
+            return changes
+        address = changes.address
+        if address is not None and not address.id:
+            address = self.book.remember(email, address)
+            changes = replace(changes, address=address)
+        chosen = address is not None or (current is not None and current.address is not None)
+        if chosen or not _asks_for_shipping(ctx.body):
+            return changes
+        offered = self.book.saved(email)
+        if not offered:
+            return changes
+        known = changes.metadata if changes.metadata is not None else {}
+        if current is not None and changes.metadata is None:
+            known = current.metadata
+        metadata = {**known, wire.OFFERED_KEY: [vars(saved) for saved in offered]}
+        return replace(changes, metadata=metadata)
+
     def _v0111_checks(self, ctx: _Context, changes: Changes) -> None:
         """What v2026-01-11 refuses on create and update: another currency than the store's,
         an item out of stock (its conformance suite expects a refusal where v2026-04-08 keeps
@@ -685,7 +730,7 @@ class UcpService:
             metadata = {VERSION_KEY: ctx.negotiated.version}
             if ctx.negotiated.webhook_url is not None:
                 metadata[WEBHOOK_KEY] = ctx.negotiated.webhook_url
-            changes = replace(changes, metadata=metadata)
+            changes = self._saved_addresses(ctx, replace(changes, metadata=metadata), None)
             currency = self.merchant.terms.currency
             checkout = self.merchant.create(ctx.agent.name, PROTOCOL, currency, changes)
         except CheckoutError as error:
@@ -711,6 +756,7 @@ class UcpService:
         try:
             changes = self._changes(ctx, current=current)
             self._v0111_checks(ctx, changes)
+            changes = self._saved_addresses(ctx, changes, current)
             checkout = self.merchant.update(ctx.agent.name, current.id, changes, protocol=PROTOCOL)
         except CheckoutError as error:
             return self._rejected(ctx, error)

@@ -36,6 +36,7 @@ from .schema import json_path
 __all__ = [
     "GROUP_ID",
     "METHOD_ID",
+    "OFFERED_KEY",
     "Site",
     "changes_from",
     "checkout_json",
@@ -43,12 +44,15 @@ __all__ = [
     "error_message",
     "error_response",
     "item_json",
+    "offered_destinations",
     "postal_address",
     "totals",
     "ucp_path",
 ]
 
 METHOD_ID = "shipping"
+OFFERED_KEY = "ucp.offered_destinations"
+"""The checkout metadata key holding the destinations the business offered (saved addresses)."""
 GROUP_ID = "package_1"
 MAX_TEXT = 256
 MAX_ID = 128
@@ -214,10 +218,20 @@ def _address(data: dict[str, Any], buyer_name: str, path: tuple[str | int, ...])
     )
 
 
+def offered_destinations(checkout: Checkout) -> list[Address]:
+    """The destinations the business offered the session (a buyer's saved addresses), by the
+    session's metadata (:data:`OFFERED_KEY`)."""
+    return [Address(**entry) for entry in checkout.metadata.get(OFFERED_KEY, [])]
+
+
 def _fulfillment(
-    data: dict[str, Any], buyer_name: str, current: Address | None
+    data: dict[str, Any],
+    buyer_name: str,
+    current: Address | None,
+    offered: Sequence[Address] = (),
 ) -> tuple[Address | None, str | None]:
-    """The address and shipping option a request's ``fulfillment`` chooses."""
+    """The address and shipping option a request's ``fulfillment`` chooses (a destination the
+    business ``offered`` may be chosen by its id alone)."""
     methods = data.get("methods") or []
     if len(methods) > 1:
         raise CheckoutError(
@@ -263,6 +277,8 @@ def _fulfillment(
                     param=(*base, "selected_destination_id"),
                 )
         address = parsed[index]
+    elif chosen is not None and any(d.id == chosen for d in offered):
+        address = next(d for d in offered if d.id == chosen)
     elif chosen is not None and (current is None or chosen != destination_id(current)):
         raise CheckoutError(
             f"no destination has the id {str(chosen)[:64]!r}",
@@ -303,7 +319,8 @@ def changes_from(
     address = option = None
     if fulfillment and "fulfillment" in body:
         current_address = current.address if current is not None else None
-        address, option = _fulfillment(body["fulfillment"], buyer_name, current_address)
+        offered = offered_destinations(current) if current is not None else []
+        address, option = _fulfillment(body["fulfillment"], buyer_name, current_address, offered)
     codes = codes_from(body["discounts"]) if discounts and "discounts" in body else None
     agreed = consent_from(body["buyer"]) if consent and "buyer" in body else None
     return Changes(
@@ -399,11 +416,14 @@ def error_response(
 def _fulfillment_json(checkout: Checkout, bill: Bill) -> dict[str, Any]:
     line_ids = [cost.line.id for cost in bill.lines]
     method: dict[str, Any] = {"id": METHOD_ID, "type": "shipping", "line_item_ids": line_ids}
+    offered = offered_destinations(checkout)
     if checkout.address is not None:
         chosen = destination_id(checkout.address)
-        destination = {"id": chosen, **postal_address(checkout.address)}
-        method["destinations"] = [destination]
+        if not any(d.id == chosen for d in offered):
+            offered = [checkout.address]
         method["selected_destination_id"] = chosen
+    if offered:
+        method["destinations"] = [{"id": destination_id(d), **postal_address(d)} for d in offered]
     if bill.options:
         method["groups"] = [
             {
