@@ -61,6 +61,7 @@ FAST := not slow and not llm and not model and not spark and not browser
 check: $(STAMP) lint typecheck
 	bash scripts/ensure-chromium.sh
 	bash scripts/ensure-java.sh
+	$(BIN)/python scripts/ucp-conformance.py --install-only
 	$(PYTEST) --dist loadfile
 
 ## The edit-test loop (about a minute): unit tests on SQLite, without servers, child processes,

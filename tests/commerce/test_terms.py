@@ -232,3 +232,14 @@ def test_discounts_load_from_toml_and_from_the_shop_folder(tmp_path: Path) -> No
     (tmp_path / "discounts.csv").write_text("code,type,value,description\nX,bogo,1,x\n")
     with pytest.raises(ConfigurationError, match=r"discounts\.csv:2: type 'bogo'"):
         load_terms(tmp_path)
+
+
+def test_the_readme_discount_example_loads_as_it_says(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Store terms") : readme.index("### Testing a UCP business")]
+    blocks = section.split("```toml\n")[1:]
+    example = next(block for block in blocks if "[[discounts]]" in block).split("```")[0]
+    path = tmp_path / "terms.toml"
+    path.write_text(example)
+    [code] = load_terms(path).discounts
+    assert code == Discount("WELCOME10", "10% off your first order", Decimal(10))
