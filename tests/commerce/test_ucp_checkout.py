@@ -259,7 +259,7 @@ def test_a_session_without_a_destination_is_incomplete_and_says_where(ucp: UcpCl
     session = create(ucp, lines(in_stock()[0]))
     assert session["status"] == "incomplete"
     assert session["currency"] == "USD"
-    assert session["continue_url"] == f"{BASE_URL}/checkout-sessions/{session['id']}"
+    assert session["continue_url"] == f"{BASE_URL}/shop/checkout-sessions/{session['id']}"
     [message] = session["messages"]
     assert (message["type"], message["code"], message["severity"]) == (
         "error",
@@ -447,7 +447,7 @@ def test_complete_pays_through_paypal_exactly_once(
     assert completed["status"] == "completed" and completed["messages"] == []
     assert "continue_url" not in completed
     order = completed["order"]
-    assert order["permalink_url"] == f"{BASE_URL}/orders/{order['id']}"
+    assert order["permalink_url"] == f"{BASE_URL}/shop/orders/{order['id']}"
     assert "BA-TEST-TOKEN-1" not in done.text  # credentials are never echoed
 
     replay = ucp.post(path, PAYMENT, headers=key)

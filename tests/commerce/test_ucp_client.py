@@ -138,7 +138,7 @@ def test_a_whole_checkout_through_the_client(
     session = shop.create([(item, 2)], contact=ADA)
     assert (session.status, session.ready) == ("incomplete", False)
     assert session.problems == ["a shipping address is needed"]
-    assert session.continue_url == f"{BASE_URL}/checkout-sessions/{session.id}"
+    assert session.continue_url == f"{BASE_URL}/shop/checkout-sessions/{session.id}"
     assert session.raw["buyer"] == {
         "first_name": "Ada",
         "last_name": "Lovelace",
@@ -156,7 +156,7 @@ def test_a_whole_checkout_through_the_client(
     paid = shop.complete(session.id, "BA-CLIENT", buyer={"email": "ada@example.com"})
     assert paid.status == "completed" and paid.order is not None and paid.continue_url is None
     assert paid.order["order_number"] == paid.order["label"]
-    assert paid.order["permalink_url"] == f"{BASE_URL}/orders/{paid.order['id']}"
+    assert paid.order["permalink_url"] == f"{BASE_URL}/shop/orders/{paid.order['id']}"
     assert paid.total == session.total
     assert shop.get(session.id).status == "completed"
 

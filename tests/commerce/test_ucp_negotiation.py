@@ -151,7 +151,7 @@ def test_a_missing_or_malformed_ucp_agent_is_400(
         "/checkout-sessions/cs_x", {"UCP-Agent": header}
     )
     assert (response.status_code, response.json()["code"]) == (400, "invalid_profile_url")
-    assert response.json()["continue_url"] == BASE_URL
+    assert response.json()["continue_url"] == f"{BASE_URL}/shop"
 
 
 def test_the_ucp_agent_header_is_an_rfc_8941_dictionary() -> None:
@@ -204,7 +204,7 @@ def test_an_operation_outside_the_negotiated_capabilities_is_incompatible(
             "capabilities_incompatible",
             "unrecoverable",
         )
-        assert body["continue_url"] == BASE_URL
+        assert body["continue_url"] == f"{BASE_URL}/shop"
     # A browsing platform still searches, and the answer names only that capability.
     found = client_for(business, agent_token, BROWSER).search({"query": "t-shirt"}).json()
     assert found["ucp"]["capabilities"] == {SEARCH: [{"version": UCP_VERSION}]}

@@ -182,6 +182,12 @@ def _token(data_dir: Path) -> str:
     help="Where the UCP operations are served ('' for the root, beside ACP's).",
 )
 @click.option(
+    "--storefront-url",
+    default=None,
+    help="The store's web shop, where UCP's continue_url and order links lead; default: the "
+    "merchant's own buyer pages (BASE_URL/shop).",
+)
+@click.option(
     "--simulation-secret",
     default=None,
     help="Turn on UCP's testing surface (conformance suites, local development): a test "
@@ -215,6 +221,7 @@ def merchant(
     ucp_all_capabilities: bool,
     simulation_secret: str | None,
     ucp_prefix: str,
+    storefront_url: str | None,
 ) -> None:
     """Serve the store to shopping agents over ACP, with PayPal taking the payments."""
     import uvicorn
@@ -273,6 +280,7 @@ def merchant(
         ucp_intersect=not ucp_all_capabilities,
         simulation_secret=simulation_secret,
         ucp_prefix=ucp_prefix.rstrip("/"),
+        storefront_url=storefront_url,
     )
     app = build_app(setup)  # also in the parent with --workers: it checks the setup first
     store = app.state.acp.merchant
@@ -397,6 +405,7 @@ class MerchantSetup:
     ucp_intersect: bool = True
     simulation_secret: str | None = None
     ucp_prefix: str = UCP_PREFIX
+    storefront_url: str | None = None
 
 
 def build_app(setup: MerchantSetup) -> FastAPI:
@@ -467,6 +476,7 @@ def build_app(setup: MerchantSetup) -> FastAPI:
             simulation_secret=setup.simulation_secret,
         ),
         ucp_prefix=setup.ucp_prefix,
+        storefront_url=setup.storefront_url,
     )
     book = app.state.ucp.book  # the testing surface's: seeded from a UCP shop's customers
     if book is not None and is_ucp_shop(Path(setup.catalog)):

@@ -295,7 +295,7 @@ class Merchant:
         )
         return self.records.save(self._apply(blank, replace(changes, items=changes.items or ())))
 
-    def open_payment(self, owner: str, checkout_id: str) -> Checkout:
+    def open_payment(self, owner: str, checkout_id: str, return_url: str | None = None) -> Checkout:
         """Give the checkout a PayPal order for what it costs now (``payment.paypal_order_id``,
         the token the buyer approves on PayPal); an unchanged checkout keeps its order.
 
@@ -306,7 +306,7 @@ class Merchant:
         checkout.editable()
         priced = self._payable(checkout)
         try:
-            order_id = self.payments.open_order(checkout, priced)
+            order_id = self.payments.open_order(checkout, priced, return_url)
         except PayPalServerError as error:
             raise PaymentUnavailable(str(error)) from error
         if order_id == checkout.payment.paypal_order_id:

@@ -186,9 +186,11 @@ class PayPalPayments:
     # The approval flow (PayPal Cart API): an order the buyer approves on PayPal, then captured.
     # The same exactly-once rule as ``charge``: every call sends a deterministic request id.
 
-    def open_order(self, checkout: Checkout, bill: Bill) -> str:
+    def open_order(self, checkout: Checkout, bill: Bill, return_url: str | None = None) -> str:
         """Create the order for ``bill`` without a payment source (the buyer approves it on
         PayPal: ``CREATED``, with an ``approve`` link) and return its id, the payment token.
+        ``return_url``: where PayPal sends the buyer back after approving (and after
+        cancelling).
 
         The request id is the checkout, its attempt and a digest of the order body: asking again
         for an unchanged checkout answers the same order; a change to what is charged (lines,
@@ -196,10 +198,21 @@ class PayPalPayments:
         """
         body = paypal_order(checkout, bill, "")
         del body["payment_source"]
+        if return_url is not None:
+            body["application_context"] = {"return_url": return_url, "cancel_url": return_url}
         digest = hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
         key = f"{checkout.id}-{checkout.payment.attempt}-order-{digest[:24]}"
         order_id: str = self.client.create_order(body, idempotency_key=key)["id"]
         return order_id
+
+    def approval_url(self, order_id: str) -> str | None:
+        """Where the buyer approves order ``order_id`` (its ``approve`` or ``payer-action``
+        link), if PayPal gives one."""
+        links = self.client.get_order(order_id).get("links", [])
+        for link in links:
+            if link.get("rel") in ("approve", "payer-action"):
+                return str(link["href"])
+        return None
 
     def capture_approved(self, checkout: Checkout, bill: Bill, order_id: str) -> Receipt:
         """Capture the buyer-approved order ``order_id``, once it is checked to be this

@@ -182,6 +182,15 @@ class CheckoutRecords:
         with self._serial, self.engine.begin() as conn:
             conn.execute(sa.insert(checkouts).values(**self._row(checkout)))
 
+    def find(self, checkout_id: str) -> Checkout | None:
+        """The checkout ``checkout_id``, whoever owns it (the buyer-facing pages, which reach
+        it by its unguessable id), or ``None``."""
+        with self._serial, self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(checkouts.c.data).where(checkouts.c.id == checkout_id)
+            ).first()
+        return None if row is None else Checkout.from_json(orjson.loads(row.data))
+
     def get(self, checkout_id: str, owner: str) -> Checkout | None:
         """The checkout, or ``None`` if it does not exist or belongs to another agent."""
         with self._serial, self.engine.connect() as conn:

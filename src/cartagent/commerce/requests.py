@@ -105,4 +105,6 @@ def _said(error: ValidationError) -> str:
     shown = repr(error.instance)
     if shown in message:
         return message.replace(shown, "the value")
-    return f"the value breaks the schema's {error.validator!r} rule"
+    if isinstance(error.instance, str) and error.instance in message:
+        return f"the value breaks the schema's {error.validator!r} rule"
+    return message

@@ -18,6 +18,7 @@ from .merchant import Merchant
 from .paypal_cart import JwtVerifier, PayPalCartService, paypal_cart_router
 from .paypal_cart import wire as paypal_cart_wire
 from .requests import MAX_BODY
+from .storefront import storefront_router
 from .ucp import (
     FetchedProfiles,
     PlatformProfiles,
@@ -47,6 +48,7 @@ def create_merchant_app(
     ucp_mcp_url: str | None = None,
     ucp_policy: UcpPolicy | None = None,
     ucp_prefix: str = UCP_PREFIX,
+    storefront_url: str | None = None,
 ) -> FastAPI:
     """A FastAPI app serving ACP at the root (``/checkout_sessions``, ``/.well-known/acp.json``)
     and, with ``paypal_cart`` (the check of PayPal's JWTs), PayPal's Cart API at
@@ -58,7 +60,8 @@ def create_merchant_app(
     if it is (see ``ucp_mcp_app``; the app's ``state.ucp`` is the service it must share);
     ``ucp_policy`` is how platforms are met (releases, access, negotiation, private URLs);
     ``ucp_prefix`` is where the UCP operations are mounted (``""``: at the root, beside ACP's,
-    whose paths differ).
+    whose paths differ); ``storefront_url`` is the store's web shop, where UCP's buyer-facing
+    links lead (default: the merchant's own pages under ``/shop``, always served).
 
     With ``webhooks``, order events (ACP's and UCP's, the latter signed with the UCP business
     key) are delivered in the background while the app runs;
@@ -95,6 +98,7 @@ def create_merchant_app(
             api_prefix=ucp_prefix,
             mcp_url=ucp_mcp_url,
             policy=ucp_policy or UcpPolicy(),
+            storefront_url=storefront_url,
         ),
         profiles,
     )
@@ -104,6 +108,7 @@ def create_merchant_app(
         if ucp.settings.policy.open_access:
             webhooks.send_for(ANONYMOUS.name)
     app.include_router(ucp_router(ucp))
+    app.include_router(storefront_router(merchant, base_url))
     if paypal_cart is not None:
         cart = PayPalCartService(merchant, paypal_cart)
         app.include_router(paypal_cart_router(cart), prefix=PAYPAL_CART_PREFIX)

@@ -99,6 +99,7 @@ MAX_RESOURCE_ID = 128
 MAX_ORDER_RECORDS = 100  # fulfillment events and adjustments kept per order
 RETRY_AFTER = "1"
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")
+STOREFRONT = "/shop"  # where the merchant's own buyer pages are (commerce.storefront)
 _CHECKOUT = BASE + "shopping/checkout.json"
 _EXTENSIONS = (
     (FULFILLMENT, "fulfillment"),
@@ -144,7 +145,8 @@ class UcpSettings:
 
     ``base_url`` is the origin serving ``/.well-known/ucp``; the REST operations are served
     under ``api_prefix`` there (the profile's ``endpoint``). ``storefront_url`` is the
-    buyer-facing site behind ``continue_url`` and order permalinks (the endpoint if unset).
+    buyer-facing site behind ``continue_url`` and order permalinks (if unset, the merchant's own
+    pages under ``/shop``, :mod:`~cartagent.commerce.storefront`).
     ``mcp_url`` is where the MCP binding is served, if it is (listed in the profile).
     ``agent_profiles`` binds agents to the profile URLs they may present (unlisted agents may
     present any). ``policy``: how platforms are met (:class:`UcpPolicy`).
@@ -304,9 +306,8 @@ class UcpService:
             self.book = AddressBook(merchant.records.engine)
         self._handlers_0111 = v0111.handler_declarations(self.handlers)
         self.catalog = UcpCatalog(merchant.catalog, merchant.terms.currency)
-        self.site = wire.Site(
-            settings.endpoint, settings.storefront_url or settings.endpoint, settings.links
-        )
+        storefront = settings.storefront_url or settings.base_url.rstrip("/") + STOREFRONT
+        self.site = wire.Site(settings.endpoint, storefront, settings.links)
         self.keys = BusinessKeys(merchant.records.engine)
         self.keys.current()  # made (once, durably) now rather than on the first request
         self.events = OrderEvents(
