@@ -81,11 +81,12 @@ class Capability:
     extends: str | None = None
     config: Mapping[str, Any] | None = None
 
-    def declaration(self) -> dict[str, Any]:
+    def declaration(self, version: str = UCP_VERSION, site: str = _SITE) -> dict[str, Any]:
+        """Its entry in a business profile of release ``version``, its documents at ``site``."""
         entry: dict[str, Any] = {
-            "version": UCP_VERSION,
-            "spec": f"{_SITE}/specification/{self.spec}",
-            "schema": f"{_SITE}/schemas/{self.schema}",
+            "version": version,
+            "spec": f"{site}/specification/{self.spec}",
+            "schema": f"{site}/schemas/{self.schema}",
         }
         if self.extends is not None:
             entry["extends"] = self.extends

@@ -92,20 +92,6 @@ _STATUS = {
 _NEEDS_SHIPPING = ("address", "shipping_option")
 
 
-def _declaration(cap: Capability) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": cap.name,
-        "version": VERSION,
-        "spec": f"{_SITE}/specification/{cap.spec}",
-        "schema": f"{_SITE}/schemas/{cap.schema}",
-    }
-    if cap.extends is not None:
-        entry["extends"] = cap.extends
-    if cap.config is not None:
-        entry["config"] = dict(cap.config)
-    return entry
-
-
 def handler_declarations(
     handlers: Mapping[str, Sequence[Mapping[str, Any]]],
 ) -> list[dict[str, Any]]:
@@ -154,7 +140,9 @@ def business_profile(
                     },
                 }
             },
-            "capabilities": [_declaration(cap) for cap in CAPABILITIES],
+            "capabilities": [
+                {"name": cap.name, **cap.declaration(VERSION, _SITE)} for cap in CAPABILITIES
+            ],
         },
         "payment": {"handlers": handler_declarations(handlers)},
     }
