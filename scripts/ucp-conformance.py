@@ -32,6 +32,10 @@ SUITE = REPO / "third_party" / "ucp-conformance"
 SHOP = SUITE / "test_data" / "flower_shop"
 SITE = REPO / "build" / "ucp-conformance" / "site"
 PINS = ("ucp-sdk==0.1.0", "absl-py==2.5.1")
+# The UCP 2026-08-25 models for the platform tests/e2e/ucp_sdk_0_5_platform.py (the project
+# itself pins ucp-sdk 0.4.6, release 2026-04-08).
+SDK_SITE = REPO / "build" / "ucp-sdk-0.5.0" / "site"
+SDK_PINS = ("ucp-sdk==0.5.0",)
 SECRET = "conformance-simulation-secret"
 FILE_TIMEOUT = 300.0
 SERVER_START = 120.0
@@ -43,14 +47,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def ensure_site() -> None:
-    """The suite's pinned dependencies, installed once into SITE."""
-    wanted = {pin.replace("-", "_").replace("==", "-") for pin in PINS}
-    have = {path.name.removesuffix(".dist-info") for path in SITE.glob("*.dist-info")}
+def ensure_site(site: Path = SITE, pins: tuple[str, ...] = PINS) -> None:
+    """Pinned packages, installed once into ``site`` (their own dependencies come from the
+    project's environment)."""
+    wanted = {pin.replace("-", "_").replace("==", "-") for pin in pins}
+    have = {path.name.removesuffix(".dist-info") for path in site.glob("*.dist-info")}
     if wanted <= have:
         return
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade"]
-    subprocess.run([*pip, "--target", str(SITE), *PINS], check=True)
+    subprocess.run([*pip, "--target", str(site), *pins], check=True)
 
 
 def start_merchant(port: int, data: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -148,11 +153,15 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", help="suite files to run (default: all)")
     parser.add_argument("--server-url", help="a merchant already running (default: start one)")
     parser.add_argument(
-        "--install-only", action="store_true", help="install the suite's dependencies and stop"
+        "--install-only",
+        action="store_true",
+        help="install the suite's dependencies (and ucp-sdk 0.5.0 for the 2026-08-25 platform "
+        "test) and stop",
     )
     args = parser.parse_args()
     ensure_site()
     if args.install_only:
+        ensure_site(SDK_SITE, SDK_PINS)
         return 0
     files = args.only or sorted(path.name for path in SUITE.glob("*_test.py"))
     with tempfile.TemporaryDirectory(prefix="ucp-conformance-") as folder:

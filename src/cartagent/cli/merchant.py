@@ -156,10 +156,10 @@ def _token(data_dir: Path) -> str:
 )
 @click.option(
     "--ucp-version",
-    type=click.Choice(["2026-04-08", "2026-01-11"]),
+    type=click.Choice(["2026-08-25", "2026-04-08", "2026-01-11"]),
     default="2026-04-08",
     show_default=True,
-    help="The UCP release /.well-known/ucp declares; platforms at either are answered in "
+    help="The UCP release /.well-known/ucp declares; platforms at any of them are answered in "
     "theirs (each release's profile is at /.well-known/ucp/VERSION).",
 )
 @click.option(

@@ -196,11 +196,13 @@ def checked_webhook_url(value: Any, *, allow_private: bool = False) -> str:
     return value
 
 
-def _webhook_url(entries: Sequence[Any], allow_private: bool) -> tuple[str | None, str | None]:
-    """The ``config.webhook_url`` of the order capability entry at this version, if any, or
+def _webhook_url(
+    entries: Sequence[Any], allow_private: bool, version: str
+) -> tuple[str | None, str | None]:
+    """The ``config.webhook_url`` of the order capability entry at ``version``, if any, or
     why it cannot be used (the platform then gets no order events; its profile still counts)."""
     for entry in entries[:MAX_ENTRIES]:
-        if not isinstance(entry, Mapping) or entry.get("version") != UCP_VERSION:
+        if not isinstance(entry, Mapping) or entry.get("version") != version:
             continue
         config = entry.get("config")
         if isinstance(config, Mapping) and "webhook_url" in config:
@@ -241,7 +243,7 @@ def platform_profile(url: str, document: Any, *, allow_private: bool = False) ->
         for name, entries in list(ucp["payment_handlers"].items())[:MAX_ENTRIES]
     }
     order = ucp.get("capabilities", {}).get(ORDER, [])
-    webhook_url, unusable = _webhook_url(order, allow_private)
+    webhook_url, unusable = _webhook_url(order, allow_private, version)
     return PlatformProfile(url, version, capabilities, handlers, webhook_url, unusable)
 
 

@@ -18,8 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..requests import http_message
 from . import testing
-from .schema import VERSIONS
-from .service import OPERATIONS, UcpCall, UcpService
+from .service import OPERATIONS, SERVED, UcpCall, UcpService
 
 __all__ = ["ucp_router"]
 
@@ -55,7 +54,7 @@ def ucp_router(service: UcpService) -> APIRouter:
         try:
             profile = service.profile(version)
         except KeyError:
-            served = ", ".join(VERSIONS)
+            served = ", ".join(SERVED)
             body = {"code": "not_found", "content": f"no profile for {version[:16]!r}: {served}"}
             return Response(orjson.dumps(body), 404, media_type=JSON)
         return Response(

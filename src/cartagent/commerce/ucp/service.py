@@ -63,6 +63,7 @@ from ..merchant import Changes, Merchant, PaymentUnavailable
 from ..requests import HttpMessage, json_object
 from . import payment, testing, wire
 from . import v2026_01_11 as v0111
+from . import v2026_08_25 as v0825
 from .address_book import AddressBook
 from .agent_header import profile_url
 from .catalog import UcpCatalog
@@ -84,7 +85,7 @@ from .profile import (
     platform_profile,
     profile_version,
 )
-from .schema import BASE, UCP_VERSION, VERSIONS, RequestShape, json_path, request_problem
+from .schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
 from .signatures import BusinessKeys, SharedKey, SignatureInvalid, profile_keys, verify_request
 
 __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
@@ -116,7 +117,7 @@ class UcpPolicy:
 
     ``version``: the release whose profile ``/.well-known/ucp`` serves (the others are served
     at ``/.well-known/ucp/<version>`` and, from v2026-04-08 on, listed in its
-    ``supported_versions``); a platform at any release in :data:`~.schema.VERSIONS` is answered
+    ``supported_versions``); a platform at any release in :data:`SERVED` is answered
     in its own. ``allow_private_urls`` (local development and testing): platform profiles over
     plain http and at loopback or private hosts, and order webhook URLs there.
     ``open_access``: platforms need no token (they are known by their profile, and by their
@@ -134,6 +135,9 @@ class UcpPolicy:
     intersect: bool = True
     simulation_secret: str | None = None
 
+
+SERVED = (v0825.VERSION, UCP_VERSION, v0111.VERSION)
+"""The releases a platform may speak, newest first; the business is built on UCP_VERSION."""
 
 ANONYMOUS = AgentKey("anonymous", secrets.token_urlsafe(32))
 """Who calls without a token under ``UcpPolicy.open_access`` (its token is known to no one)."""
@@ -354,19 +358,24 @@ class UcpService:
     def profile(self, version: str | None = None) -> dict[str, Any]:
         """The business profile at release ``version`` (default: the one ``/.well-known/ucp``
         serves); :class:`KeyError` for a release not served."""
-        version = version or self.settings.policy.version
+        root = self.settings.policy.version
+        version = version or root
         if version == v0111.VERSION:
             return v0111.business_profile(self.settings.endpoint, self.handlers, self.keys.jwks())
-        if version != UCP_VERSION:
+        if version not in SERVED:
             raise KeyError(version)
+        # The root lists the releases older than its own (the spec's rule); the others are
+        # leaf documents.
+        older = {v: f"{self.profile_url}/{v}" for v in SERVED if v < version}
         profile = business_profile(
             self.settings.endpoint,
             self.handlers,
             self.keys.jwks(),
             mcp_endpoint=self.settings.mcp_url,
         )
-        if self.settings.policy.version == UCP_VERSION:
-            older = {v: f"{self.profile_url}/{v}" for v in VERSIONS if v != UCP_VERSION}
+        if version == v0825.VERSION:
+            return v0825.business_profile(profile, older if version == root else {})
+        if version == root:
             profile["ucp"]["supported_versions"] = older
         return profile
 
@@ -520,12 +529,12 @@ class UcpService:
                 # v2026-01-11 negotiates no handlers: the business's are all on offer.
                 handlers = {name: tuple(entries) for name, entries in self.handlers.items()}
                 return replace(negotiated, payment_handlers=handlers)
-            if version != UCP_VERSION:
+            if version not in (UCP_VERSION, v0825.VERSION):
                 raise _refusal(
                     422,
                     "version_unsupported",
                     f"protocol version {version} is not supported; this business implements "
-                    f"versions {', '.join(VERSIONS)}",
+                    f"versions {', '.join(SERVED)}",
                     continue_url=home,
                 )
             platform = platform_profile(url, document, allow_private=policy.allow_private_urls)
@@ -578,6 +587,9 @@ class UcpService:
         version = negotiated.version
         if version == v0111.VERSION and operation.shape in ("create", "update"):
             body = v0111.lenient_body(body)
+        if version == v0825.VERSION:  # checked against the release it is bridged to
+            body = v0825.request_body(body) if operation.shape in ("create", "update") else body
+            version = UCP_VERSION
         for ref, shape in self._schemas(operation, negotiated):
             problem = request_problem(ref, shape, body, version)
             if problem is not None:
@@ -625,6 +637,8 @@ class UcpService:
         )
         if ctx.negotiated.version == v0111.VERSION:
             return v0111.checkout_json(body, self._handlers_0111, instrument_id)
+        if ctx.negotiated.version == v0825.VERSION:
+            return v0825.checkout_json(body)
         return body
 
     def _refused(self, ctx: _Context, error: CheckoutError, *, resource: bool = False) -> Outcome:
