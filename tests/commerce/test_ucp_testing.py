@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cartagent.commerce import Agents, Merchant
-from cartagent.commerce.ucp import UcpPolicy
+from cartagent.commerce.ucp import KnownProfiles, UcpPolicy
 from cartagent.commerce.ucp.address_book import AddressBook, seed_rows
 from cartagent.commerce.ucp.testing import HANDLER_ID, HANDLER_NAME
 from cartagent.errors import ConfigurationError
@@ -25,9 +25,18 @@ from tests.commerce.test_ucp_2026_01_11 import (
     SHIP_TO,
     create_body,
 )
-from tests.commerce.test_ucp_checkout import UcpClient, serve
+from tests.commerce.test_ucp_checkout import (
+    PLATFORM,
+    SHIPPING,
+    UcpClient,
+    create,
+    lines,
+    platform_profile,
+    serve,
+)
 
 SECRET = "test-simulation-secret"
+PAYPAL_HANDLERS = platform_profile()["ucp"]["payment_handlers"]
 FLOWER_SHOP = (
     Path(__file__).resolve().parents[2] / "third_party/ucp-conformance/test_data/flower_shop"
 )
@@ -261,3 +270,35 @@ def test_the_address_book_reads_the_shop_folder_and_names_a_bad_row(tmp_path: Pa
     )
     with pytest.raises(ConfigurationError, match=r"addresses\.csv:2: an unknown customer"):
         seed_rows(tmp_path)
+
+
+def test_the_test_handler_serves_a_platform_at_the_current_release_too(
+    merchant: Merchant, agents: Agents, agent_token: str
+) -> None:
+    mock = {
+        "id": "platform_mock",
+        "version": "2026-04-08",
+        "spec": "https://ucp.dev/specification/payment-handler-guide",
+        "schema": "https://platform.test/schemas/mock.json",
+        "available_instruments": [{"type": "card"}],
+    }
+    handlers = {**PAYPAL_HANDLERS, HANDLER_NAME: [mock]}
+    profiles = KnownProfiles({PLATFORM: platform_profile(handlers=handlers)})
+    with serve(merchant, agents, profiles, policy=UcpPolicy(simulation_secret=SECRET)) as http:
+        client = UcpClient(http, agent_token)
+        session = create(client, lines(in_stock()[0]), fulfillment=SHIPPING)
+        paying = {
+            "payment": {
+                "instruments": [
+                    {
+                        "id": "instr_1",
+                        "handler_id": HANDLER_ID,
+                        "type": "card",
+                        "selected": True,
+                        "credential": {"type": "token", "token": "success_token"},
+                    }
+                ]
+            }
+        }
+        done = client.post(f"/checkout-sessions/{session['id']}/complete", paying)
+        assert done.status_code == 200 and done.json()["status"] == "completed", done.text

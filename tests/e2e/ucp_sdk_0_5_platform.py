@@ -6,15 +6,16 @@ build/ucp-sdk-0.5.0/site, installed by ``scripts/ucp-conformance.py --install-on
 
 It discovers the business's 2026-08-25 profile, buys one item over REST (every body built from
 an SDK model, every answer parsed into one) and prints what it paid as JSON:
-``{"checkout_id", "order_id", "total", "order_total", "version", "sdk"}``. Shares no code with cartagent.
+``{"checkout_id", "order_id", "total", "order_total", "version", "sdk"}``. It shares no code
+with cartagent.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from importlib import metadata
 import uuid
+from importlib import metadata
 from typing import Any
 
 import httpx

@@ -61,26 +61,7 @@ def payment_token(body: dict[str, Any], handler_ids: frozenset[str]) -> str:
     negotiated for this request (``handler_ids``). Raises :class:`CheckoutError` naming the
     offending field.
     """
-    instruments = body["payment"].get("instruments") or []
-    if not instruments:
-        raise CheckoutError(
-            "choose a payment instrument", code="missing", param=("payment", "instruments")
-        )
-    if len(instruments) > MAX_INSTRUMENTS:
-        raise CheckoutError(
-            f"send at most {MAX_INSTRUMENTS} instruments",
-            code="invalid",
-            param=("payment", "instruments"),
-        )
-    chosen = [i for i, instrument in enumerate(instruments) if instrument.get("selected")]
-    if len(chosen) > 1 or (not chosen and len(instruments) > 1):
-        raise CheckoutError(
-            "mark exactly one instrument as selected",
-            code="invalid",
-            param=("payment", "instruments"),
-        )
-    index = _selected(instruments)
-    instrument = instruments[index]
+    index, instrument = selected_instrument(body)
     path = ("payment", "instruments", index)
     if instrument["handler_id"] not in handler_ids:
         offered = ", ".join(sorted(handler_ids)) or "none was negotiated"
@@ -115,6 +96,31 @@ def payment_token(body: dict[str, Any], handler_ids: frozenset[str]) -> str:
             param=(*path, "credential", "token"),
         )
     return token
+
+
+def selected_instrument(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The index and the instrument a (schema-valid) complete request pays with: the one
+    marked ``selected``, or the only one."""
+    instruments = body["payment"].get("instruments") or []
+    if not instruments:
+        raise CheckoutError(
+            "choose a payment instrument", code="missing", param=("payment", "instruments")
+        )
+    if len(instruments) > MAX_INSTRUMENTS:
+        raise CheckoutError(
+            f"send at most {MAX_INSTRUMENTS} instruments",
+            code="invalid",
+            param=("payment", "instruments"),
+        )
+    chosen = [i for i, instrument in enumerate(instruments) if instrument.get("selected")]
+    if len(chosen) > 1 or (not chosen and len(instruments) > 1):
+        raise CheckoutError(
+            "mark exactly one instrument as selected",
+            code="invalid",
+            param=("payment", "instruments"),
+        )
+    index = _selected(instruments)
+    return index, instruments[index]
 
 
 def token_path(body: dict[str, Any]) -> tuple[str | int, ...]:

@@ -783,11 +783,19 @@ class UcpService:
             return self._complete_0111(ctx)
         current = self._session(ctx)
         try:
-            token = payment.payment_token(ctx.body, ctx.negotiated.handler_ids())
             buyer = wire.buyer_from(ctx.body["buyer"]) if "buyer" in ctx.body else None
-            checkout = self.merchant.complete(
-                ctx.agent.name, current.id, token, buyer, protocol=PROTOCOL
-            )
+            handlers = ctx.negotiated.handler_ids()
+            _, instrument = payment.selected_instrument(ctx.body)
+            if instrument["handler_id"] == testing.HANDLER_ID and testing.HANDLER_ID in handlers:
+                charge = testing.mock_charge(instrument.get("credential") or {})
+                checkout = self.merchant.complete(
+                    ctx.agent.name, current.id, "", buyer, protocol=PROTOCOL, charge=charge
+                )
+            else:
+                token = payment.payment_token(ctx.body, handlers)
+                checkout = self.merchant.complete(
+                    ctx.agent.name, current.id, token, buyer, protocol=PROTOCOL
+                )
         except CheckoutError as error:
             if error.param == ("payment",):  # the merchant's decline: of the token it was given
                 error = CheckoutError(
