@@ -10,21 +10,30 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from cartagent.commerce import Agents, Merchant
+from cartagent.commerce import Address, Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpPolicy
+from cartagent.commerce.ucp.client import UcpClient as Shop
+from cartagent.errors import ConfigurationError
 from tests.commerce.conftest import ADDRESS, in_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,
     PAYMENT,
+    PLATFORM,
     UcpClient,
     lines,
     platform_profile,
     serve,
 )
+from tests.paypal.conftest import TestClientTransport
 
 V0825 = "2026-08-25"
 NEW = "https://new-platform.test/.well-known/ucp"
-PROFILES = KnownProfiles({NEW: platform_profile(version=V0825, capability_version=V0825)})
+PROFILES = KnownProfiles(
+    {
+        NEW: platform_profile(version=V0825, capability_version=V0825),
+        PLATFORM: platform_profile(),
+    }
+)
 DESTINATION = {
     "type": "shipping_address",
     "first_name": "Ada",
@@ -88,3 +97,25 @@ def test_a_release_not_served_is_unsupported(
         refused = UcpClient(http, agent_token, NEW).post("/checkout-sessions", {"line_items": []})
     assert refused.status_code == 422
     assert "2026-08-25, 2026-04-08, 2026-01-11" in refused.json()["content"]
+
+
+def test_the_client_speaks_the_release_its_profile_declares(
+    business: TestClient, agent_token: str
+) -> None:
+    transport = TestClientTransport(business)
+    home = Address("Ada Lovelace", "1 Analytical Way", "San Francisco", "CA", "US", "94102")
+    with Shop.discover(
+        BASE_URL, agent_token, profile_url=NEW, transport=transport, version=V0825
+    ) as shop:
+        session = shop.create([(in_stock()[0], 1)], address=home)
+        assert session.status == "ready_for_complete"
+        assert session.raw["ucp"]["version"] == V0825
+        paid = shop.complete(session.id, "BA-TEST-TOKEN-1")
+        assert paid.status == "completed"
+    # A client at v2026-04-08 finds that release's profile through supported_versions.
+    with Shop.discover(BASE_URL, agent_token, profile_url=PLATFORM, transport=transport) as shop:
+        assert shop.version == "2026-04-08" and shop.base_url == BASE_URL
+        session = shop.create([(in_stock()[0], 1)], address=home)
+        assert session.raw["ucp"]["version"] == "2026-04-08"
+    with pytest.raises(ConfigurationError, match="speaks UCP"):
+        Shop(BASE_URL, agent_token, profile_url=NEW, version="2026-01-11")

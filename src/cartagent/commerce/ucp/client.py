@@ -10,7 +10,9 @@
             paid = shop.complete(session.id, payment_token)
 
 The surface and semantics of :class:`~cartagent.commerce.acp.client.AcpClient`, over UCP release
-2026-04-08 as shipped in ``commerce/specs/ucp``:
+2026-04-08 as shipped in ``commerce/specs/ucp`` (or 2026-08-25, ``version=``: the same shapes
+with typed destinations, see :mod:`.v2026_08_25`; the release is the one the platform profile
+declares):
 
 * discovery (overview.md, ``discovery/profile_schema.json``, ``schemas/ucp.json``): the business
   profile at ``/.well-known/ucp`` must be valid against the release's ``business_profile``,
@@ -106,6 +108,7 @@ from ..retries import (
     with_retries,
 )
 from . import payment
+from . import v2026_08_25 as v0825
 from .agent_header import profile_url as parse_agent_header
 from .profile import CHECKOUT, SHOPPING
 from .schema import BASE, UCP_VERSION, first_problem, validator
@@ -140,6 +143,8 @@ DONE = ("completed", "complete_in_progress")
 INSTRUMENT_ID = "instr_paypal"
 CREDENTIAL_TYPE = payment.CREDENTIAL_TYPES[0]  # paypal_payment_token
 _PROFILE_REF = BASE + "discovery/profile.json#/$defs/business_profile"
+SPOKEN = (UCP_VERSION, v0825.VERSION)
+"""The releases this client speaks (its platform profile must declare the one it is given)."""
 _IN_FLIGHT = ("idempotency_in_flight", "in_progress")
 _ESCALATIONS = ("requires_buyer_input", "requires_buyer_review")
 _PATH_PART = re.compile(
@@ -453,7 +458,7 @@ class _Business:
     payment_handler: str | None
 
     @classmethod
-    def read(cls, url: str, document: dict[str, Any]) -> _Business:
+    def read(cls, url: str, document: dict[str, Any], version: str = UCP_VERSION) -> _Business:
         problem = first_problem(validator(_PROFILE_REF), document)
         if problem is not None:
             raise CheckoutError(
@@ -467,22 +472,22 @@ class _Business:
             entry
             for entry in _list(ucp["services"].get(SHOPPING, []), "services", 64)
             if entry.get("transport") == "rest"
-            and entry.get("version") == UCP_VERSION
+            and entry.get("version") == version
             and "endpoint" in entry
         ]
         if not rest:
             raise CheckoutError(
-                f"{url} offers no {SHOPPING} REST endpoint at version {UCP_VERSION}",
+                f"{url} offers no {SHOPPING} REST endpoint at version {version}",
                 code="transport_unsupported",
             )
         capabilities = frozenset(
             name
             for name, entries in list(ucp.get("capabilities", {}).items())[:64]
-            if any(entry.get("version") == UCP_VERSION for entry in entries[:64])
+            if any(entry.get("version") == version for entry in entries[:64])
         )
         if CHECKOUT not in capabilities:
             raise CheckoutError(
-                f"{url} offers no {CHECKOUT} capability at version {UCP_VERSION}",
+                f"{url} offers no {CHECKOUT} capability at version {version}",
                 code="capabilities_incompatible",
             )
         handler = None
@@ -560,8 +565,21 @@ def _ids(value: Any) -> list[str]:
     return [v for v in value[:MAX_LINES] if isinstance(v, str) and len(v) <= MAX_ID]
 
 
+def _destination(address: Address, version: str) -> dict[str, Any]:
+    """A destination in the request shape of ``version`` (v2026-08-25's are typed)."""
+    destination = postal_address(address)
+    if version == v0825.VERSION:
+        destination["type"] = v0825.DESTINATION_TYPE
+    return destination
+
+
 def _fulfillment(
-    current: SessionView, address: Address | None, option: str | None, *, same_lines: bool
+    current: SessionView,
+    address: Address | None,
+    option: str | None,
+    *,
+    same_lines: bool,
+    version: str = UCP_VERSION,
 ) -> dict[str, Any]:
     """An update's ``fulfillment``: the session's shipping method with a new destination and/or
     option (its ids echoed, as the request shape requires them)."""
@@ -572,7 +590,7 @@ def _fulfillment(
     # The lines it covers: the session's, unless the update replaces them (ids not known yet).
     method["line_item_ids"] = _ids(known.get("line_item_ids")) if same_lines else []
     if address is not None:
-        method["destinations"] = [postal_address(address)]
+        method["destinations"] = [_destination(address, version)]
     elif isinstance(known.get("selected_destination_id"), str):
         method["selected_destination_id"] = known["selected_destination_id"]
     if option is not None:
@@ -643,9 +661,15 @@ class UcpClient(ClosingClient):
         resolver: Resolver = system_resolver,
         signing_secret: str | None = None,
         signing_key: SigningKey | None = None,
+        version: str = UCP_VERSION,
     ) -> None:
         if signing_secret is not None and signing_key is not None:
             raise ConfigurationError("sign with a signing secret or a signing key, not both")
+        if version not in SPOKEN:
+            raise ConfigurationError(
+                f"this client speaks UCP {' and '.join(SPOKEN)}, not {version[:32]}"
+            )
+        self.version = version
         self.base_url = checked_merchant_url(endpoint.rstrip("/"), allow_private=allow_private)
         self.profile_url = profile_url
         self.payment_handler = payment_handler
@@ -670,10 +694,13 @@ class UcpClient(ClosingClient):
         transport: httpx.BaseTransport | None = None,
         allow_private: bool = False,
         resolver: Resolver = system_resolver,
+        version: str = UCP_VERSION,
         **kwargs: Any,
     ) -> UcpClient:
         """The client for the business at ``url``, from its ``/.well-known/ucp``;
-        ``profile_url`` is the platform profile this agent presents in ``UCP-Agent``.
+        ``profile_url`` is the platform profile this agent presents in ``UCP-Agent``, and
+        ``version`` the release it declares (one of :data:`SPOKEN`): the business's profile
+        at that release is used (the root's, or the one its ``supported_versions`` names).
 
         Raises :class:`CheckoutError`: ``unreachable``, ``not_found``, ``invalid_response`` or
         ``profile_malformed`` for a missing or broken profile, ``version_unsupported`` for a
@@ -688,21 +715,21 @@ class UcpClient(ClosingClient):
         guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
         with httpx.Client(transport=guarded, timeout=kwargs.get("timeout", 30.0)) as http:
             document = _fetch_profile(http, where)
-            version = document["ucp"].get("version")
-            if version != UCP_VERSION:
+            found = document["ucp"].get("version")
+            if found != version:
                 older = document["ucp"].get("supported_versions")
-                link = older.get(UCP_VERSION) if isinstance(older, dict) else None
+                link = older.get(version) if isinstance(older, dict) else None
                 if isinstance(link, str):
-                    where = _check_url(link, f"supported_versions[{UCP_VERSION}]")
+                    where = _check_url(link, f"supported_versions[{version}]")
                     checked_merchant_url(where, allow_private=allow_private)
                     document = _fetch_profile(http, where)
-                    version = document["ucp"].get("version")
-            if version != UCP_VERSION:
-                shown = version[:32] if isinstance(version, str) else "(none)"
+                    found = document["ucp"].get("version")
+            if found != version:
+                shown = found[:32] if isinstance(found, str) else "(none)"
                 raise CheckoutError(
-                    f"{url} speaks UCP {shown}, not {UCP_VERSION}", code="version_unsupported"
+                    f"{url} speaks UCP {shown}, not {version}", code="version_unsupported"
                 )
-        business = _Business.read(where, document)
+        business = _Business.read(where, document, version)
         return cls(
             business.endpoint,
             token,
@@ -712,6 +739,7 @@ class UcpClient(ClosingClient):
             transport=transport,
             allow_private=allow_private,
             resolver=resolver,
+            version=version,
             **kwargs,
         )
 
@@ -765,9 +793,8 @@ class UcpClient(ClosingClient):
         if people:
             body["buyer"] = people
         if address is not None:
-            body["fulfillment"] = {
-                "methods": [{"type": "shipping", "destinations": [postal_address(address)]}]
-            }
+            destination = _destination(address, self.version)
+            body["fulfillment"] = {"methods": [{"type": "shipping", "destinations": [destination]}]}
         view = self._session("POST", "/checkout-sessions", body)
         self._check(view, items, address, None)
         return view
@@ -813,7 +840,9 @@ class UcpClient(ClosingClient):
                 kept = {k: v for k, v in list(known.items())[:20] if isinstance(v, str)}
                 body["buyer"] = kept | body["buyer"]
         if address is not None or option is not None:
-            body["fulfillment"] = _fulfillment(current, address, option, same_lines=items is None)
+            body["fulfillment"] = _fulfillment(
+                current, address, option, same_lines=items is None, version=self.version
+            )
         view = self._session("PUT", f"/checkout-sessions/{_segment(current.id)}", body)
         self._check(view, items, address, option)
         return view
