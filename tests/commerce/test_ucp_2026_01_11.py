@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from cartagent.commerce import Agents, Merchant
+from cartagent.commerce import Address, Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpPolicy
+from cartagent.commerce.ucp.client import UcpClient as Shop
 from cartagent.commerce.ucp.profile import BUYER_CONSENT, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from cartagent.commerce.ucp.schema import BASE, validator
+from cartagent.errors import CheckoutError
 from tests.commerce.conftest import ADDRESS, in_stock, out_of_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,
@@ -23,6 +25,7 @@ from tests.commerce.test_ucp_checkout import (
     platform_profile,
     serve,
 )
+from tests.paypal.conftest import TestClientTransport
 
 V0111 = "2026-01-11"
 OLD = "https://old-platform.test/profile.json"
@@ -276,3 +279,22 @@ def test_an_unknown_release_is_unsupported(
     assert response.status_code == 422
     assert response.json()["code"] == "version_unsupported"
     assert "2026-04-08, 2026-01-11" in response.json()["content"]
+
+
+def test_the_client_speaks_the_old_release_too(business: TestClient, agent_token: str) -> None:
+    transport = TestClientTransport(business)
+    home = Address("Ada Lovelace", "1 Analytical Way", "San Francisco", "CA", "US", "94102")
+    with Shop.discover(
+        BASE_URL, agent_token, profile_url=OLD, transport=transport, version=V0111
+    ) as shop:
+        assert shop.base_url == f"{BASE_URL}/ucp" and shop.payment_handler == "paypal"
+        session = shop.create([(in_stock()[0], 1)], address=home)
+        assert session.status == "ready_for_complete", session.messages
+        assert session.raw["ucp"]["version"] == V0111
+        more = shop.update(session.id, items=[(in_stock()[0], 2)])
+        assert [line.quantity for line in more.lines] == [2]
+        paid = shop.complete(session.id, "BA-TEST-TOKEN-1")
+        assert paid.status == "completed" and paid.order is not None
+        with pytest.raises(CheckoutError) as refused:
+            shop.create([(out_of_stock(), 1)], address=home)
+        assert (refused.value.code, refused.value.status) == ("out_of_stock", 400)

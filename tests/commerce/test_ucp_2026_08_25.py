@@ -118,4 +118,4 @@ def test_the_client_speaks_the_release_its_profile_declares(
         session = shop.create([(in_stock()[0], 1)], address=home)
         assert session.raw["ucp"]["version"] == "2026-04-08"
     with pytest.raises(ConfigurationError, match="speaks UCP"):
-        Shop(BASE_URL, agent_token, profile_url=NEW, version="2026-01-11")
+        Shop(BASE_URL, agent_token, profile_url=NEW, version="2025-10-01")

@@ -10,9 +10,10 @@
             paid = shop.complete(session.id, payment_token)
 
 The surface and semantics of :class:`~cartagent.commerce.acp.client.AcpClient`, over UCP release
-2026-04-08 as shipped in ``commerce/specs/ucp`` (or 2026-08-25, ``version=``: the same shapes
-with typed destinations, see :mod:`.v2026_08_25`; the release is the one the platform profile
-declares):
+2026-04-08 as shipped in ``commerce/specs/ucp``, or (``version=``, the release the platform
+profile declares) 2026-08-25 (typed destinations, :mod:`.v2026_08_25`) or 2026-01-11 (its
+profile's lists, ``currency`` and ``payment`` on create and update, the instrument as
+``payment_data``, refusals as HTTP errors; :mod:`.v2026_01_11`):
 
 * discovery (overview.md, ``discovery/profile_schema.json``, ``schemas/ucp.json``): the business
   profile at ``/.well-known/ucp`` must be valid against the release's ``business_profile``,
@@ -108,6 +109,7 @@ from ..retries import (
     with_retries,
 )
 from . import payment
+from . import v2026_01_11 as v0111
 from . import v2026_08_25 as v0825
 from .agent_header import profile_url as parse_agent_header
 from .profile import CHECKOUT, SHOPPING
@@ -143,7 +145,7 @@ DONE = ("completed", "complete_in_progress")
 INSTRUMENT_ID = "instr_paypal"
 CREDENTIAL_TYPE = payment.CREDENTIAL_TYPES[0]  # paypal_payment_token
 _PROFILE_REF = BASE + "discovery/profile.json#/$defs/business_profile"
-SPOKEN = (UCP_VERSION, v0825.VERSION)
+SPOKEN = (v0825.VERSION, UCP_VERSION, v0111.VERSION)
 """The releases this client speaks (its platform profile must declare the one it is given)."""
 _IN_FLIGHT = ("idempotency_in_flight", "in_progress")
 _ESCALATIONS = ("requires_buyer_input", "requires_buyer_review")
@@ -458,7 +460,50 @@ class _Business:
     payment_handler: str | None
 
     @classmethod
+    def read_0111(cls, url: str, document: dict[str, Any]) -> _Business:
+        """A v2026-01-11 profile: one service object, capabilities and handlers as lists."""
+        ref = BASE + "discovery/profile.json"
+        problem = first_problem(validator(ref, version=v0111.VERSION), document)
+        if problem is not None:
+            raise CheckoutError(
+                f"{url}'s profile is not a valid UCP business profile: {problem.message}",
+                code="profile_malformed",
+                param=problem.param,
+                status=502,
+            )
+        ucp = document["ucp"]
+        service = ucp["services"].get(SHOPPING)
+        rest = service.get("rest") if isinstance(service, dict) else None
+        if not isinstance(rest, dict) or service.get("version") != v0111.VERSION:
+            raise CheckoutError(
+                f"{url} offers no {SHOPPING} REST endpoint at version {v0111.VERSION}",
+                code="transport_unsupported",
+            )
+        capabilities = frozenset(
+            entry["name"]
+            for entry in ucp["capabilities"][:64]
+            if entry.get("version") == v0111.VERSION
+        )
+        if CHECKOUT not in capabilities:
+            raise CheckoutError(
+                f"{url} offers no {CHECKOUT} capability at version {v0111.VERSION}",
+                code="capabilities_incompatible",
+            )
+        handlers = (document.get("payment") or {}).get("handlers") or []
+        handler = next(
+            (
+                _str(entry["id"], "the PayPal handler's id")
+                for entry in handlers[:64]
+                if isinstance(entry, dict) and entry.get("name") == payment.HANDLER_NAME
+            ),
+            None,
+        )
+        return cls(_check_url(rest["endpoint"], "the REST endpoint"), capabilities, handler)
+
+    @classmethod
     def read(cls, url: str, document: dict[str, Any], version: str = UCP_VERSION) -> _Business:
+        if version == v0111.VERSION:
+            return cls.read_0111(url, document)
         problem = first_problem(validator(_PROFILE_REF), document)
         if problem is not None:
             raise CheckoutError(
@@ -662,6 +707,7 @@ class UcpClient(ClosingClient):
         signing_secret: str | None = None,
         signing_key: SigningKey | None = None,
         version: str = UCP_VERSION,
+        currency: str = "USD",
     ) -> None:
         if signing_secret is not None and signing_key is not None:
             raise ConfigurationError("sign with a signing secret or a signing key, not both")
@@ -670,6 +716,7 @@ class UcpClient(ClosingClient):
                 f"this client speaks UCP {' and '.join(SPOKEN)}, not {version[:32]}"
             )
         self.version = version
+        self.currency = currency.upper()  # what a v2026-01-11 create names
         self.base_url = checked_merchant_url(endpoint.rstrip("/"), allow_private=allow_private)
         self.profile_url = profile_url
         self.payment_handler = payment_handler
@@ -788,7 +835,7 @@ class UcpClient(ClosingClient):
         contact: Contact | None = None,
         buyer: dict[str, str] | None = None,
     ) -> UcpSessionView:
-        body: dict[str, Any] = {"line_items": _line_items(items)}
+        body: dict[str, Any] = {"line_items": _line_items(items), **self._required(None)}
         people = _buyer(contact, buyer)
         if people:
             body["buyer"] = people
@@ -832,7 +879,7 @@ class UcpClient(ClosingClient):
         option: str | None,
     ) -> UcpSessionView:
         lines = items if items is not None else [(li.item_id, li.quantity) for li in current.lines]
-        body: dict[str, Any] = {"line_items": _line_items(lines)}
+        body: dict[str, Any] = {"line_items": _line_items(lines), **self._required(current)}
         if contact is not None:
             known = current.raw.get("buyer")
             body["buyer"] = _buyer(contact, None)
@@ -846,6 +893,16 @@ class UcpClient(ClosingClient):
         view = self._session("PUT", f"/checkout-sessions/{_segment(current.id)}", body)
         self._check(view, items, address, option)
         return view
+
+    def _required(self, current: UcpSessionView | None) -> dict[str, Any]:
+        """What v2026-01-11 requires of a create or update besides the changes: the session's
+        id (update), its currency and a payment object (nothing of it is the platform's to
+        set before completion)."""
+        if self.version != v0111.VERSION:
+            return {}
+        if current is None:
+            return {"currency": self.currency, "payment": {}}
+        return {"id": current.id, "currency": current.currency, "payment": {}}
 
     def get(self, session_id: str) -> UcpSessionView:
         return self._session("GET", f"/checkout-sessions/{_segment(session_id)}", None)
@@ -861,15 +918,24 @@ class UcpClient(ClosingClient):
                 code="payment_handler_unavailable",
                 param=("payment", "instruments"),
             )
-        instrument = {
-            "id": INSTRUMENT_ID,
-            "handler_id": self.payment_handler,
-            "type": payment.INSTRUMENT_TYPE,
-            "selected": True,
-            "credential": {"type": CREDENTIAL_TYPE, "token": payment_token},
-        }
-        body: dict[str, Any] = {"payment": {"instruments": [instrument]}}
-        if buyer:
+        credential = {"type": CREDENTIAL_TYPE, "token": payment_token}
+        body: dict[str, Any]
+        if self.version == v0111.VERSION:
+            # The release's one instrument shape is a card's: the PayPal token is its credential.
+            card: dict[str, Any] = {"type": "card", "brand": "paypal", "last_digits": ""}
+            instrument = {"id": INSTRUMENT_ID, "handler_id": self.payment_handler, **card}
+            instrument["credential"] = credential
+            body = {"payment_data": instrument, "risk_signals": {}}
+        else:
+            selected: dict[str, Any] = {
+                "id": INSTRUMENT_ID,
+                "handler_id": self.payment_handler,
+                "type": payment.INSTRUMENT_TYPE,
+                "selected": True,
+                "credential": credential,
+            }
+            body = {"payment": {"instruments": [selected]}}
+        if buyer and self.version != v0111.VERSION:
             body["buyer"] = dict(buyer)
         path = f"/checkout-sessions/{_segment(session_id)}/complete"
         view = self._session("POST", path, body)
@@ -942,7 +1008,7 @@ class UcpClient(ClosingClient):
         except ValueError:
             raise _invalid("the answer is not JSON") from None
         ucp = _obj(answer.get("ucp"), "ucp")
-        if ucp.get("status") == "error":
+        if ucp.get("status") == "error":  # v2026-01-11 refuses with an HTTP error instead
             raise _refusal(_messages(answer.get("messages", [])), reply.status)
         return answer
 
