@@ -89,3 +89,35 @@ def test_unknown_pages_are_404(shop: TestClient) -> None:
     assert shop.get("/shop/orders/ord_nothing").status_code == 404
     assert shop.post("/shop/checkout-sessions/cs_nothing/pay").status_code == 404
     assert shop.get("/shop/checkout-sessions/" + "x" * 300).status_code == 404
+
+
+def test_an_acp_checkout_paid_on_its_page_shows_its_order(
+    shop: TestClient, agent_token: str, http: TestClient
+) -> None:
+    headers = {
+        "Authorization": f"Bearer {agent_token}",
+        "API-Version": "2026-04-17",
+        "Idempotency-Key": "acp-storefront-1",
+    }
+    address = {
+        "name": "Ada Lovelace",
+        "line_one": "1 Analytical Way",
+        "city": "San Francisco",
+        "state": "CA",
+        "country": "US",
+        "postal_code": "94102",
+    }
+    body = {
+        "line_items": [{"id": in_stock()[0], "quantity": 1}],
+        "currency": "usd",
+        "capabilities": {},
+        "fulfillment_details": {"name": "Ada Lovelace", "address": address},
+    }
+    created = shop.post("/checkout_sessions", json=body, headers=headers)
+    assert created.status_code == 201, created.text
+    page = f"/shop/checkout-sessions/{created.json()['id']}"
+    paying = shop.post(page + "/pay", follow_redirects=False)
+    approved = http.post(path(paying.headers["location"]), data={}, follow_redirects=False)
+    done = shop.get(path(approved.headers["location"]), follow_redirects=False)
+    assert done.status_code == 303, done.text
+    assert shop.get(path(done.headers["location"])).status_code == 200

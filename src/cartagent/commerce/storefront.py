@@ -207,7 +207,7 @@ def storefront_router(merchant: Merchant, base_url: str) -> APIRouter:
         return RedirectResponse(f"{home}/orders/{done.order_id}", 303, HEADERS)
 
     def order_page(order_id: str) -> HTMLResponse:
-        checkout = find_order(merchant.records, None, order_id)
+        checkout = find_order(merchant.records, None, order_id, protocol=None)
         if checkout is None:
             return _missing("order")
         events = list(checkout.metadata.get(EVENTS_KEY, []))

@@ -33,17 +33,20 @@ EVENTS_KEY = "ucp.order_events"
 ADJUSTMENTS_KEY = "ucp.order_adjustments"
 
 
-def find_order(records: CheckoutRecords, owner: str | None, order_id: str) -> Checkout | None:
+def find_order(
+    records: CheckoutRecords, owner: str | None, order_id: str, protocol: str | None = "ucp"
+) -> Checkout | None:
     """The completed checkout of ``owner`` (of anyone: ``None``, the business itself) that
-    became order ``order_id``, or ``None``."""
+    became order ``order_id`` (over ``protocol``; any: ``None``), or ``None``."""
     if not _ORDER_ID.fullmatch(order_id):
         return None
     fragment = orjson.dumps({"order_id": order_id}).decode()[1:-1]
     conditions = [
-        checkouts.c.protocol == "ucp",
         checkouts.c.status == "completed",
         checkouts.c.data.contains(fragment, autoescape=True),
     ]
+    if protocol is not None:
+        conditions.append(checkouts.c.protocol == protocol)
     if owner is not None:
         conditions.append(checkouts.c.owner == owner)
     with records.engine.connect() as conn:
