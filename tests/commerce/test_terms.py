@@ -241,5 +241,57 @@ def test_the_readme_discount_example_loads_as_it_says(tmp_path: Path) -> None:
     example = next(block for block in blocks if "[[discounts]]" in block).split("```")[0]
     path = tmp_path / "terms.toml"
     path.write_text(example)
-    [code] = load_terms(path).discounts
+    code, sale = load_terms(path).discounts
     assert code == Discount("WELCOME10", "10% off your first order", Decimal(10))
+    assert sale == Discount(
+        "SPRING", "Spring sale", Decimal(5), automatic=True, min_items=Decimal(100)
+    )
+
+
+def test_price_bands_choose_the_rate_for_the_subtotal() -> None:
+    terms = StoreTerms(
+        rates=(
+            ShippingRate("small", "Standard", Decimal("4.99"), max_items=Decimal(25)),
+            ShippingRate("large", "Standard", Decimal("9.99"), min_items=Decimal(25)),
+            ShippingRate("exp", "Express", Decimal(15), level="express"),
+        )
+    )
+    assert offered(terms, "US", "24.99") == [("small", "4.99"), ("exp", "15.00")]
+    assert offered(terms, "US", "25") == [("large", "9.99"), ("exp", "15.00")]
+
+
+def test_automatic_promotions_apply_without_a_code_before_the_codes() -> None:
+    catalog = MerchantCatalog(
+        [Product(id="a", title="A", variants=(Variant(id="a", price=Decimal("60.00")),))]
+    )
+    sale = Discount("SPRING", "Spring sale", Decimal(5), automatic=True, min_items=Decimal(100))
+    terms = StoreTerms(discounts=(sale, Discount("TEN", "10% off", Decimal(10))))
+    assert terms.discount("SPRING") is None  # a promotion is no code a buyer can type
+    now = datetime.now(UTC)
+
+    def priced(quantity: int, codes: tuple[str, ...]) -> list[tuple[str, str, bool]]:
+        cart = Checkout(
+            id="cs_1", owner="o", protocol="ucp", currency="USD",
+            lines=merge_items([("a", quantity)], catalog, "USD"),
+            created_at=now, updated_at=now, expires_at=now, discount_codes=codes,
+        )  # fmt: skip
+        return [
+            (d.code, str(d.amount.amount), d.automatic)
+            for d in bill(cart, catalog, terms, now).discounts
+        ]
+
+    assert priced(1, ("TEN",)) == [("TEN", "6.00", False)]  # 60 < 100: no sale
+    assert priced(2, ("TEN",)) == [("SPRING", "6.00", True), ("TEN", "11.40", False)]
+
+
+def test_bands_and_promotions_load_from_toml(tmp_path: Path) -> None:
+    path = tmp_path / "terms.toml"
+    path.write_text(
+        '[[shipping]]\nid = "s"\ntitle = "S"\nprice = 5\nmax_items = 25\n'
+        '[[discounts]]\ncode = "SALE"\ntitle = "Sale"\npercent = 5\nautomatic = true\n'
+        "min_items = 100\n"
+    )
+    terms = load_terms(path)
+    assert terms.rates[0].max_items == Decimal(25) and terms.rates[0].min_items is None
+    [sale] = terms.discounts
+    assert (sale.automatic, sale.min_items) == (True, Decimal(100))

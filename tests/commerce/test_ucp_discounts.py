@@ -138,3 +138,22 @@ def test_an_old_platform_gets_positive_discount_amounts(shop: TestClient, agent_
     assert cleared.status_code == 200, cleared.text
     assert "discount" not in totals(cleared.json())
     assert cleared.json()["discounts"] == {"codes": [], "applied": []}
+
+
+def test_an_automatic_promotion_shows_without_a_code(
+    records: CheckoutRecords, merchant_paypal: PayPalClient, agents: Agents, agent_token: str
+) -> None:
+    sale = Discount("SALE", "Store-wide sale", Decimal(5), automatic=True)
+    terms = StoreTerms(discounts=(sale,))
+    merchant = Merchant(
+        MerchantCatalog(tau_products()), records, PayPalPayments(merchant_paypal), terms=terms
+    )
+    with serve(merchant, agents, PROFILES) as http:
+        session = UcpClient(http, agent_token).post(
+            "/checkout-sessions", {"line_items": lines(in_stock()[0])}
+        )
+    assert session.status_code == 201, session.text
+    [applied] = session.json()["discounts"]["applied"]
+    assert applied["automatic"] is True and "code" not in applied
+    assert applied["title"] == "Store-wide sale"
+    assert totals(session.json())["discount"] == -applied["amount"]

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ..errors import CheckoutError
 from ..money import Money, percent_of, unit_tax
 from .catalog import MerchantCatalog, Offer
-from .terms import StoreTerms
+from .terms import Discount, StoreTerms
 
 __all__ = [
     "MAX_LINES",
@@ -300,6 +300,7 @@ class AppliedDiscount:
     title: str
     amount: Money
     allocations: tuple[tuple[int, Money], ...]
+    automatic: bool = False
 
 
 @dataclass(frozen=True)
@@ -352,12 +353,16 @@ def _allocate(amount: Money, weights: Sequence[Money]) -> list[Money]:
 def _discounts(
     checkout: Checkout, costs: list[LineCost], terms: StoreTerms, problems: list[Problem]
 ) -> tuple[AppliedDiscount, ...]:
-    """The checkout's codes applied in order, each to what the ones before it left; a code
-    the store does not know is a warning on the bill."""
+    """The store's automatic promotions the items earn, then the checkout's codes in order,
+    each applied to what the ones before it left; a code the store does not know is a warning
+    on the bill."""
     left = [cost.base for cost in costs]
     applied: list[AppliedDiscount] = []
+    items = sum(left, Money.zero(checkout.currency))
+    wanted: list[Discount | None] = list(terms.promotions_for(items))
     for index, code in enumerate(checkout.discount_codes):
         found = terms.discount(code)
+        wanted.append(found)
         if found is None:
             problems.append(
                 Problem(
@@ -367,6 +372,8 @@ def _discounts(
                     severity="warning",
                 )
             )
+    for found in wanted:
+        if found is None:
             continue
         running = sum(left, Money.zero(checkout.currency))
         off = found.off(running)
@@ -375,7 +382,7 @@ def _discounts(
         shares = _allocate(off, left)
         left = [rest - share for rest, share in zip(left, shares, strict=True)]
         allocations = tuple((i, share) for i, share in enumerate(shares) if share.amount > 0)
-        applied.append(AppliedDiscount(found.code, found.title, off, allocations))
+        applied.append(AppliedDiscount(found.code, found.title, off, allocations, found.automatic))
     return tuple(applied)
 
 

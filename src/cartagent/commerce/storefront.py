@@ -62,7 +62,8 @@ _PAGES = {
 {% endfor %}</tbody></table>
 <dl>
 <dt>Items</dt><dd>{{ bill.items }}</dd>
-{% for applied in bill.discounts %}<dt>Discount {{ applied.code }} ({{ applied.title }})</dt>
+{% for applied in bill.discounts %}<dt>{{ applied.title }}{% if not applied.automatic %}
+(code {{ applied.code }}){% endif %}</dt>
 <dd>&minus;{{ applied.amount }}</dd>
 {% endfor %}<dt>Shipping</dt><dd>{{ shipping }}</dd>
 <dt>Tax</dt><dd>{{ bill.tax }}</dd>

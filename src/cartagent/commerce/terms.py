@@ -76,7 +76,8 @@ class Quote:
 @dataclass(frozen=True)
 class ShippingRate:
     """One way to ship: its price at one service ``level``, in ``country`` (ISO 3166-1
-    alpha-2) or, with none, wherever that level has no rate of its own."""
+    alpha-2) or, with none, wherever that level has no rate of its own; with a price band, for
+    an items subtotal from ``min_items`` (inclusive) up to ``max_items`` (exclusive)."""
 
     id: str
     title: str
@@ -84,6 +85,13 @@ class ShippingRate:
     level: str = "standard"
     country: str | None = None
     days: tuple[int, int] = (3, 5)
+    min_items: Decimal | None = None
+    max_items: Decimal | None = None
+
+    def fits(self, items: Money) -> bool:
+        """Whether an items subtotal of ``items`` is in this rate's price band."""
+        low = self.min_items is None or items.amount >= self.min_items
+        return low and (self.max_items is None or items.amount < self.max_items)
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,8 @@ class Discount:
     title: str
     percent: Decimal | None = None
     amount: Decimal | None = None
+    automatic: bool = False  # a promotion: applied without a code, from ``min_items``
+    min_items: Decimal | None = None
 
     def __post_init__(self) -> None:
         if (self.percent is None) == (self.amount is None):
@@ -167,7 +177,17 @@ class StoreTerms:
     def discount(self, code: str) -> Discount | None:
         """The discount ``code`` names (codes are case-insensitive), if the store has it."""
         wanted = code.strip().upper()
-        return next((d for d in self.discounts if d.code.upper() == wanted), None)
+        return next(
+            (d for d in self.discounts if d.code.upper() == wanted and not d.automatic), None
+        )
+
+    def promotions_for(self, items: Money) -> list[Discount]:
+        """The automatic discounts an items subtotal of ``items`` earns."""
+        return [
+            d
+            for d in self.discounts
+            if d.automatic and (d.min_items is None or items.amount >= d.min_items)
+        ]
 
     def tax_rate(self, country: str = "", region: str = "") -> Decimal:
         """The tax percent charged on goods shipped to ``country`` (and ``region``)."""
@@ -213,10 +233,11 @@ class StoreTerms:
         """What shipping to ``country`` costs this cart: per level, the country's rate or the
         default one, free under a promotion that applies; cheapest first."""
         chosen: dict[str, ShippingRate] = {}
-        for rate in self.rates:
+        fitting = [rate for rate in self.rates if rate.fits(items)]
+        for rate in fitting:
             if rate.country is None:
                 chosen.setdefault(rate.level, rate)
-        for rate in self.rates:
+        for rate in fitting:
             if rate.country is not None and rate.country == country.upper():
                 chosen[rate.level] = rate
         offers = []

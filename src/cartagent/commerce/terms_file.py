@@ -27,6 +27,15 @@ Two shapes are read:
       code = "WELCOME10"
       title = "10% off your first order"
       percent = "10"               # or amount = "5.00"
+      [[discounts]]                # a promotion: applied without a code
+      code = "SPRING"              # its id (never shown to buyers)
+      title = "Spring sale"
+      percent = "5"
+      automatic = true
+      min_items = "100.00"         # from this items subtotal (optional)
+
+  A shipping rate may also carry a price band, ``min_items`` (inclusive) and ``max_items``
+  (exclusive): it is offered only for an items subtotal in it.
 
 * a UCP sample shop folder (the conformance suite's ``test_data/flower_shop``):
   ``shipping_rates.csv`` (``id,country_code,service_level,price,title``, ``default`` for
@@ -73,6 +82,8 @@ class _Rate(_Strict):
     level: Text = "standard"
     country: Annotated[str, Field(pattern=r"^[A-Za-z]{2}$")] | None = None
     days: tuple[Annotated[int, Field(ge=0, le=365)], Annotated[int, Field(ge=0, le=365)]] = (3, 5)
+    min_items: Amount | None = None
+    max_items: Amount | None = None
 
 
 class _Free(_Strict):
@@ -87,6 +98,8 @@ class _Discount(_Strict):
     title: Text
     percent: Annotated[Decimal, Field(gt=0, le=100, max_digits=7, decimal_places=4)] | None = None
     amount: Annotated[Decimal, Field(gt=0, max_digits=12, decimal_places=2)] | None = None
+    automatic: bool = False
+    min_items: Amount | None = None
 
 
 class _Terms(_Strict):
@@ -134,7 +147,10 @@ def load_terms(path: Path) -> StoreTerms:
         raise ConfigurationError(f"{path}: shipping: two rates share an id")
     try:
         discounts = _unique(
-            [Discount(d.code, d.title, d.percent, d.amount) for d in terms.discounts]
+            [
+                Discount(d.code, d.title, d.percent, d.amount, d.automatic, d.min_items)
+                for d in terms.discounts
+            ]
         )
     except ValueError as error:
         raise ConfigurationError(f"{path}: discounts: {error}") from None
@@ -151,6 +167,8 @@ def load_terms(path: Path) -> StoreTerms:
                 rate.level,
                 rate.country.upper() if rate.country else None,
                 rate.days,
+                rate.min_items,
+                rate.max_items,
             )
             for rate in terms.shipping
         ),

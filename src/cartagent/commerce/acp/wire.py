@@ -224,6 +224,7 @@ def _line_item(cost: LineCost) -> dict[str, Any]:
     line["unit_amount"] = unit
     line["totals"] = [
         _total("items_base_amount", "Items", cost.base),
+        *([_total("discount", "Discount", cost.discount)] if cost.discount is not None else []),
         _total("subtotal", "Subtotal", cost.base),
         _total("tax", "Tax", cost.tax),
         _total("total", "Total", cost.total),
@@ -277,6 +278,7 @@ def session(
         ]
     body["totals"] = [
         _total("items_base_amount", "Items", bill.items),
+        *([_total("discount", "Discount", bill.discount)] if bill.discounts else []),
         _total("subtotal", "Subtotal", bill.items),
         _total("fulfillment", "Shipping", bill.shipping),
         _total("tax", "Tax", bill.tax),

@@ -450,13 +450,13 @@ def _fulfillment_json(checkout: Checkout, bill: Bill) -> dict[str, Any]:
 
 
 def discounts_json(checkout: Checkout, bill: Bill) -> dict[str, Any]:
-    """The discount extension's ``discounts``: the codes as given, and what each one that the
-    store knows took off, from which line (amounts positive)."""
+    """The discount extension's ``discounts``: the codes as given, and what each promotion the
+    cart earned and each code the store knows took off, from which line (amounts positive)."""
     return {
         "codes": list(checkout.discount_codes),
         "applied": [
             {
-                "code": applied.code,
+                **({"automatic": True} if applied.automatic else {"code": applied.code}),
                 "title": applied.title,
                 "amount": applied.amount.minor_units,
                 "method": "across",
