@@ -14,7 +14,7 @@ from cartagent.commerce import Address, Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpPolicy
 from cartagent.commerce.ucp.client import UcpClient as Shop
 from cartagent.errors import ConfigurationError
-from tests.commerce.conftest import ADDRESS, in_stock
+from tests.commerce.conftest import in_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,
     PAYMENT,
@@ -24,6 +24,7 @@ from tests.commerce.test_ucp_checkout import (
     platform_profile,
     serve,
 )
+from tests.commerce.test_ucp_checkout import DESTINATION as CURRENT_DESTINATION
 from tests.paypal.conftest import TestClientTransport
 
 V0825 = "2026-08-25"
@@ -34,16 +35,7 @@ PROFILES = KnownProfiles(
         PLATFORM: platform_profile(),
     }
 )
-DESTINATION = {
-    "type": "shipping_address",
-    "first_name": "Ada",
-    "last_name": "Lovelace",
-    "street_address": ADDRESS["line_one"],
-    "address_locality": ADDRESS["city"],
-    "address_region": ADDRESS["state"],
-    "postal_code": ADDRESS["postal_code"],
-    "address_country": ADDRESS["country"],
-}
+DESTINATION = {**CURRENT_DESTINATION, "type": "shipping_address"}
 
 
 @pytest.fixture

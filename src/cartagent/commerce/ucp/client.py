@@ -451,6 +451,15 @@ def _fetch_profile(http: httpx.Client, url: str) -> dict[str, Any]:
     return profile
 
 
+def _malformed(url: str, problem: CheckoutError) -> CheckoutError:
+    return CheckoutError(
+        f"{url}'s profile is not a valid UCP business profile: {problem.message}",
+        code="profile_malformed",
+        param=problem.param,
+        status=502,
+    )
+
+
 @dataclass(frozen=True)
 class _Business:
     """What this client takes from a business profile."""
@@ -465,12 +474,7 @@ class _Business:
         ref = BASE + "discovery/profile.json"
         problem = first_problem(validator(ref, version=v0111.VERSION), document)
         if problem is not None:
-            raise CheckoutError(
-                f"{url}'s profile is not a valid UCP business profile: {problem.message}",
-                code="profile_malformed",
-                param=problem.param,
-                status=502,
-            )
+            raise _malformed(url, problem)
         ucp = document["ucp"]
         service = ucp["services"].get(SHOPPING)
         rest = service.get("rest") if isinstance(service, dict) else None
@@ -506,12 +510,7 @@ class _Business:
             return cls.read_0111(url, document)
         problem = first_problem(validator(_PROFILE_REF), document)
         if problem is not None:
-            raise CheckoutError(
-                f"{url}'s profile is not a valid UCP business profile: {problem.message}",
-                code="profile_malformed",
-                param=problem.param,
-                status=502,
-            )
+            raise _malformed(url, problem)
         ucp = document["ucp"]
         rest = [
             entry
