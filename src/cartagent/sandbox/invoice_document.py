@@ -297,8 +297,11 @@ def settled_status(doc: dict[str, Any], total: Decimal, unsettled: str) -> str:
     paid, refunded = paid_total(doc), refunded_total(doc)
     if refunded > 0:
         return "MARKED_AS_REFUNDED" if refunded >= paid else "PARTIALLY_REFUNDED"
-    if paid > 0:
-        return "MARKED_AS_PAID" if paid >= total else "PARTIALLY_PAID"
+    if paid > 0 and paid < total:
+        return "PARTIALLY_PAID"
+    if paid > 0:  # paid through PayPal (the buyer's page), or marked as paid by the merchant
+        through_paypal = any(t.get("type") == "PAYPAL" for t in transactions(doc, "payments"))
+        return "PAID" if through_paypal else "MARKED_AS_PAID"
     return unsettled
 
 

@@ -117,7 +117,7 @@ def _settle(
     # Settled against the total less an early payment discount only once a payment earned it.
     total = totals_of(doc).total - Decimal(doc.get("_discount_taken", 0))
     status = settled_status(doc, total, str(doc.get("_unsettled", "SENT")))
-    if paying and status == "MARKED_AS_PAID":
+    if paying and status in ("MARKED_AS_PAID", "PAID"):
         event, summary = "INVOICING.INVOICE.PAID", "An invoice was paid."
     save(call, tx, invoice_id, doc, status, event, summary)
 
@@ -131,6 +131,45 @@ def _external(call: Call, kind: str, on: date | None, amount: Decimal, currency:
         "method": call.body["method"],
         "amount": money(amount, currency),
     }
+
+
+def pay_through_paypal(call: Call, tx: Tx, invoice_id: str) -> Doc:
+    """The buyer pays what the invoice still asks, through PayPal (its payer page): a ``PAYPAL``
+    payment in the invoice and a payment in the ledger; the invoice as it now stands."""
+    row = require(tx, INVOICE, invoice_id, lock=True)
+    if current_status(row, today(call)) not in PAYABLE:
+        raise unprocessable(
+            "CANNOT_PROCESS_PAYMENTS", "Current invoice state does not support payment processing."
+        )
+    doc = copy.deepcopy(row.data)
+    currency: str = doc["detail"]["currency_code"]
+    total = totals_of(doc).total
+    discount = early_discount(doc, total, today(call))
+    due = total - discount - paid_total(doc)
+    if due <= 0:
+        raise unprocessable("CANNOT_PROCESS_PAYMENTS", "Nothing is due on this invoice.")
+    if discount > 0:
+        doc["_discount_taken"] = str(discount)
+    entry = {
+        "type": "PAYPAL",
+        "payment_id": call.sandbox.ids.paypal17(),
+        "transaction_type": "SALE",
+        "payment_date": today(call).isoformat(),
+        "method": "PAYPAL",
+        "amount": money(due, currency),
+    }
+    doc.setdefault("payments", {}).setdefault("transactions", []).append(entry)
+    _settle(
+        call,
+        tx,
+        invoice_id,
+        doc,
+        "INVOICING.INVOICE.UPDATED",
+        "An invoice was paid in part.",
+        paying=True,
+    )
+    _book(call, tx, invoice_id, doc, "payment", entry)
+    return doc
 
 
 def _book(call: Call, tx: Tx, invoice_id: str, doc: Doc, kind: str, entry: Doc) -> str:
@@ -150,7 +189,7 @@ def _book(call: Call, tx: Tx, invoice_id: str, doc: Doc, kind: str, entry: Doc) 
             "invoice_id": doc["detail"].get("invoice_number"),
             "parent_id": invoice_id,
             "payment_method": entry["method"],
-            "external": True,
+            "external": entry["type"] == "EXTERNAL",
         },
     )
     return transaction_id
