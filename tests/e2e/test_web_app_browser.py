@@ -233,12 +233,14 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     confirm.click()
     assert wait_for_reply(page, before).startswith("Paid. Receipt for order")
     assert "Receipt for order" in page.inner_text("#receipt")
+    assert "5.99 USD" in page.locator("#checkout dd").all_inner_texts()  # shipping, 46.66 < 50
     assert page.inner_text("#cart") == "Your cart is empty."
     shot(page, "4-receipt")
 
     where = ask(page, "where is my order")
     assert "paid" in where and "56.38 USD" in where
-    assert "paid" in page.inner_text("#orders")
+    orders = page.inner_text("#orders")
+    assert "paid" in orders and "1 \u00d7 T-Shirt (red, L, cotton)" in orders  # what, not an id
     assert errors == []
 
 

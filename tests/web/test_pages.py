@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from cartagent.assistant import Assistant, ConversationStore, PlacedOrder
+from cartagent.assistant import Assistant, CartLine, ConversationStore, PlacedOrder
 from cartagent.assistant.toolkit import assistant_toolkit
 from cartagent.cli.serve import serve
 from cartagent.errors import ConfigurationError
@@ -251,6 +251,9 @@ def test_the_cart_view_shows_lines_and_the_quote_to_the_owner_only(client: TestC
     assert client.get("/api/sessions/nope/cart", headers=bearer(ALICE)).status_code == 404
 
 
+SHIRT = CartLine("p1", "v1", "T-Shirt", Decimal("46.66"), "USD", 1, {"color": "red"})
+
+
 def test_the_cart_view_lists_the_sessions_orders_newest_first(
     client: TestClient, store: ConversationStore
 ) -> None:
@@ -263,7 +266,7 @@ def test_the_cart_view_lists_the_sessions_orders_newest_first(
                 status=status,  # type: ignore[arg-type]
                 total=Decimal("56.38"),
                 currency="USD",
-                lines=(),
+                lines=(SHIRT,) if status == "COMPLETED" else (),
                 created_at=datetime(2026, 11, 21, 12, n, tzinfo=UTC),
                 approve_url=f"http://127.0.0.1:9/checkoutnow?token=ORDER{n}",
             )
@@ -274,6 +277,10 @@ def test_the_cart_view_lists_the_sessions_orders_newest_first(
         ("ORDER1", "CREATED", "56.38"),
         ("ORDER0", "COMPLETED", "56.38"),
     ]
+    assert orders[0]["lines"] == []
+    [line] = orders[1]["lines"]
+    assert (line["title"], line["options"], line["quantity"]) == ("T-Shirt", {"color": "red"}, 1)
+    assert (line["line_price"], orders[1]["refunded"]) == ("46.66", "0")
 
 
 # ---------------------------------------------------------------------------- merchant

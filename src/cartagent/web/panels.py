@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, Field
 
-from ..assistant import Assistant, Conversation, Domain, UnknownSession
+from ..assistant import Assistant, CartLine, Conversation, Domain, UnknownSession
 from ..commerce.terms import DEMO_STORE, StoreTerms
 from .auth import Principal, Role
 from .failures import NOT_FOUND
@@ -76,6 +76,8 @@ class OrderOut(BaseModel):
     capture_id: str | None
     created_at: datetime
     paid_at: datetime | None
+    lines: list[CartLineOut] = Field(description="What the order is for.")
+    refunded: str = Field(description="What has been refunded of it so far.")
 
 
 class CartView(BaseModel):
@@ -90,20 +92,21 @@ class MerchantOverview(BaseModel):
     payments: bool = Field(description="Whether the panels can reach the payment backend.")
 
 
+def _line_out(line: CartLine) -> CartLineOut:
+    return CartLineOut(
+        product_id=line.product_id,
+        variant_id=line.variant_id,
+        title=line.title,
+        options=dict(line.options),
+        quantity=line.quantity,
+        unit_price=str(line.unit_price),
+        line_price=str(line.unit_price * line.quantity),
+        currency=line.currency,
+    )
+
+
 def _cart_view(conversation: Conversation, terms: StoreTerms) -> CartView:
-    lines = [
-        CartLineOut(
-            product_id=line.product_id,
-            variant_id=line.variant_id,
-            title=line.title,
-            options=dict(line.options),
-            quantity=line.quantity,
-            unit_price=str(line.unit_price),
-            line_price=str(line.unit_price * line.quantity),
-            currency=line.currency,
-        )
-        for line in conversation.cart
-    ]
+    lines = [_line_out(line) for line in conversation.cart]
     quote = None
     if conversation.cart:
         try:
@@ -128,6 +131,8 @@ def _cart_view(conversation: Conversation, terms: StoreTerms) -> CartView:
             capture_id=order.capture_id,
             created_at=order.created_at,
             paid_at=order.paid_at,
+            lines=[_line_out(line) for line in order.lines],
+            refunded=str(order.refunded),
         )
         for order in reversed(conversation.orders[-MAX_ORDERS_SHOWN:])
     ]

@@ -95,12 +95,29 @@ function showCart(view) {
     }
   }
   $("checkout-button").disabled = !view.lines.length;
-  $("orders").replaceChildren(
-    ...view.orders.map((order) =>
-      el("li", {
-        text: `Order ${order.id}: ${money(order.total, order.currency)}, ${STATUS_WORDS[order.status] || order.status}`,
-      }),
-    ),
+  $("orders").replaceChildren(...view.orders.map(orderItem));
+}
+
+const DAY = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+// One order of the orders panel: when, what, how much, where it stands.
+function orderItem(order) {
+  const placed = new Date(order.created_at);
+  const when = Number.isNaN(placed.getTime()) ? "" : DAY.format(placed);
+  const status = STATUS_WORDS[order.status] || order.status;
+  const refunded = Number(order.refunded) > 0 ? `, ${money(order.refunded, order.currency)} refunded` : "";
+  const lines = (order.lines || []).map((line) => {
+    const options = Object.values(line.options || {}).join(", ");
+    const name = options ? `${line.title} (${options})` : line.title;
+    return el("li", { text: `${line.quantity} × ${name}: ${money(line.line_price, line.currency)}` });
+  });
+  return el(
+    "li",
+    { className: "order" },
+    el("p", {
+      text: `Order ${order.id}${when ? ` · ${when}` : ""}: ${money(order.total, order.currency)}, ${status}${refunded}`,
+    }),
+    ...(lines.length ? [el("ul", { className: "order-lines" }, ...lines)] : []),
   );
 }
 
@@ -119,7 +136,9 @@ function receipt(order) {
     ["Total", order.total],
   ]) {
     if (value !== undefined && value !== null) {
-      rows.push(el("dt", { text: label }), el("dd", { text: money(value, order.currency) }));
+      // Shipping as the chat words it: "free", not "0.00 USD".
+      const shown = label === "Shipping" && Number(value) === 0 ? "free" : money(value, order.currency);
+      rows.push(el("dt", { text: label }), el("dd", { text: shown }));
     }
   }
   return [
