@@ -206,6 +206,9 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     before = reply_count(page)
     red.first.get_by_role("button", name="Add to cart").click()
     assert "Added 1 x T-Shirt (red, L, cotton)" in wait_for_reply(page, before)
+    # The confirmation's card (if any) offers no second "Add to cart".
+    confirmation = page.locator(".msg.assistant").last
+    assert confirmation.get_by_role("button", name="Add to cart").count() == 0
     assert "T-Shirt (red, L, cotton)" in page.inner_text("#cart")
     assert page.inner_text("#cart-total") == "56.38 USD"
     shot(page, "2-cart")

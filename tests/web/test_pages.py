@@ -231,7 +231,12 @@ def test_the_cart_view_shows_lines_and_the_quote_to_the_owner_only(client: TestC
     empty = client.get(f"/api/sessions/{session_id}/cart", headers=bearer(ALICE)).json()
     assert empty == {"lines": [], "quote": None, "orders": []}
     assert say(client, session_id, "show me red t-shirts").json()["cards"][0]["price"] == "46.66"
-    assert say(client, session_id, "add #1 to my cart").status_code == 200
+    added = say(client, session_id, "add #1 to my cart")
+    assert added.status_code == 200 and added.json()["data"] == {"added": True}
+    # The confirmation is marked so in the history too (its card offers no second add).
+    response = client.get(f"/api/sessions/{session_id}/messages", headers=bearer(ALICE))
+    history = response.json()["messages"]
+    assert [m["added"] for m in history if m["role"] == "assistant"] == [False, True]
     view = client.get(f"/api/sessions/{session_id}/cart", headers=bearer(ALICE))
     assert view.status_code == 200
     (line,) = view.json()["lines"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 
 from ..commerce.terms import StoreTerms
 from ..retrieval.filters import canonical_key
@@ -14,6 +15,7 @@ from .conversation import CartLine, Conversation
 from .references import NUMBER, focus, number_value
 
 __all__ = [
+    "ADDED",
     "ADD_LEAD",
     "TO_CART",
     "QuantityChange",
@@ -26,6 +28,10 @@ __all__ = [
     "lines_named",
     "names",
 ]
+
+ADDED = MappingProxyType({"added": True})
+"""The data of a reply that confirms an addition to the cart (its card is what was added: a
+page shows it without a second "Add to cart")."""
 
 _WORD = re.compile(r"[a-z0-9]+")
 _NOT_NAMES = {

@@ -116,6 +116,9 @@ class Message(BaseModel):
     cards: list[Card]
     timings: Timings = Field(description=_TIMINGS + " Empty for the user's messages.")
     created_at: datetime | None
+    added: bool = Field(
+        default=False, description="Whether it confirms an addition to the cart (its card)."
+    )
 
     @classmethod
     def of(cls, message: StoredMessage) -> Message:
@@ -126,6 +129,7 @@ class Message(BaseModel):
             cards=[Card.of(c) for c in message.payload.get("cards", ())],
             timings=dict(message.timings),
             created_at=message.created_at,
+            added=message.payload.get("added") is True,
         )
 
 

@@ -32,6 +32,7 @@ from ...commerce.terms import DEMO_STORE, Quote, StoreTerms
 from ...money import Money
 from ...tools import ToolResult
 from ..cart import (
+    ADDED,
     QuantityChange,
     add_card,
     change_quantity,
@@ -200,9 +201,8 @@ class CheckoutSpecialist:
         card = pointed_card(conversation, reference)
         if isinstance(card, str):
             return Reply(card, self.domain, tuple(conversation.results))
-        return Reply(
-            add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
-        )
+        added = add_card(conversation, card, reference.quantity, self.terms)
+        return Reply(added, self.domain, (card,), data=ADDED)
 
     def _add_picked(
         self,
@@ -218,7 +218,7 @@ class CheckoutSpecialist:
             text = f"Which one? {len(pick.cards)} of those shown are {pick.described}:"
             return Reply(text, self.domain, pick.cards)
         card = pick.cards[0]
-        return Reply(add_card(conversation, card, 1, self.terms), self.domain, (card,))
+        return Reply(add_card(conversation, card, 1, self.terms), self.domain, (card,), data=ADDED)
 
     def _add_version(
         self,
@@ -230,7 +230,7 @@ class CheckoutSpecialist:
         found = unshown(pick, conversation, product_of)
         if found.add is not None:
             added = add_card(conversation, found.add, 1, self.terms)
-            return Reply(f"{found.text}{added}", self.domain, (found.add,))
+            return Reply(f"{found.text}{added}", self.domain, (found.add,), data=ADDED)
         if found.cards:
             conversation.results = list(found.cards)  # "the second one" is among these now
         return Reply(found.text, self.domain, found.cards)

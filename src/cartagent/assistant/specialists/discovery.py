@@ -40,7 +40,7 @@ from ...retrieval.near_misses import what_it_breaks
 from ...retrieval.query import PriceRange, SearchQuery
 from ...retrieval.rules import price_clash
 from ..cards import ProductCard, card_from_hit
-from ..cart import ADD_LEAD, TO_CART, add_card
+from ..cart import ADD_LEAD, ADDED, TO_CART, add_card
 from ..comparison import compare_cards, find_comparison
 from ..conversation import Conversation
 from ..domains import Domain
@@ -325,9 +325,8 @@ class DiscoverySpecialist:
             return Reply(card, self.domain, tuple(conversation.results))
         if reference.action == "show":
             return Reply(f"#{card.rank}: {card.describe()}.", self.domain, (card,))
-        return Reply(
-            add_card(conversation, card, reference.quantity, self.terms), self.domain, (card,)
-        )
+        added = add_card(conversation, card, reference.quantity, self.terms)
+        return Reply(added, self.domain, (card,), data=ADDED)
 
     async def _meant(
         self, turn: TurnContext, example: str, *, of_product: bool

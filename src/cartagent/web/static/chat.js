@@ -195,7 +195,9 @@ export class Chat {
     });
   }
 
-  say(role, text, cards = []) {
+  // `added`: the answer confirms an addition to the cart; its card is what was added, so it
+  // offers no "Add to cart" (that would invite a double add).
+  say(role, text, cards = [], added = false) {
     const who = role === "user" ? "You" : "Assistant";
     const message = el(
       "div",
@@ -205,7 +207,7 @@ export class Chat {
     );
     if (cards.length) {
       const list = el("div", { className: "cards" });
-      const onAdd = this.onAdd ? (card) => this.onAdd(card) : null;
+      const onAdd = this.onAdd && !added ? (card) => this.onAdd(card) : null;
       list.append(...cards.map((card) => productCard(card, onAdd)));
       message.append(list);
     }
@@ -216,7 +218,9 @@ export class Chat {
 
   showHistory(messages) {
     this.log.replaceChildren();
-    for (const message of messages) this.say(message.role, message.text, message.cards || []);
+    for (const message of messages) {
+      this.say(message.role, message.text, message.cards || [], message.added === true);
+    }
   }
 
   setStatus(text, problem = false) {
@@ -242,7 +246,7 @@ export class Chat {
         shown.textContent = sofar;
       });
       answer.remove();
-      this.say("assistant", reply.text, reply.cards);
+      this.say("assistant", reply.text, reply.cards, reply.data && reply.data.added === true);
       this.setStatus("");
       if (this.onReply) await this.onReply(reply, text);
       return reply;
