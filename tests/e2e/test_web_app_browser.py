@@ -213,7 +213,9 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     assert page.inner_text("#cart-total") == "56.38 USD"
     shot(page, "2-cart")
 
-    assert "Approve the payment on PayPal" in ask(page, "checkout")
+    asked = ask(page, "checkout")
+    assert "Approve the payment on PayPal" in asked
+    assert "checkoutnow" not in asked and "\u201cPay with PayPal\u201d button" in asked
     pay = page.locator("#pay-with-paypal")
     assert pay.inner_text() == "Pay with PayPal"
     sandbox = f"http://127.0.0.1:{server.env['CARTAGENT_SANDBOX_PORT']}/checkoutnow?token="

@@ -417,3 +417,19 @@ def test_the_openapi_schema_describes_the_replies(client: TestClient) -> None:
     assert schema["components"]["securitySchemes"]["HTTPBearer"]["scheme"] == "bearer"
     docs = client.get("/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
+
+
+def test_a_stored_message_says_its_approval_link_and_whether_it_confirms_an_add() -> None:
+    from cartagent.assistant import StoredMessage
+    from cartagent.web.schemas import Message
+
+    url = "http://127.0.0.1:9/checkoutnow?token=ORDER1"
+    asking = StoredMessage("assistant", f"Approve the payment on PayPal: {url}", payload={
+        "order": {"id": "ORDER1", "approve_url": url}
+    })  # fmt: skip
+    shown = Message.of(asking)
+    assert (shown.approve_url, shown.added) == (url, False)
+    adding = Message.of(StoredMessage("assistant", "Added 1 x Mug", payload={"added": True}))
+    assert (adding.approve_url, adding.added) == (None, True)
+    odd = Message.of(StoredMessage("assistant", "x", payload={"order": "not an object"}))
+    assert odd.approve_url is None

@@ -119,6 +119,9 @@ class Message(BaseModel):
     added: bool = Field(
         default=False, description="Whether it confirms an addition to the cart (its card)."
     )
+    approve_url: str | None = Field(
+        default=None, description="The PayPal approval link its text gives, if any."
+    )
 
     @classmethod
     def of(cls, message: StoredMessage) -> Message:
@@ -130,7 +133,14 @@ class Message(BaseModel):
             timings=dict(message.timings),
             created_at=message.created_at,
             added=message.payload.get("added") is True,
+            approve_url=_approve_url(message.payload),
         )
+
+
+def _approve_url(payload: Mapping[str, Any]) -> str | None:
+    order = payload.get("order")
+    url = order.get("approve_url") if isinstance(order, Mapping) else None
+    return url if isinstance(url, str) else None
 
 
 class History(BaseModel):

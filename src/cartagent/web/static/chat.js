@@ -197,7 +197,10 @@ export class Chat {
 
   // `added`: the answer confirms an addition to the cart; its card is what was added, so it
   // offers no "Add to cart" (that would invite a double add).
-  say(role, text, cards = [], added = false) {
+  // `approveUrl`: a PayPal approval link the text gives; the page's "Pay with PayPal" button is
+  // the one way to it, so the text names the button instead of printing the address.
+  say(role, text, cards = [], added = false, approveUrl = null) {
+    if (approveUrl) text = text.split(approveUrl).join("the \u201cPay with PayPal\u201d button");
     const who = role === "user" ? "You" : "Assistant";
     const message = el(
       "div",
@@ -219,7 +222,7 @@ export class Chat {
   showHistory(messages) {
     this.log.replaceChildren();
     for (const message of messages) {
-      this.say(message.role, message.text, message.cards || [], message.added === true);
+      this.say(message.role, message.text, message.cards || [], message.added === true, message.approve_url);
     }
   }
 
@@ -246,7 +249,9 @@ export class Chat {
         shown.textContent = sofar;
       });
       answer.remove();
-      this.say("assistant", reply.text, reply.cards, reply.data && reply.data.added === true);
+      const data = reply.data || {};
+      const approveUrl = data.order ? data.order.approve_url : null;
+      this.say("assistant", reply.text, reply.cards, data.added === true, approveUrl);
       this.setStatus("");
       if (this.onReply) await this.onReply(reply, text);
       return reply;
