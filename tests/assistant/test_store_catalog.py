@@ -103,3 +103,15 @@ async def test_a_kind_of_product_the_store_does_not_sell_is_said_so(
         "Its departments: Clothing, Home & Kitchen."
     )
     assert "this store has no" not in shirt.text
+
+
+def test_examples_name_the_stores_own_kinds_with_prices_most_of_them_are_under() -> None:
+    examples = CatalogOverview.of(SHOP).examples()
+    assert examples == [
+        "What do you sell?",
+        "Show me t-shirts",
+        "Hoodies under $36",  # the hoodie's cheapest variant costs 35.00
+        "Mugs under $13",
+        "What is your return policy?",
+    ]
+    assert CatalogOverview().examples() == ["What do you sell?", "What is your return policy?"]

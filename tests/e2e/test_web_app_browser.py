@@ -193,6 +193,9 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     page.goto(f"{server.base_url}/shop")
     ready(page)
     assert page.evaluate("() => localStorage.getItem('cartagent.guestToken')").startswith("guest.")
+    examples = page.locator("#welcome button.example")
+    assert 4 <= examples.count() <= 6  # a welcome with requests made from this store
+    shot(page, "0-welcome")
 
     assert "t-shirt" in ask(page, "a t-shirt").lower()
     assert last_cards(page).count() >= 2
@@ -246,6 +249,17 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     assert "paid" in where and "56.38 USD" in where
     orders = page.inner_text("#orders")
     assert "paid" in orders and "1 \u00d7 T-Shirt (red, L, cotton)" in orders  # what, not an id
+    assert errors == []
+
+
+def test_a_welcome_example_is_one_click_from_results(server: WebAppServer, page: Any) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/shop")
+    ready(page)
+    before = reply_count(page)
+    page.locator("#welcome button.example", has_text="Show me").first.click()
+    wait_for_reply(page, before)
+    assert last_cards(page).count() >= 1
     assert errors == []
 
 

@@ -21,11 +21,13 @@ from cartagent.assistant import (
     ConversationStore,
     Reply,
 )
+from cartagent.assistant.specialists import default_specialists
 from cartagent.database import create_engine
 from cartagent.retrieval.search import Searcher
 from cartagent.web import ApiKeys, create_api
 from tests import asgi
 from tests.asgi import megabytes
+from tests.assistant.conftest import SHOP
 
 from .conftest import (
     ALICE,
@@ -433,3 +435,24 @@ def test_a_stored_message_says_its_approval_link_and_whether_it_confirms_an_add(
     assert (adding.approve_url, adding.added) == (None, True)
     odd = Message.of(StoredMessage("assistant", "x", payload={"order": "not an object"}))
     assert odd.approve_url is None
+
+
+def test_the_examples_are_made_from_the_catalog_and_each_works(
+    store: ConversationStore, shop_searcher: Searcher, keys: ApiKeys
+) -> None:
+    from cartagent.assistant.router import EmbeddingRouter, load_examples
+    from cartagent.testing import HashingEmbedder
+
+    # The shipped routing examples (the real router's), over a hashing embedder (no model).
+    router = EmbeddingRouter(HashingEmbedder(256), load_examples(), k=1)
+    specialists = default_specialists(catalog=SHOP)
+    assistant = Assistant(router, store, searcher=shop_searcher, specialists=specialists)
+    with TestClient(create_api(assistant, keys), raise_server_exceptions=False) as http:
+        examples = http.get("/api/examples").json()["examples"]  # no key needed
+        assert 4 <= len(examples) <= 6 and examples[0] == "What do you sell?"
+        session_id = new_session(http)
+        for text in examples:
+            reply = say(http, session_id, text).json()
+            assert reply["domain"] not in (None, "out_of_scope"), (text, reply["text"])
+            if text.startswith(("Show me", "Do you have")) or " under $" in text:
+                assert reply["cards"], (text, reply["text"])  # products, not an apology

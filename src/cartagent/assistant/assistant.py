@@ -35,6 +35,7 @@ from .safety import screen
 from .shown_questions import question_about_shown
 from .small_talk import small_talk
 from .specialist import Specialist, TurnContext, check_specialists
+from .store_catalog import CatalogOverview
 from .variant_change import find_variant_change
 
 if TYPE_CHECKING:
@@ -181,6 +182,13 @@ class Assistant:
             f"Sorry, I could not answer that: {why}. Nothing was changed (your cart and "
             "orders are as they were); please try again in a moment."
         )
+
+    def examples(self) -> list[str]:
+        """Requests a shopper could start with, made from the store's catalog."""
+        overview = getattr(self.specialists.get(Domain.DISCOVERY), "overview", None)
+        if isinstance(overview, CatalogOverview) and overview:
+            return overview.examples()
+        return ["What do you sell?", "What is your return policy?"]
 
     def open_session(self, session_id: str | None = None, *, owner: str | None = None) -> str:
         """``session_id`` if that conversation exists, else a new one (with that id if given)."""

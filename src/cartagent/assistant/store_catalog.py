@@ -8,10 +8,12 @@ the most stocked first. :data:`CATALOG_QUESTION` recognises the question.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from ..catalog import Product
 
@@ -29,25 +31,52 @@ CATALOG_QUESTION = re.compile(
 )
 """A question about what the store sells as a whole."""
 MAX_DEPARTMENTS = 12
+MAX_EXAMPLES = 6
 MAX_KINDS = 6
 _OTHER = "Other"
 
 
 @dataclass(frozen=True)
 class CatalogOverview:
-    """Departments with the number of products of each kind in them."""
+    """Departments with the number of products of each kind in them, and each kind's
+    products' lowest prices (what example requests are made from)."""
 
     departments: dict[str, Counter[str]] = field(default_factory=dict)
+    prices: dict[str, list[Decimal]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, products: Iterable[Product]) -> CatalogOverview:
         departments: dict[str, Counter[str]] = {}
+        prices: dict[str, list[Decimal]] = {}
         for product in products:
             path = [part for part in product.category if part.strip()]
             department = path[0] if path else _OTHER
             kind = path[-1] if len(path) > 1 else product.title
             departments.setdefault(department, Counter())[kind] += 1
-        return cls(departments)
+            offered = [v.price for v in product.variants if v.available]
+            if offered:
+                prices.setdefault(kind, []).append(min(offered))
+        return cls(departments, prices)
+
+    def examples(self, limit: int = MAX_EXAMPLES) -> list[str]:
+        """Requests a shopper could start with that this store answers: what it sells, its
+        most stocked kinds of product (one with a price most of them are under), a policy."""
+        kinds = Counter[str]()
+        for counted in self.departments.values():
+            kinds.update(counted)
+        ranked = [kind for kind, _ in kinds.most_common()]
+        out = ["What do you sell?"]
+        if ranked:
+            out.append(f"Show me {ranked[0].lower()}")
+        for kind in ranked[1:3]:
+            prices = sorted(self.prices.get(kind, []))
+            if prices:
+                typical = prices[(len(prices) * 3) // 4]  # three in four of them cost less
+                out.append(f"{kind.lower().capitalize()} under ${math.floor(typical) + 1}")
+            else:
+                out.append(f"Do you have {kind.lower()}?")
+        out.append("What is your return policy?")
+        return out[:limit]
 
     def __bool__(self) -> bool:
         return bool(self.departments)

@@ -37,6 +37,7 @@ from .pages import pages_router
 from .panels import panels_router
 from .schemas import (
     ApiIndex,
+    Examples,
     FieldProblem,
     Health,
     History,
@@ -134,6 +135,11 @@ def create_api(
     async def index() -> ApiIndex:
         """What this server is and where its parts are; needs no key."""
         return ApiIndex()
+
+    @api.get("/examples", response_model=Examples, tags=["sessions"])
+    async def examples() -> Examples:
+        """Requests a shopper could start with on this store; needs no key."""
+        return Examples(examples=assistant.examples())
 
     @api.get("/health", response_model=Health, tags=["health"])
     async def health() -> Health:

@@ -179,6 +179,13 @@ class ValidationProblem(Problem):
     errors: list[FieldProblem]
 
 
+class Examples(BaseModel):
+    """``GET /api/examples``: requests a shopper could start with, made from the store's
+    catalog (what it sells, its most stocked kinds, a policy)."""
+
+    examples: list[str]
+
+
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
     version: str = __version__

@@ -209,6 +209,29 @@ const chat = new Chat({
     afterReply(reply).catch((error) => chat.setStatus(`The cart could not be read: ${error.detail}`, true)),
 });
 
+// An empty conversation starts with a greeting and requests that work on this store.
+async function welcome() {
+  let examples = [];
+  try {
+    examples = (await callApi("/api/examples", {})).examples;
+  } catch {
+    return; // the chat works without them
+  }
+  const buttons = examples.map((text) => {
+    const button = el("button", { className: "example", text, attrs: { type: "button" } });
+    button.addEventListener("click", () => chat.send(text));
+    return button;
+  });
+  $("log").append(
+    el(
+      "div",
+      { className: "welcome", attrs: { id: "welcome" } },
+      el("p", { text: "Hi! Tell me what you are looking for, in your own words. For example:" }),
+      el("div", { className: "examples" }, ...buttons),
+    ),
+  );
+}
+
 async function start() {
   const params = new URLSearchParams(window.location.search);
   const fromUrl = params.get("session");
@@ -229,6 +252,7 @@ async function start() {
   // PayPal's token and PayerID have done their job; a reload must not replay them.
   window.history.replaceState(null, "", "/shop");
   chat.showHistory(opened.history.messages);
+  if (!opened.history.messages.length) await welcome();
   const view = await refreshCart();
   showCheckout(view.orders[0]);
   $("checkout-button").addEventListener("click", () => chat.send("checkout"));
