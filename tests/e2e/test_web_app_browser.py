@@ -324,6 +324,19 @@ def test_the_merchant_signs_in_reads_the_panels_and_has_an_invoice_made(
     for panel in ("transactions", "invoices", "plans", "disputes"):
         assert "Could not load" not in page.inner_text(f"#{panel}")
     shot(page, "5-merchant-dashboard")
+    # The transactions filter by type; each row says its type and the rows add up.
+    page.select_option("#transaction-kind", "refund")
+    page.wait_for_function(
+        """() => {
+             const types = [...document.querySelectorAll('#transactions tbody td:nth-child(2)')];
+             const text = document.getElementById('transactions').textContent;
+             return types.length ? types.every((cell) => cell.textContent === 'refund')
+                                 : text.includes('of this kind');
+           }"""
+    )
+    if page.locator("#transactions tbody tr").count():  # the seeded store has refunds
+        assert "Refunds" in page.inner_text("#transactions .totals-line")
+    page.select_option("#transaction-kind", "")
 
     text = ask(
         page,

@@ -457,3 +457,39 @@ def test_serve_sends_paypal_back_to_the_shop_and_prints_the_pages(
         assert http.post("/api/sessions", headers=bearer(token)).status_code == 201
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
     assert GuestTokens(guest_secret(secret)).principal(token) is not None
+
+
+def test_transactions_carry_their_type_and_add_up_and_filter_by_type(
+    merchant: TestClient, paypal_client: AsyncPayPalClient, sandbox: Sandbox, http: TestClient
+) -> None:
+    order = _paid_order(paypal_client, http, "40.00")
+    captured = asyncio.run(paypal_client.get(f"/v2/checkout/orders/{order}"))
+    capture = captured["purchase_units"][0]["payments"]["captures"][0]["id"]
+    sandbox.clock.advance(timedelta(hours=1))
+    refund = {"amount": {"currency_code": "USD", "value": "15.00"}}
+    asyncio.run(paypal_client.post(f"/v2/payments/captures/{capture}/refund", refund))
+    body = merchant.get("/api/merchant/transactions", headers=bearer(MERCHANT)).json()
+    assert [(t["type"], t["amount"]) for t in body["transactions"]] == [
+        ("refund", "-15.00"),
+        ("payment", "40.00"),
+    ]
+    totals = body["totals"]["USD"]
+    assert (totals["payments"], totals["refunds"]) == ("40.00", "15.00")
+    fees = Decimal(totals["fees"])
+    assert Decimal(totals["net"]) == Decimal("25.00") - fees
+    only = merchant.get("/api/merchant/transactions?kind=refund", headers=bearer(MERCHANT)).json()
+    assert [t["type"] for t in only["transactions"]] == ["refund"]
+    assert only["totals"]["USD"]["payments"] == "0"
+    bad = merchant.get("/api/merchant/transactions?kind=bogus", headers=bearer(MERCHANT))
+    assert bad.status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [("T0006", "payment"), ("T1107", "refund"), ("T1106", "reversal"), ("T0113", "fee"),
+     ("T2001", "other"), (None, "other")],
+)  # fmt: skip
+def test_paypal_event_codes_read_as_a_merchant_would(code: str | None, kind: str) -> None:
+    from cartagent.web.panels import transaction_kind
+
+    assert transaction_kind(code) == kind

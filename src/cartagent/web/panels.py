@@ -12,7 +12,8 @@
 import asyncio
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, Field
@@ -90,6 +91,52 @@ class MerchantOverview(BaseModel):
     name: str
     role: Role
     payments: bool = Field(description="Whether the panels can reach the payment backend.")
+
+
+TransactionKind = Literal["payment", "refund", "reversal", "fee", "other"]
+ZERO = Decimal(0)
+
+
+def transaction_kind(event_code: Any) -> TransactionKind:
+    """What a PayPal transaction event code (``T0006``, ``T1107``...) is, in a merchant's words:
+    T00xx are payments received, T1107 a refund, other T11xx reversals (chargebacks, holds
+    undone), T01xx fees."""
+    code = str(event_code or "")
+    if code.startswith("T00"):
+        return "payment"
+    if code == "T1107":
+        return "refund"
+    if code.startswith("T11"):
+        return "reversal"
+    if code.startswith("T01"):
+        return "fee"
+    return "other"
+
+
+def transaction_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """Per currency: what came in (payments), went back (refunds and reversals), was charged
+    in fees (less fees returned with refunds), and the net."""
+    sums: dict[str, dict[str, Decimal]] = {}
+    for row in rows:
+        currency = str(row.get("currency") or "")
+        try:
+            amount = Decimal(str(row.get("amount") or "0"))
+            fee = Decimal(str(row.get("fee") or "0"))
+        except ArithmeticError:
+            continue
+        totals = sums.setdefault(currency, dict.fromkeys(("payments", "refunds", "fees"), ZERO))
+        if row["type"] == "payment":
+            totals["payments"] += amount
+        elif row["type"] in ("refund", "reversal"):
+            totals["refunds"] += -amount
+        totals["fees"] -= fee  # PayPal's fee is negative when charged, positive when returned
+    return {
+        currency: {
+            **{name: str(value) for name, value in totals.items()},
+            "net": str(totals["payments"] - totals["refunds"] - totals["fees"]),
+        }
+        for currency, totals in sums.items()
+    }
 
 
 def _line_out(line: CartLine) -> CartLineOut:
@@ -208,8 +255,11 @@ def panels_router(
     async def transactions(
         _: Annotated[Principal, Depends(merchant)],
         page_size: Annotated[int, Query(ge=1, le=100)] = 20,
+        kind: Annotated[TransactionKind | None, Query(description="Only this type.")] = None,
     ) -> dict[str, Any]:
-        """The newest ``page_size`` transactions of the last 31 days, newest first."""
+        """The newest ``page_size`` transactions of the last 31 days (of one ``kind``, if
+        given), newest first, each with its ``type`` (payment, refund, fee, reversal, other),
+        and their ``totals`` per currency: payments, refunds, fees and net."""
         first = await read("list_transactions", {"page_size": page_size})
         found = list(first["transactions"])
         pages = first.get("total_pages") or 1
@@ -218,8 +268,10 @@ def panels_router(
             later = await read("list_transactions", {"page_size": page_size, "page": page})
             found += later["transactions"]
         found.sort(key=lambda row: str(row.get("date") or ""), reverse=True)
+        typed = [{**row, "type": transaction_kind(row.get("event_code"))} for row in found]
+        shown = [row for row in typed if kind is None or row["type"] == kind][:page_size]
         window = {key: first.get(key) for key in ("start_date", "end_date", "total_items")}
-        return {**window, "transactions": found[:page_size]}
+        return {**window, "transactions": shown, "totals": transaction_totals(shown)}
 
     @router.get("/merchant/invoices", responses=_BACKEND, tags=["web app"])
     async def invoices(

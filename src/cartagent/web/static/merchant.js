@@ -32,16 +32,31 @@ const TRANSACTION_STATUS = { S: "completed", P: "pending", V: "reversed", D: "de
 const PANELS = {
   transactions: {
     caption: "Transactions",
-    columns: ["Date", "Transaction", "Order", "Status", "Amount"],
+    columns: ["Date", "Type", "Transaction", "Order", "Status", "Amount"],
+    query: () => {
+      const kind = $("transaction-kind").value;
+      return kind ? `?kind=${encodeURIComponent(kind)}` : "";
+    },
     rows: (body) =>
       body.transactions.map((t) => [
         (t.date || "").slice(0, 10),
+        t.type,
         t.id,
         t.paypal_reference_id,
         TRANSACTION_STATUS[t.status] || t.status,
         money(t.amount, t.currency),
       ]),
-    empty: "No transactions in the last 31 days.",
+    // What the rows add up to, per currency: in, back out, fees, net.
+    after: (body) =>
+      Object.entries(body.totals || {}).map(([currency, t]) =>
+        el("p", {
+          className: "totals-line",
+          text:
+            `Payments ${money(t.payments, currency)} · Refunds ${money(t.refunds, currency)} · ` +
+            `Fees ${money(t.fees, currency)} · Net ${money(t.net, currency)}`,
+        }),
+      ),
+    empty: "No transactions of this kind in the last 31 days.",
   },
   invoices: {
     caption: "Invoices",
@@ -81,10 +96,12 @@ async function loadPanel(name) {
   const box = $(name);
   box.setAttribute("aria-busy", "true");
   try {
-    const body = await callApi(`/api/merchant/${name}`, { token: key });
+    const query = panel.query ? panel.query() : "";
+    const body = await callApi(`/api/merchant/${name}${query}`, { token: key });
     const rows = panel.rows(body);
     box.replaceChildren(
       rows.length ? table(panel.caption, panel.columns, rows) : el("p", { className: "empty", text: panel.empty }),
+      ...(rows.length && panel.after ? panel.after(body) : []),
     );
   } catch (error) {
     if (error instanceof ApiError && (error.status === 401 || error.status === 403)) signOut();
@@ -128,6 +145,7 @@ async function start() {
   $("who").textContent = `Signed in as ${who.name}` + (who.payments ? "" : " (payments are not configured)");
   $("sign-out").addEventListener("click", signOut);
   $("refresh").addEventListener("click", () => refreshPanels());
+  $("transaction-kind").addEventListener("change", () => loadPanel("transactions"));
   const panels = refreshPanels();
   const wanted = sessionStorage.getItem(SESSION);
   let history = { messages: [] };
