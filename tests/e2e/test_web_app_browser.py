@@ -323,6 +323,9 @@ def test_the_merchant_signs_in_reads_the_panels_and_has_an_invoice_made(
     assert page.inner_text("#who") == "Signed in as mia"
     for panel in ("transactions", "invoices", "plans", "disputes"):
         assert "Could not load" not in page.inner_text(f"#{panel}")
+    # The sales chart is drawn (a canvas from the vendored uPlot), its figures also in words.
+    page.wait_for_selector("#sales-chart .uplot canvas")
+    assert " sold and " in page.inner_text("#sales-summary")
     shot(page, "5-merchant-dashboard")
     # The transactions filter by type; each row says its type and the rows add up.
     page.select_option("#transaction-kind", "refund")

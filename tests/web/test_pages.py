@@ -493,3 +493,27 @@ def test_paypal_event_codes_read_as_a_merchant_would(code: str | None, kind: str
     from cartagent.web.panels import transaction_kind
 
     assert transaction_kind(code) == kind
+
+
+def test_the_sales_chart_adds_up_each_day(
+    merchant: TestClient, paypal_client: AsyncPayPalClient, sandbox: Sandbox, http: TestClient
+) -> None:
+    order = _paid_order(paypal_client, http, "40.00")
+    _paid_order(paypal_client, http, "2.50")
+    captured = asyncio.run(paypal_client.get(f"/v2/checkout/orders/{order}"))
+    capture = captured["purchase_units"][0]["payments"]["captures"][0]["id"]
+    refund = {"amount": {"currency_code": "USD", "value": "15.00"}}
+    asyncio.run(paypal_client.post(f"/v2/payments/captures/{capture}/refund", refund))
+    body = merchant.get("/api/merchant/sales", headers=bearer(MERCHANT)).json()
+    assert body["currency"] == "USD" and len(body["days"]) == len(body["sales"]) <= 31
+    today = body["days"].index(sandbox.clock.now().date().isoformat())
+    assert (body["sales"][today], body["refunds"][today]) == ("42.50", "15.00")
+    assert sum(Decimal(value) for value in body["sales"]) == Decimal("42.50")
+
+
+def test_daily_sales_of_nothing_is_an_empty_series() -> None:
+    from cartagent.web.panels import daily_sales
+
+    assert daily_sales([], "", "") == {"currency": "", "days": [], "sales": [], "refunds": []}
+    [day] = daily_sales([], "2026-12-01", "2026-12-01")["days"]
+    assert day == "2026-12-01"

@@ -10,8 +10,9 @@
 # No ``from __future__ import annotations``: FastAPI reads the routes' annotations at run time.
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -137,6 +138,53 @@ def transaction_totals(rows: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
         }
         for currency, totals in sums.items()
     }
+
+
+MAX_SALES_PAGES = 50
+
+
+def daily_sales(rows: list[dict[str, Any]], start: str, end: str) -> dict[str, Any]:
+    """``rows`` (transactions) as one series per day from ``start`` to ``end`` (ISO dates or
+    timestamps): sales (payments) and refunds (refunds and reversals, positive), in the
+    currency most rows are in."""
+    currencies = Counter(str(row.get("currency") or "") for row in rows)
+    currency = currencies.most_common(1)[0][0] if currencies else ""
+    first = _day(start) or _day(min((str(r.get("date") or "") for r in rows), default=""))
+    last = _day(end) or _day(max((str(r.get("date") or "") for r in rows), default=""))
+    if first is None or last is None or last < first:
+        return {"currency": currency, "days": [], "sales": [], "refunds": []}
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)][-MAX_DAYS:]
+    sold = dict.fromkeys(days, ZERO)
+    refunded = dict.fromkeys(days, ZERO)
+    for row in rows:
+        day = _day(str(row.get("date") or ""))
+        if day not in sold or row.get("currency") != currency:
+            continue
+        try:
+            amount = Decimal(str(row.get("amount") or "0"))
+        except ArithmeticError:
+            continue
+        kind = transaction_kind(row.get("event_code"))
+        if kind == "payment":
+            sold[day] += amount
+        elif kind in ("refund", "reversal"):
+            refunded[day] -= amount
+    return {
+        "currency": currency,
+        "days": [day.isoformat() for day in days],
+        "sales": [str(sold[day]) for day in days],
+        "refunds": [str(refunded[day]) for day in days],
+    }
+
+
+MAX_DAYS = 31
+
+
+def _day(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text[:10])
+    except ValueError:
+        return None
 
 
 def _line_out(line: CartLine) -> CartLineOut:
@@ -272,6 +320,23 @@ def panels_router(
         shown = [row for row in typed if kind is None or row["type"] == kind][:page_size]
         window = {key: first.get(key) for key in ("start_date", "end_date", "total_items")}
         return {**window, "transactions": shown, "totals": transaction_totals(shown)}
+
+    @router.get("/merchant/sales", responses=_BACKEND, tags=["web app"])
+    async def sales(_: Annotated[Principal, Depends(merchant)]) -> dict[str, Any]:
+        """Daily sales and refunds of the last 31 days, for the dashboard's chart: every page
+        of the transactions (at most :data:`MAX_SALES_PAGES` of 100), added up per day in the
+        currency with the most transactions."""
+        rows: list[dict[str, Any]] = []
+        first = await read("list_transactions", {"page_size": 100})
+        rows += first["transactions"]
+        pages = min(int(first.get("total_pages") or 1), MAX_SALES_PAGES)
+        for page in range(2, pages + 1):
+            rows += (await read("list_transactions", {"page_size": 100, "page": page}))[
+                "transactions"
+            ]
+        return daily_sales(
+            rows, str(first.get("start_date") or ""), str(first.get("end_date") or "")
+        )
 
     @router.get("/merchant/invoices", responses=_BACKEND, tags=["web app"])
     async def invoices(

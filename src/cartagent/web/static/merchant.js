@@ -113,8 +113,54 @@ async function loadPanel(name) {
   }
 }
 
+// The daily sales and refunds of the last 31 days as a chart (uPlot, vendored), with its
+// figures in words for those who do not see it.
+let salesChart = null;
+
+async function loadSales() {
+  const box = $("sales-chart");
+  const summary = $("sales-summary");
+  let body;
+  try {
+    body = await callApi("/api/merchant/sales", { token: key });
+  } catch (error) {
+    summary.textContent = `Could not load: ${error.detail || error.message}`;
+    return;
+  }
+  const sales = body.sales.map(Number);
+  const refunds = body.refunds.map(Number);
+  const total = (values) => values.reduce((sum, value) => sum + value, 0);
+  const sold = total(sales);
+  const back = total(refunds);
+  const best = sales.indexOf(Math.max(...sales, 0));
+  summary.textContent = body.days.length
+    ? `${money(sold.toFixed(2), body.currency)} sold and ${money(back.toFixed(2), body.currency)} ` +
+      `refunded from ${body.days[0]} to ${body.days[body.days.length - 1]}` +
+      (sold > 0 ? `; the best day was ${body.days[best]} (${money(sales[best].toFixed(2), body.currency)}).` : ".")
+    : "No transactions in the last 31 days.";
+  if (salesChart) salesChart.destroy();
+  salesChart = null;
+  if (!body.days.length || typeof window.uPlot !== "function") return;
+  const times = body.days.map((day) => Date.parse(`${day}T00:00:00Z`) / 1000);
+  const width = Math.max(280, box.clientWidth || 480);
+  salesChart = new window.uPlot(
+    {
+      width,
+      height: 220,
+      series: [
+        {},
+        { label: `Sales (${body.currency})`, stroke: "#0b5cad", width: 2, fill: "rgba(11,92,173,0.08)" },
+        { label: `Refunds (${body.currency})`, stroke: "#b3261e", width: 2 },
+      ],
+      axes: [{}, { size: 70 }],
+    },
+    [times, sales, refunds],
+    box,
+  );
+}
+
 function refreshPanels() {
-  return Promise.all(Object.keys(PANELS).map(loadPanel));
+  return Promise.all([...Object.keys(PANELS).map(loadPanel), loadSales()]);
 }
 
 const chat = new Chat({
