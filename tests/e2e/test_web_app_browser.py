@@ -375,3 +375,23 @@ def test_the_api_docs_render_with_every_other_origin_blocked(
     page.wait_for_selector("text=HTTPBearer")
     shot(page, "7-api-docs")
     assert elsewhere == [] and errors == []
+
+
+def test_on_a_390_px_phone_nothing_runs_off_the_screen(server: WebAppServer, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    context.set_default_timeout(WAIT_MS)
+    page = context.new_page()
+    try:
+        errors = script_errors(page)
+        page.goto(f"{server.base_url}/shop")
+        ready(page)
+        ask(page, "a t-shirt")
+        assert last_cards(page).count() >= 1
+        wide = page.evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= 390, f"the page is {wide} px wide on a 390 px screen"
+        box = page.locator("#send").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390  # the Send button is reachable
+        shot(page, "mobile-shop")
+        assert errors == []
+    finally:
+        context.close()
