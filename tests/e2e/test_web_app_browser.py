@@ -200,6 +200,9 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     assert "t-shirt" in ask(page, "a t-shirt").lower()
     assert last_cards(page).count() >= 2
     assert "Add to cart" in last_cards(page).first.inner_text()
+    # Each card has a picture (the category's: the catalog has none), loaded, not broken.
+    loaded = last_cards(page).first.locator("img.picture").evaluate("(img) => img.naturalWidth")
+    assert loaded > 0
     ready(page)
     shot(page, "1-shop-with-cards")
 

@@ -92,6 +92,8 @@ def test_a_message_round_trip_returns_cards_and_timings_and_is_in_the_history(
         "available": True,
         "rank": 1,
         "breaks": [],
+        "category": "T-Shirts",  # and its picture, where the catalog has none
+        "illustration": "garment",
     }
     assert set(body["timings"]) == {*STAGES, "total"} and body["timings"]["retrieve"] > 0
     assert body["data"]["search"]["request"] == "show me t-shirts in blue"
@@ -456,3 +458,25 @@ def test_the_examples_are_made_from_the_catalog_and_each_works(
             assert reply["domain"] not in (None, "out_of_scope"), (text, reply["text"])
             if text.startswith(("Show me", "Do you have")) or " under $" in text:
                 assert reply["cards"], (text, reply["text"])  # products, not an apology
+
+
+@pytest.mark.parametrize(
+    ("category", "title", "picture"),
+    [
+        ("T-Shirts", "T-Shirt", "garment"),
+        ("Hiking Boots", "Trail boot", "footwear"),
+        ("Mugs", "Coffee Mug", "mug"),
+        ("", "Gaming Laptop", "laptop"),  # no category: the title decides
+        ("Backpacks", "Commuter", "bag"),
+        ("Garden", "Rake", "tag"),
+    ],
+)
+def test_each_card_gets_a_picture_that_is_served(
+    client: TestClient, category: str, title: str, picture: str
+) -> None:
+    from cartagent.web.schemas import illustration
+
+    assert illustration(category, title) == picture
+    served = client.get(f"/static/icon-{picture}.svg")
+    assert served.status_code == 200 and served.headers["content-type"] == "image/svg+xml"
+    assert served.text.startswith("<svg")

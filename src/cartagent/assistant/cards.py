@@ -45,9 +45,10 @@ class ProductCard:
     rank: int
     options: dict[str, str] = field(default_factory=dict)
     breaks: tuple[str, ...] = ()
+    category: str | None = None  # the product's most specific category ("T-Shirts")
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        shown: dict[str, Any] = {
             "id": self.id,
             "title": self.title,
             "variant_id": self.variant_id,
@@ -58,6 +59,9 @@ class ProductCard:
             "rank": self.rank,
             "breaks": list(self.breaks),
         }
+        if self.category is not None:
+            shown["category"] = self.category
+        return shown
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ProductCard:
@@ -72,6 +76,7 @@ class ProductCard:
             available=bool(data["available"]),
             rank=int(data["rank"]),
             breaks=tuple(str(b) for b in data.get("breaks") or ()),
+            category=None if data.get("category") is None else str(data["category"]),
         )
 
     def describe(self) -> str:
@@ -93,7 +98,13 @@ def card_from_variant(product: Product, variant: Variant, rank: int) -> ProductC
         variant.available,
         rank,
         dict(variant.options),
+        category=_category(product),
     )
+
+
+def _category(product: Product) -> str | None:
+    path = [part for part in product.category if part.strip()]
+    return path[-1] if path else None
 
 
 def card_from_hit(hit: Hit, rank: int) -> ProductCard:
@@ -109,4 +120,5 @@ def card_from_hit(hit: Hit, rank: int) -> ProductCard:
         currency=product.currency,
         available=False,
         rank=rank,
+        category=_category(product),
     )

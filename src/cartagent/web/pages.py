@@ -41,6 +41,11 @@ _ASSETS = {
     # uPlot 1.6.31 (MIT, its licence beside it in static/), the dashboard's chart.
     "uplot.iife.min.js": "text/javascript; charset=utf-8",
     "uplot.min.css": "text/css; charset=utf-8",
+    # A product's picture where the catalog has none (schemas.ILLUSTRATIONS).
+    **{
+        f"icon-{name}.svg": "image/svg+xml"
+        for name in ("garment", "footwear", "mug", "laptop", "bag", "tag")
+    },
 }
 HTML = "text/html; charset=utf-8"
 

@@ -77,10 +77,36 @@ class Card(BaseModel):
         description="Empty for a match; for a near miss, what it does not satisfy "
         "(e.g. '0.88 USD over your limit of 50 USD').",
     )
+    category: str | None = Field(default=None, description="The product's category, e.g. 'Mugs'.")
+    illustration: str = Field(
+        default="tag",
+        description="The picture to show where the catalog has none: /static/icon-<this>.svg.",
+    )
 
     @classmethod
     def of(cls, card: ProductCard | Mapping[str, Any]) -> Card:
-        return cls.model_validate(card.to_json() if isinstance(card, ProductCard) else card)
+        data = dict(card.to_json() if isinstance(card, ProductCard) else card)
+        data["illustration"] = illustration(str(data.get("category") or ""), str(data["title"]))
+        return cls.model_validate(data)
+
+
+ILLUSTRATIONS = (
+    ("footwear", ("shoe", "boot", "sneaker", "sandal", "slipper", "heel")),
+    ("garment", ("shirt", "tee", "hoodie", "jacket", "coat", "sweater", "dress", "pant", "jean")),
+    ("mug", ("mug", "cup", "kettle", "bottle", "coffee", "tea")),
+    ("laptop", ("laptop", "computer", "tablet", "monitor", "phone", "headphone", "speaker")),
+    ("bag", ("bag", "backpack", "luggage", "suitcase", "wallet", "purse")),
+)
+"""Pictures by the words of a category (or, without one, a title); ``tag`` for the rest."""
+
+
+def illustration(category: str, title: str) -> str:
+    """Which of the shop's pictures stands for a product: its category's, else its title's."""
+    for words in (category.casefold(), title.casefold()):
+        for picture, stems in ILLUSTRATIONS:
+            if words and any(stem in words for stem in stems):
+                return picture
+    return "tag"
 
 
 Timings = dict[str, float]

@@ -24,6 +24,7 @@ import orjson
 
 from ..assistant import Reply
 from .failures import failure
+from .schemas import Card
 
 __all__ = ["KEEPALIVE", "frame", "reply_events", "text_deltas"]
 
@@ -69,6 +70,6 @@ async def reply_events(
     for piece in text_deltas(reply.text):
         yield frame("delta", {"text": piece})
     for card in reply.cards:
-        yield frame("card", card.to_json())
+        yield frame("card", Card.of(card).model_dump())
     done = {"domain": domain, "timings": dict(reply.timings), "data": dict(reply.data)}
     yield frame("done", done)

@@ -145,12 +145,19 @@ function describeOptions(options) {
 export function productCard(card, onAdd) {
   const options = describeOptions(card.options);
   const name = options ? `${card.title} (${options})` : card.title;
+  const picture = el("img", {
+    className: "picture",
+    // Decorative: the title and category beside it say what it is.
+    attrs: { src: `/static/icon-${card.illustration || "tag"}.svg`, alt: "", width: 48, height: 48 },
+  });
   const article = el(
     "article",
     { className: "card", attrs: { "aria-label": `#${card.rank} ${name}` } },
+    picture,
     el("p", { className: "rank", text: `#${card.rank}` }),
     el("h3", { text: card.title }),
   );
+  if (card.category) article.append(el("p", { className: "category", text: card.category }));
   if (options) article.append(el("p", { className: "options", text: options }));
   if (card.breaks && card.breaks.length) {
     article.classList.add("near");
