@@ -158,6 +158,13 @@ def pay_through_paypal(call: Call, tx: Tx, invoice_id: str) -> Doc:
         "method": "PAYPAL",
         "amount": money(due, currency),
     }
+    _pay(call, tx, invoice_id, doc, entry)
+    return doc
+
+
+def _pay(call: Call, tx: Tx, invoice_id: str, doc: Doc, entry: Doc) -> str:
+    """Add the payment ``entry`` to the invoice, settle its status and enter it in the ledger;
+    its id."""
     doc.setdefault("payments", {}).setdefault("transactions", []).append(entry)
     _settle(
         call,
@@ -168,8 +175,7 @@ def pay_through_paypal(call: Call, tx: Tx, invoice_id: str) -> Doc:
         "An invoice was paid in part.",
         paying=True,
     )
-    _book(call, tx, invoice_id, doc, "payment", entry)
-    return doc
+    return _book(call, tx, invoice_id, doc, "payment", entry)
 
 
 def _book(call: Call, tx: Tx, invoice_id: str, doc: Doc, kind: str, entry: Doc) -> str:
@@ -233,17 +239,7 @@ def record_payment(call: Call, tx: Tx, invoice_id: str) -> Reply:
     for key in ("note", "shipping_info"):
         if key in call.body:
             entry[key] = copy.deepcopy(call.body[key])
-    doc.setdefault("payments", {}).setdefault("transactions", []).append(entry)
-    _settle(
-        call,
-        tx,
-        invoice_id,
-        doc,
-        "INVOICING.INVOICE.UPDATED",
-        "An invoice was paid in part.",
-        paying=True,
-    )
-    return Reply({"payment_id": _book(call, tx, invoice_id, doc, "payment", entry)})
+    return Reply({"payment_id": _pay(call, tx, invoice_id, doc, entry)})
 
 
 @operation(
