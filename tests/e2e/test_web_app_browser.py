@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -380,11 +381,19 @@ def test_the_api_docs_render_with_every_other_origin_blocked(
     assert elsewhere == [] and errors == []
 
 
-def test_on_a_390_px_phone_nothing_runs_off_the_screen(server: WebAppServer, browser: Any) -> None:
+@contextmanager
+def phone(browser: Any) -> Iterator[Any]:
+    """A page in a fresh profile on a 390 x 844 phone screen."""
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     context.set_default_timeout(WAIT_MS)
-    page = context.new_page()
     try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+def test_on_a_390_px_phone_nothing_runs_off_the_screen(server: WebAppServer, browser: Any) -> None:
+    with phone(browser) as page:
         errors = script_errors(page)
         page.goto(f"{server.base_url}/shop")
         ready(page)
@@ -396,15 +405,10 @@ def test_on_a_390_px_phone_nothing_runs_off_the_screen(server: WebAppServer, bro
         assert box is not None and box["x"] + box["width"] <= 390  # the Send button is reachable
         shot(page, "mobile-shop")
         assert errors == []
-    finally:
-        context.close()
 
 
 def test_the_dashboard_fits_a_390_px_phone(server: WebAppServer, browser: Any) -> None:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
-    context.set_default_timeout(WAIT_MS)
-    page = context.new_page()
-    try:
+    with phone(browser) as page:
         errors = script_errors(page)
         page.goto(f"{server.base_url}/login")
         ready(page)
@@ -423,5 +427,3 @@ def test_the_dashboard_fits_a_390_px_phone(server: WebAppServer, browser: Any) -
         assert scrolls == "auto"
         shot(page, "mobile-dashboard")
         assert errors == []
-    finally:
-        context.close()

@@ -30,10 +30,11 @@ from ..errors import CheckoutError
 from .checkout import Checkout
 from .merchant import Merchant, PaymentUnavailable
 from .ucp.order import EVENTS_KEY, find_order
+from .ucp.wire import STOREFRONT
 
 __all__ = ["STOREFRONT_PREFIX", "storefront_router"]
 
-STOREFRONT_PREFIX = "/shop"
+STOREFRONT_PREFIX = STOREFRONT
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; form-action 'self' https: http:",
     "Cache-Control": "no-store",

@@ -29,17 +29,23 @@ _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body{{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem}}
+body{{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}}
 h1{{font-size:1.4rem}} table{{width:100%;border-collapse:collapse;margin:1rem 0}}
-td{{padding:.35rem 0;border-bottom:1px solid #ddd}} td.n{{text-align:right}}
+td,th{{padding:.35rem 0;border-bottom:1px solid #ddd;text-align:left}} .n{{text-align:right}}
 .total td{{font-weight:600;border-bottom:none}} button{{background:#0070ba;color:#fff;border:0;
 padding:.8rem 1.6rem;border-radius:2rem;font-size:1rem;cursor:pointer}}
 .note{{color:#555;font-size:.85rem}} .status{{padding:.6rem;background:#eef6ee;border-radius:.4rem}}
-</style></head><body>
+</style>{head}</head><body>
 <p class="note">cartagent sandbox · no real money moves</p>
 <h1>{title}</h1>
 {content}
 </body></html>"""
+
+
+def page_html(title: str, content: str, head: str = "") -> str:
+    """A buyer-facing sandbox page (the order approval page, the invoice page): ``content``
+    must already be escaped; ``head`` is extra markup for its head (a script tag)."""
+    return _PAGE.format(title=html.escape(title), content=content, head=head)
 
 
 def _payer(sandbox: Sandbox, form: dict[str, str]) -> dict[str, Any]:
@@ -77,7 +83,7 @@ def _summary(order: dict[str, Any]) -> str:
 
 def _not_found(token: str) -> HTMLResponse:
     content = f"<p>There is no order <code>{html.escape(token)}</code> to approve.</p>"
-    return HTMLResponse(_PAGE.format(title="Order not found", content=content), status_code=404)
+    return HTMLResponse(page_html("Order not found", content), status_code=404)
 
 
 @router.get("/checkoutnow")
@@ -104,7 +110,7 @@ async def show(request: Request, token: str = "") -> Response:
         content = (
             f"{_summary(order)}<p class=status id=status>This order is {html.escape(status)}.</p>"
         )
-    return HTMLResponse(_PAGE.format(title="Review your order", content=content))
+    return HTMLResponse(page_html("Review your order", content))
 
 
 @router.post("/checkoutnow")
@@ -137,4 +143,4 @@ async def submit(request: Request, token: str = "") -> Response:
     content = (
         f"{_summary(order)}<p class=status id=status>Payment approved. This order is APPROVED.</p>"
     )
-    return HTMLResponse(_PAGE.format(title="Thanks, your payment is approved", content=content))
+    return HTMLResponse(page_html("Thanks, your payment is approved", content))

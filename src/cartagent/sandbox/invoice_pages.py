@@ -23,6 +23,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from .api import WEBHOOK_KIND, Call, run_store_work
+from .buyer import page_html
 from .errors import PayPalError
 from .invoice_document import INVOICE, current_status, paid_total, today, totals_of
 from .invoice_payments import PAYABLE, pay_through_paypal
@@ -38,21 +39,6 @@ HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem}}
-h1{{font-size:1.4rem}} table{{width:100%;border-collapse:collapse;margin:1rem 0}}
-td,th{{padding:.35rem 0;border-bottom:1px solid #ddd;text-align:left}} .n{{text-align:right}}
-.total td{{font-weight:600;border-bottom:none}} button{{background:#0070ba;color:#fff;border:0;
-padding:.8rem 1.6rem;border-radius:2rem;font-size:1rem;cursor:pointer}}
-.note{{color:#555;font-size:.85rem}} .status{{padding:.6rem;background:#eef6ee;border-radius:.4rem}}
-</style>{head}</head><body>
-<p class="note">cartagent sandbox · no real money moves</p>
-<h1>{title}</h1>
-{content}
-</body></html>"""
 _OPENER = """const id = decodeURIComponent(location.hash.slice(1));
 if (/^[A-Za-z0-9-]{1,64}$/.test(id)) {
   location.replace("/invoice/p/view/" + encodeURIComponent(id));
@@ -61,8 +47,7 @@ if (/^[A-Za-z0-9-]{1,64}$/.test(id)) {
 
 
 def _page(title: str, content: str, status: int = 200, head: str = "") -> HTMLResponse:
-    body = _PAGE.format(title=html.escape(title), content=content, head=head)
-    return HTMLResponse(body, status, HEADERS)
+    return HTMLResponse(page_html(title, content, head), status, HEADERS)
 
 
 def _opener_page() -> HTMLResponse:

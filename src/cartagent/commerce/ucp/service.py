@@ -100,7 +100,6 @@ MAX_RESOURCE_ID = 128
 MAX_ORDER_RECORDS = 100  # fulfillment events and adjustments kept per order
 RETRY_AFTER = "1"
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")
-STOREFRONT = "/shop"  # where the merchant's own buyer pages are (commerce.storefront)
 _CHECKOUT = BASE + "shopping/checkout.json"
 _EXTENSIONS = (
     (FULFILLMENT, "fulfillment"),
@@ -108,7 +107,6 @@ _EXTENSIONS = (
     (BUYER_CONSENT, "buyer_consent"),
 )
 """The checkout extensions whose request shapes a body must also meet, by their schema file."""
-_CHECKOUT_WITH_FULFILLMENT = BASE + "shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout"
 
 
 @dataclass(frozen=True)
@@ -310,7 +308,7 @@ class UcpService:
             self.book = AddressBook(merchant.records.engine)
         self._handlers_0111 = v0111.handler_declarations(self.handlers)
         self.catalog = UcpCatalog(merchant.catalog, merchant.terms.currency)
-        storefront = settings.storefront_url or settings.base_url.rstrip("/") + STOREFRONT
+        storefront = settings.storefront_url or settings.base_url.rstrip("/") + wire.STOREFRONT
         self.site = wire.Site(settings.endpoint, storefront, settings.links)
         self.keys = BusinessKeys(merchant.records.engine)
         self.keys.current()  # made (once, durably) now rather than on the first request
@@ -712,9 +710,9 @@ class UcpService:
         offered = self.book.saved(email)
         if not offered:
             return changes
-        known = changes.metadata if changes.metadata is not None else {}
-        if current is not None and changes.metadata is None:
-            known = current.metadata
+        known = changes.metadata
+        if known is None:
+            known = current.metadata if current is not None else {}
         metadata = {**known, wire.OFFERED_KEY: [vars(saved) for saved in offered]}
         return replace(changes, metadata=metadata)
 
@@ -787,15 +785,11 @@ class UcpService:
             handlers = ctx.negotiated.handler_ids()
             _, instrument = payment.selected_instrument(ctx.body)
             if instrument["handler_id"] == testing.HANDLER_ID and testing.HANDLER_ID in handlers:
-                charge = testing.mock_charge(instrument.get("credential") or {})
-                checkout = self.merchant.complete(
-                    ctx.agent.name, current.id, "", buyer, protocol=PROTOCOL, charge=charge
-                )
+                credential = instrument.get("credential") or {}
+                checkout = self._pay(ctx, current.id, testing.HANDLER_ID, credential, buyer)
             else:
-                token = payment.payment_token(ctx.body, handlers)
-                checkout = self.merchant.complete(
-                    ctx.agent.name, current.id, token, buyer, protocol=PROTOCOL
-                )
+                token = {"token": payment.payment_token(ctx.body, handlers)}
+                checkout = self._pay(ctx, current.id, payment.HANDLER_ID, token, buyer)
         except CheckoutError as error:
             if error.param == ("payment",):  # the merchant's decline: of the token it was given
                 error = CheckoutError(
@@ -807,21 +801,30 @@ class UcpService:
             return self._rejected(ctx, error)
         return 200, self._checkout(ctx, checkout)
 
+    def _pay(
+        self,
+        ctx: _Context,
+        checkout_id: str,
+        handler: str,
+        credential: Mapping[str, Any],
+        buyer: dict[str, str] | None = None,
+    ) -> Checkout:
+        """Complete the checkout with ``credential``: the test handler's charge, or PayPal's
+        token (a checked one)."""
+        if handler == testing.HANDLER_ID:
+            charge = testing.mock_charge(credential)
+            return self.merchant.complete(
+                ctx.agent.name, checkout_id, "", buyer, protocol=PROTOCOL, charge=charge
+            )
+        token = str(credential["token"])
+        return self.merchant.complete(ctx.agent.name, checkout_id, token, buyer, protocol=PROTOCOL)
+
     def _complete_0111(self, ctx: _Context) -> Outcome:
         assert ctx.body is not None
         current = self._session(ctx)
         try:
             handler, credential = v0111.complete_credential(ctx.body, ctx.negotiated.handler_ids())
-            if handler == testing.HANDLER_ID:
-                charge = testing.mock_charge(credential)
-                checkout = self.merchant.complete(
-                    ctx.agent.name, current.id, "", protocol=PROTOCOL, charge=charge
-                )
-            else:
-                token = credential["token"]
-                checkout = self.merchant.complete(
-                    ctx.agent.name, current.id, token, protocol=PROTOCOL
-                )
+            checkout = self._pay(ctx, current.id, handler, credential)
         except CheckoutError as error:
             if error.param == ("payment",):
                 error = CheckoutError(

@@ -37,6 +37,7 @@ __all__ = [
     "GROUP_ID",
     "METHOD_ID",
     "OFFERED_KEY",
+    "STOREFRONT",
     "Site",
     "changes_from",
     "checkout_json",
@@ -50,6 +51,9 @@ __all__ = [
     "ucp_path",
 ]
 
+STOREFRONT = "/shop"
+"""Where the merchant's own buyer pages are (:mod:`~cartagent.commerce.storefront`), the
+default site of ``continue_url`` and order permalinks."""
 METHOD_ID = "shipping"
 OFFERED_KEY = "ucp.offered_destinations"
 """The checkout metadata key holding the destinations the business offered (saved addresses)."""
