@@ -450,7 +450,7 @@ async def test_the_merchants_sales_questions_go_to_the_back_office_whatever_the_
     assistant = Assistant(_Always(Domain.DISCOVERY), memory_store, searcher=shop_searcher)
     merchant = assistant.open_session()
     shopper = assistant.open_session()
-    for text in ("top 3 products", "best sellers", "how many orders today?"):
+    for text in ("top 3 products", "best sellers", "how many orders today?", "ok, send it"):
         reply = await assistant.turn(merchant, text, merchant=True)
         assert reply.domain is Domain.BACK_OFFICE, text
     # A shopper asking for the best products is searching.

@@ -158,3 +158,37 @@ def test_money_is_read_with_its_currency_and_whether_it_is_per_unit() -> None:
         (Decimal("15"), None, True),
         (Decimal("120"), "USD", True),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "draft"),
+    [
+        ("Draft an invoice for a logo, $300", True),
+        ("invoice for a logo, $300, but don't send it yet", True),
+        ("preview an invoice for a logo, $300", True),
+        ("invoice for a logo, $300, due in 10 days", False),
+        ("send an invoice for a logo, $300", False),
+    ],
+)
+def test_a_draft_is_asked_for_in_words(text: str, draft: bool) -> None:
+    from cartagent.assistant.invoice_request import DRAFT_ONLY
+
+    assert bool(DRAFT_ONLY.search(text)) is draft
+
+
+@pytest.mark.parametrize(
+    ("text", "sends"),
+    [
+        ("send it", True),
+        ("ok, send it", True),
+        ("Looks good, please send the invoice", True),
+        ("yes send the draft", True),
+        ("send it to jo@example.com", False),  # a new recipient: another intent
+        ("can you send me the list of invoices", False),
+        ("I will send it tomorrow myself", False),
+    ],
+)
+def test_send_it_is_read_only_as_a_whole_answer(text: str, sends: bool) -> None:
+    from cartagent.assistant.invoice_request import SEND_IT
+
+    assert bool(SEND_IT.search(text)) is sends

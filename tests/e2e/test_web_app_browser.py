@@ -71,6 +71,43 @@ A11Y_PROBLEMS = """() => {
 }"""
 
 
+# WCAG 2.1 AA contrast (1.4.3) of every visible text: 4.5:1, or 3:1 for large text (24 px,
+# or 18.66 px bold), against the first opaque background behind it. Disabled controls are exempt.
+CONTRAST_PROBLEMS = """() => {
+  const rgb = (text) => (text.match(/[\\d.]+/g) || []).map(Number);
+  const luminance = ([r, g, b]) => {
+    const channel = (v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+  };
+  const background = (node) => {
+    for (let at = node; at; at = at.parentElement) {
+      const color = rgb(getComputedStyle(at).backgroundColor);
+      if (color.length === 3 || (color.length === 4 && color[3] === 1)) return color.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const problems = [];
+  for (const node of document.querySelectorAll("body *")) {
+    const own = [...node.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+    if (!own || node.closest("[disabled], .sr-only, .skip, dialog:not([open])")) continue;
+    const style = getComputedStyle(node);
+    if (style.visibility === "hidden" || node.getClientRects().length === 0) continue;
+    const [fg, bg] = [luminance(rgb(style.color).slice(0, 3)), luminance(background(node))];
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) {
+      const what = `${node.tagName.toLowerCase()}.${node.className}`;
+      problems.push(`${what} "${node.textContent.trim().slice(0, 30)}": ${ratio.toFixed(2)}`);
+    }
+  }
+  return problems;
+}"""
+
+
 class WebAppServer(ServeProcess):
     """``cartagent serve`` with a keys file of our own and nothing of this shell's PayPal."""
 
@@ -141,6 +178,7 @@ def shot(page: Any, name: str) -> None:
 def ready(page: Any) -> None:
     page.wait_for_selector("body[data-ready=true]")
     assert page.evaluate(A11Y_PROBLEMS) == []
+    assert page.evaluate(CONTRAST_PROBLEMS) == []
 
 
 def reply_count(page: Any) -> int:
@@ -188,7 +226,7 @@ def last_cards(page: Any) -> Any:
 
 
 def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
-    server: WebAppServer, page: Any
+    server: WebAppServer, page: Any, browser: Any
 ) -> None:
     errors = script_errors(page)
     page.goto(f"{server.base_url}/shop")
@@ -245,6 +283,7 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     confirm.click()
     assert wait_for_reply(page, before).startswith("Paid. Receipt for order")
     assert "Receipt for order" in page.inner_text("#receipt")
+    order_id = page.inner_text("#receipt").split()[3]
     assert "5.99 USD" in page.locator("#checkout dd").all_inner_texts()  # shipping, 46.66 < 50
     assert page.inner_text("#cart") == "Your cart is empty."
     shot(page, "4-receipt")
@@ -253,7 +292,35 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     assert "paid" in where and "56.38 USD" in where
     orders = page.inner_text("#orders")
     assert "paid" in orders and "1 \u00d7 T-Shirt (red, L, cotton)" in orders  # what, not an id
+    assert "Not shipped yet." in orders
+
+    # The merchant ships it; the shopper's orders panel shows the parcel.
+    with merchant_page(server, browser) as dashboard:
+        shipped = ask(
+            dashboard, f"order {order_id} shipped with UPS, tracking number 1Z999AA10123456784"
+        )
+        assert "1Z999AA10123456784" in shipped
+    ask(page, "where is my order")
+    assert "with UPS, tracking 1Z999AA10123456784: shipped" in page.inner_text("#orders")
+    shot(page, "4b-orders-with-tracking")
     assert errors == []
+
+
+@contextmanager
+def merchant_page(server: WebAppServer, browser: Any) -> Iterator[Any]:
+    """The merchant signed in on the dashboard, in a profile of its own."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(WAIT_MS)
+    try:
+        page = context.new_page()
+        page.goto(f"{server.base_url}/login")
+        page.fill("#key", MERCHANT_KEY)
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{server.base_url}/merchant")
+        ready(page)
+        yield page
+    finally:
+        context.close()
 
 
 def test_a_welcome_example_is_one_click_from_results(server: WebAppServer, page: Any) -> None:
@@ -352,6 +419,58 @@ def test_the_merchant_signs_in_reads_the_panels_and_has_an_invoice_made(
     assert "461.70 USD" in text
     assert "461.70 USD" in page.inner_text("#invoices")
     shot(page, "6-merchant-invoice")
+
+    # A draft opens in a preview, line by line; it is sent from there.
+    text = ask(page, "Draft an invoice for a garden fence, $200, add 8% tax, due in 5 days")
+    assert "is ready and not sent" in text
+    page.wait_for_selector("#invoice-preview[open]")
+    assert page.inner_text("#preview-title").endswith("(draft, not sent yet)")
+    lines = page.inner_text("#preview-body")
+    assert "Garden fence" in lines and "216.00 USD" in lines and "8%" in lines
+    assert page.evaluate(CONTRAST_PROBLEMS) == [] and page.evaluate(A11Y_PROBLEMS) == []
+    shot(page, "6b-invoice-preview")
+    page.click("#preview-send")
+    page.wait_for_function(
+        "() => document.getElementById('preview-status').textContent.startsWith('Sent')"
+    )
+    assert "The buyer pays it at http" in page.inner_text("#preview-body")
+    assert page.is_hidden("#preview-send")
+    shot(page, "6c-invoice-sent")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.getElementById('invoice-preview').open")
+    assert errors == []
+
+
+def test_the_dashboard_works_with_the_keyboard_alone(server: WebAppServer, page: Any) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/login")
+    ready(page)
+    page.focus("#key")
+    page.keyboard.type(MERCHANT_KEY)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{server.base_url}/merchant")
+    ready(page)
+    type_and_enter(page, "draft an invoice for a logo, $300, due in 7 days")
+    page.wait_for_function("() => document.getElementById('invoice-preview').open")
+    # The preview is a modal dialog: the focus is inside it and Escape closes it.
+    assert page.evaluate(
+        "() => document.getElementById('invoice-preview').contains(document.activeElement)"
+    )
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.getElementById('invoice-preview').open")
+    # Every control of the panels is reached with Tab: the filter, then an invoice's button.
+    page.focus("#refresh")
+    for control in ("#transaction-kind", "#transaction-start", "#transaction-end",
+                    "#transaction-apply", "#invoices button"):  # fmt: skip
+        tab_to(page, control)
+    opener = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+    assert opener.startswith(("Preview invoice #", "View invoice #"))
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('invoice-preview').open")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.getElementById('invoice-preview').open")
+    back = page.evaluate("() => document.activeElement.getAttribute('aria-label')")
+    assert back == opener  # the focus goes back where it was
     assert errors == []
 
 
@@ -379,6 +498,28 @@ def test_the_api_docs_render_with_every_other_origin_blocked(
     page.wait_for_selector("text=HTTPBearer")
     shot(page, "7-api-docs")
     assert elsewhere == [] and errors == []
+
+
+def test_the_contrast_probe_finds_faint_text_and_spares_disabled_controls(
+    server: WebAppServer, page: Any
+) -> None:
+    page.goto(f"{server.base_url}/login")
+    ready(page)
+    page.evaluate(
+        """() => {
+             const faint = document.createElement("p");
+             faint.textContent = "faint";
+             faint.style.color = "#aaaaaa";  // 2.3:1 on white
+             const big = document.createElement("p");
+             big.textContent = "big";
+             big.style.cssText = "color: #888888; font-size: 30px";  // 3.5:1, large: passes
+             const off = document.createElement("button");
+             off.textContent = "off";
+             off.disabled = true;
+             document.querySelector("main").append(faint, big, off);
+           }"""
+    )
+    assert page.evaluate(CONTRAST_PROBLEMS) == ['p. "faint": 2.32']
 
 
 @contextmanager

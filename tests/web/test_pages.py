@@ -517,3 +517,153 @@ def test_daily_sales_of_nothing_is_an_empty_series() -> None:
     assert daily_sales([], "", "") == {"currency": "", "days": [], "sales": [], "refunds": []}
     [day] = daily_sales([], "2026-12-01", "2026-12-01")["days"]
     assert day == "2026-12-01"
+
+
+def test_the_totals_cover_every_transaction_of_the_window_not_only_those_shown(
+    merchant: TestClient, paypal_client: AsyncPayPalClient, sandbox: Sandbox, http: TestClient
+) -> None:
+    for value in ("10.00", "20.00", "30.00"):
+        _paid_order(paypal_client, http, value)
+        sandbox.clock.advance(timedelta(hours=1))
+    body = merchant.get(
+        "/api/merchant/transactions?page_size=1&kind=payment", headers=bearer(MERCHANT)
+    ).json()
+    assert [t["amount"] for t in body["transactions"]] == ["30.00"]
+    assert (body["matched"], body["complete"]) == (3, True)
+    assert body["totals"]["USD"]["payments"] == "60.00"
+
+
+def test_the_transactions_window_is_chosen_by_date_and_checked(
+    merchant: TestClient, paypal_client: AsyncPayPalClient, sandbox: Sandbox, http: TestClient
+) -> None:
+    _paid_order(paypal_client, http, "10.00")
+    today = sandbox.clock.now().date()
+    tomorrow = today + timedelta(days=1)
+    later = merchant.get(
+        f"/api/merchant/transactions?start={tomorrow}&end={tomorrow + timedelta(days=2)}",
+        headers=bearer(MERCHANT),
+    ).json()
+    assert (later["start_date"], later["matched"]) == (tomorrow.isoformat(), 0)
+    same = merchant.get(
+        f"/api/merchant/transactions?start={today}&end={today}", headers=bearer(MERCHANT)
+    ).json()
+    assert (same["start_date"], same["end_date"], same["matched"]) == (
+        today.isoformat(),
+        today.isoformat(),
+        1,
+    )
+    backwards = merchant.get(
+        f"/api/merchant/transactions?start={today}&end={today - timedelta(days=1)}",
+        headers=bearer(MERCHANT),
+    )
+    assert backwards.status_code == 422
+    assert backwards.json()["detail"] == "end_date is before start_date"
+    too_long = merchant.get(
+        f"/api/merchant/transactions?start={today - timedelta(days=40)}&end={today}",
+        headers=bearer(MERCHANT),
+    )
+    assert too_long.status_code == 422
+    assert "at most 31 days" in too_long.json()["detail"]
+    assert (
+        merchant.get(
+            "/api/merchant/transactions?start=yesterday", headers=bearer(MERCHANT)
+        ).status_code
+        == 422
+    )
+
+
+def test_panels_that_ask_at_once_share_one_read_of_the_window() -> None:
+    from cartagent.web.panels import TransactionWindows
+
+    calls: list[dict[str, Any]] = []
+
+    async def read(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        calls.append(arguments)
+        await asyncio.sleep(0.01)
+        rows = [{"id": f"T{arguments.get('page', 1)}", "amount": "1.00"}]
+        return {"transactions": rows, "total_pages": 2, "total_items": 2,
+                "start_date": "2026-11-01", "end_date": "2026-11-30"}  # fmt: skip
+
+    async def scenario() -> None:
+        windows = TransactionWindows(read)
+        first, second = await asyncio.gather(windows.read(None, None), windows.read(None, None))
+        assert first is second and [r["id"] for r in first.rows] == ["T1", "T2"]
+        assert len(calls) == 2  # two pages, read once for both
+        await windows.read(None, None)  # nothing is kept once the read is done
+        assert len(calls) == 4
+
+    asyncio.run(scenario())
+
+
+def test_a_draft_invoice_is_previewed_with_its_lines_then_sent_once(
+    merchant: TestClient, paypal_client: AsyncPayPalClient
+) -> None:
+    toolkit = assistant_toolkit(paypal_client, today=lambda: START.date())
+    made = asyncio.run(toolkit.call("create_invoice", PAINTING))
+    invoice_id = made.content["id"]
+    shown = merchant.get(f"/api/merchant/invoices/{invoice_id}", headers=bearer(MERCHANT))
+    assert shown.status_code == 200, shown.text
+    preview = shown.json()
+    assert (preview["status"], preview["total"], preview["currency"]) == ("DRAFT", "461.70", "USD")
+    assert preview["items"] == [
+        {"name": "Painting a house", "quantity": "1", "unit_price": "450.00",
+         "tax_percent": "8", "discount_percent": "5"},
+    ]  # fmt: skip
+    assert preview["breakdown"] == {
+        "item_total": "450.00", "discount": "22.50", "tax_total": "34.20"
+    }  # fmt: skip
+    assert "payer_view_url" not in preview
+
+    sent = merchant.post(f"/api/merchant/invoices/{invoice_id}/send", headers=bearer(MERCHANT))
+    assert sent.status_code == 200, sent.text
+    after = merchant.get(f"/api/merchant/invoices/{invoice_id}", headers=bearer(MERCHANT)).json()
+    assert after["status"] in ("SENT", "UNPAID") and after["payer_view_url"]
+    again = merchant.post(f"/api/merchant/invoices/{invoice_id}/send", headers=bearer(MERCHANT))
+    assert again.status_code == 409
+
+    missing = "INV2-AAAA-BBBB-CCCC-DDDD"
+    for answer in (
+        merchant.get(f"/api/merchant/invoices/{missing}", headers=bearer(MERCHANT)),
+        merchant.post(f"/api/merchant/invoices/{missing}/send", headers=bearer(MERCHANT)),
+    ):
+        assert answer.status_code == 404
+    for bad in ("nope", "INV2-<script>", "INV2-" + "A" * 40):
+        refused = merchant.get(f"/api/merchant/invoices/{bad}", headers=bearer(MERCHANT))
+        assert refused.status_code == 422
+    shopper = merchant.get(f"/api/merchant/invoices/{invoice_id}", headers=bearer(ALICE))
+    assert shopper.status_code == 403
+    assert merchant.post(f"/api/merchant/invoices/{invoice_id}/send").status_code == 401
+
+
+def test_a_paid_order_shows_its_shipments_in_the_cart_view(
+    merchant: TestClient,
+    store: ConversationStore,
+    paypal_client: AsyncPayPalClient,
+    http: TestClient,
+) -> None:
+    order_id = _paid_order(paypal_client, http, "56.38")
+    captured = asyncio.run(paypal_client.get(f"/v2/checkout/orders/{order_id}"))
+    capture = captured["purchase_units"][0]["payments"]["captures"][0]["id"]
+    session_id = new_session(merchant)
+    state = store.load(session_id)
+    placed = datetime(2026, 11, 21, 12, tzinfo=UTC)
+    for order in (
+        PlacedOrder(order_id, "COMPLETED", Decimal("56.38"), "USD", (SHIRT,), placed,
+                    capture_id=capture),
+        PlacedOrder("UNPAID0", "CREATED", Decimal("56.38"), "USD", (SHIRT,), placed),
+    ):  # fmt: skip
+        state.update_order(order)
+    store.save_turn(state, [])
+
+    def orders() -> dict[str, Any]:
+        view = merchant.get(f"/api/sessions/{session_id}/cart", headers=bearer(ALICE)).json()
+        return {order["id"]: order["trackers"] for order in view["orders"]}
+
+    assert orders() == {"UNPAID0": None, order_id: []}  # paid, not shipped yet
+    tracker = {"transaction_id": capture, "tracking_number": "1Z999AA10123456784",
+               "status": "SHIPPED", "carrier": "UPS", "shipment_date": "2026-11-22"}  # fmt: skip
+    asyncio.run(paypal_client.post("/v1/shipping/trackers-batch", {"trackers": [tracker]}))
+    assert orders()[order_id] == [
+        {"carrier": "UPS", "tracking_number": "1Z999AA10123456784", "status": "SHIPPED",
+         "shipment_date": "2026-11-22"},
+    ]  # fmt: skip

@@ -25,6 +25,7 @@ from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
 from .domains import Domain
 from .exchange import EXCHANGE
+from .invoice_request import SEND_IT
 from .language import DEFAULT, detect, messages
 from .option_pick import find_option_pick
 from .product_talk import names_a_kind, names_constraints
@@ -133,6 +134,8 @@ class Assistant:
             return Domain.CART_CHECKOUT  # "add size 8", "add the purple one"
         if merchant and (TOP_SELLERS.search(text) or ORDER_COUNT.search(text)):
             return Domain.BACK_OFFICE  # "top 3 products": the store's sales, not a search
+        if merchant and SEND_IT.search(text):
+            return Domain.BACK_OFFICE  # "send it", after a draft invoice
         if EXCHANGE.search(text) and any(o.capture_id for o in conversation.orders):
             domain = Domain.RETURNS_REFUNDS
         else:

@@ -27,8 +27,10 @@ from ..money import CURRENCY_DECIMALS
 from ..tools.invoice_args import CreateInvoiceArgs
 
 __all__ = [
+    "DRAFT_ONLY",
     "EMAIL",
     "MAX_REQUEST_CHARS",
+    "SEND_IT",
     "InvoiceDraft",
     "MoneyMention",
     "Unclear",
@@ -38,6 +40,21 @@ __all__ = [
 
 MAX_REQUEST_CHARS = 1000
 """Longer requests are not read: an invoice request is a sentence or two."""
+
+# "draft an invoice ...", "... but don't send it yet": the invoice is made and left unsent.
+DRAFT_ONLY = re.compile(
+    r"\b(?:draft|preview)\b|\b(?:don'?t|do\s+not|without)\s+send(?:ing)?\b"
+    r"|\bnot\s+send\b|\bbefore\s+(?:i|we|you)\s+send\b",
+    re.IGNORECASE,
+)
+# "send it", "ok, send the draft", "looks good, please send that" (after a draft was shown).
+SEND_IT = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|yes|yep|great|good|perfect|fine|looks\s+(?:good|right|fine))\W+)*"
+    r"(?:(?:please|now|go\s+ahead\s+and|you\s+can)\s+)*send\s+"
+    r"(?:it|that|this|the\s+(?:draft|invoice|draft\s+invoice)|my\s+(?:draft|invoice))\b"
+    r"(?!\s+to\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,11 @@ def _summary(invoice: dict[str, Any], *, items: bool = False) -> dict[str, Any]:
                 "quantity": item.get("quantity"),
                 "unit_price": _value(item.get("unit_amount")),
                 **({"tax_percent": item["tax"].get("percent")} if item.get("tax") else {}),
+                **(
+                    {"discount_percent": item["discount"]["percent"]}
+                    if (item.get("discount") or {}).get("percent")
+                    else {}
+                ),
             }
             for item in invoice.get("items") or []
         ]

@@ -4,19 +4,23 @@
 - ``GET /api/sessions/{id}/cart``: the session's cart, its quote and its orders (owner only);
 - ``GET /api/merchant/overview``: who the merchant key belongs to (the login page's check);
 - ``GET /api/merchant/{transactions,invoices,plans,disputes}``: one bounded page from the
-  payment backend's read-only tools, for the merchant only (403 for shoppers and guests).
+  payment backend's read-only tools, for the merchant only (403 for shoppers and guests);
+- ``GET /api/merchant/sales``: the daily series of the dashboard's chart;
+- ``GET /api/merchant/invoices/{id}`` and ``POST /api/merchant/invoices/{id}/send``: one invoice
+  with its lines, to preview a draft, and sending it.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the routes' annotations at run time.
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from ..assistant import Assistant, CartLine, Conversation, Domain, UnknownSession
@@ -69,6 +73,13 @@ class QuoteOut(BaseModel):
     currency: str
 
 
+class TrackerOut(BaseModel):
+    carrier: str | None
+    tracking_number: str | None
+    status: str | None
+    shipment_date: str | None
+
+
 class OrderOut(BaseModel):
     id: str
     status: str
@@ -80,6 +91,10 @@ class OrderOut(BaseModel):
     paid_at: datetime | None
     lines: list[CartLineOut] = Field(description="What the order is for.")
     refunded: str = Field(description="What has been refunded of it so far.")
+    trackers: list[TrackerOut] | None = Field(
+        default=None,
+        description="Its shipments, as the merchant tracks them; null when not paid or unknown.",
+    )
 
 
 class CartView(BaseModel):
@@ -200,7 +215,11 @@ def _line_out(line: CartLine) -> CartLineOut:
     )
 
 
-def _cart_view(conversation: Conversation, terms: StoreTerms) -> CartView:
+def _cart_view(
+    conversation: Conversation,
+    terms: StoreTerms,
+    trackers: dict[str, list[TrackerOut]] | None = None,
+) -> CartView:
     lines = [_line_out(line) for line in conversation.cart]
     quote = None
     if conversation.cart:
@@ -228,10 +247,94 @@ def _cart_view(conversation: Conversation, terms: StoreTerms) -> CartView:
             paid_at=order.paid_at,
             lines=[_line_out(line) for line in order.lines],
             refunded=str(order.refunded),
+            trackers=(trackers or {}).get(order.order_id),
         )
         for order in reversed(conversation.orders[-MAX_ORDERS_SHOWN:])
     ]
     return CartView(lines=lines, quote=quote, orders=orders)
+
+
+MAX_TRACKED_ORDERS = 5
+InvoiceId = Annotated[
+    str, Path(pattern=r"^INV2-[A-Z0-9][A-Z0-9-]{3,35}$", description="e.g. INV2-ABCD-...")
+]
+
+
+def _tracker_out(tracker: dict[str, Any]) -> TrackerOut:
+    def text(key: str) -> str | None:
+        value = tracker.get(key)
+        return None if value is None else str(value)
+
+    return TrackerOut(
+        carrier=text("carrier_name_other") or text("carrier"),
+        tracking_number=text("tracking_number"),
+        status=text("status"),
+        shipment_date=text("shipment_date"),
+    )
+
+
+def _backend_failure(error: dict[str, Any]) -> HTTPException:
+    """A failed tool call as the HTTP answer it deserves: arguments the backend refused are
+    the caller's (422), a missing object is 404, a state that forbids it 409, the rest 502."""
+    why = str(error.get("message") or "unknown error")
+    if error.get("error") in ("invalid_arguments", "tool_error"):
+        return HTTPException(422, why)
+    status = error.get("status")
+    if status == 404:
+        return HTTPException(404, NOT_FOUND)
+    if status in (409, 422):
+        return HTTPException(409, why)
+    return HTTPException(502, f"the payment backend failed: {why}")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Every transaction of a window of days, as far as :data:`MAX_SALES_PAGES` reach."""
+
+    start: str
+    end: str
+    rows: list[dict[str, Any]]
+    total_items: int | None
+    complete: bool
+
+
+class TransactionWindows:
+    """Reads a window's transactions, every page of them, once for all who ask at the same
+    time: the dashboard's panels refresh side by side, and the chart and the transactions
+    panel need the same rows. Nothing is kept once the read is done, so no answer is stale."""
+
+    def __init__(self, read: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]):
+        self._read = read
+        self._running: dict[tuple[date | None, date | None], asyncio.Future[Window]] = {}
+
+    async def read(self, start: date | None, end: date | None) -> Window:
+        key = (start, end)
+        running = self._running.get(key)
+        if running is None:
+            running = asyncio.ensure_future(self._read_all(start, end))
+            self._running[key] = running
+            running.add_done_callback(lambda _: self._running.pop(key, None))
+        return await asyncio.shield(running)
+
+    async def _read_all(self, start: date | None, end: date | None) -> Window:
+        asked: dict[str, Any] = {"page_size": 100}
+        if start is not None:
+            asked["start_date"] = start.isoformat()
+        if end is not None:
+            asked["end_date"] = end.isoformat()
+        first = await self._read("list_transactions", asked)
+        rows = list(first["transactions"])
+        pages = int(first.get("total_pages") or 1)
+        for page in range(2, min(pages, MAX_SALES_PAGES) + 1):
+            rows += (await self._read("list_transactions", {**asked, "page": page}))["transactions"]
+        total = first.get("total_items")
+        return Window(
+            start=str(first.get("start_date") or ""),
+            end=str(first.get("end_date") or ""),
+            rows=rows,
+            total_items=total if isinstance(total, int) else None,
+            complete=pages <= MAX_SALES_PAGES,
+        )
 
 
 def panels_router(
@@ -258,9 +361,10 @@ def panels_router(
             raise HTTPException(503, NO_PAYMENTS)
         result = await assistant.toolkit.call(tool, arguments)
         if result.is_error:
-            why = result.content.get("message") or "unknown error"
-            raise HTTPException(502, f"the payment backend failed: {why}")
+            raise _backend_failure(result.content)
         return result.content
+
+    windows = TransactionWindows(read)
 
     @router.post("/guest", status_code=201, response_model=GuestToken, tags=["web app"])
     async def guest_token(request: Request) -> GuestToken:
@@ -285,7 +389,27 @@ def panels_router(
             raise HTTPException(404, NOT_FOUND) from None
         if conversation.owner != principal.name:
             raise HTTPException(404, NOT_FOUND)
-        return _cart_view(conversation, terms)
+        return _cart_view(conversation, terms, await shipments(conversation))
+
+    async def shipments(conversation: Conversation) -> dict[str, list[TrackerOut]]:
+        """The trackers of the newest paid orders shown, read side by side; an order whose
+        trackers cannot be read is left out (the panel then says nothing of its shipping)."""
+        if assistant.toolkit is None:
+            return {}
+        toolkit = assistant.toolkit
+        paid = [o for o in reversed(conversation.orders[-MAX_ORDERS_SHOWN:]) if o.capture_id]
+        paid = paid[:MAX_TRACKED_ORDERS]
+        results = await asyncio.gather(
+            *(
+                toolkit.call("get_shipment_tracking", {"transaction_id": order.capture_id})
+                for order in paid
+            )
+        )
+        return {
+            order.order_id: [_tracker_out(t) for t in result.content.get("trackers") or []]
+            for order, result in zip(paid, results, strict=True)
+            if not result.is_error
+        }
 
     @router.get(
         "/merchant/overview",
@@ -304,39 +428,35 @@ def panels_router(
         _: Annotated[Principal, Depends(merchant)],
         page_size: Annotated[int, Query(ge=1, le=100)] = 20,
         kind: Annotated[TransactionKind | None, Query(description="Only this type.")] = None,
+        start: Annotated[date | None, Query(description="First day (default: end - 30).")] = None,
+        end: Annotated[date | None, Query(description="Last day (default: today).")] = None,
     ) -> dict[str, Any]:
-        """The newest ``page_size`` transactions of the last 31 days (of one ``kind``, if
-        given), newest first, each with its ``type`` (payment, refund, fee, reversal, other),
-        and their ``totals`` per currency: payments, refunds, fees and net."""
-        first = await read("list_transactions", {"page_size": page_size})
-        found = list(first["transactions"])
-        pages = first.get("total_pages") or 1
-        # PayPal lists oldest first: the newest are on the last two pages.
-        for page in sorted({max(2, pages - 1), pages}) if pages > 1 else ():
-            later = await read("list_transactions", {"page_size": page_size, "page": page})
-            found += later["transactions"]
-        found.sort(key=lambda row: str(row.get("date") or ""), reverse=True)
-        typed = [{**row, "type": transaction_kind(row.get("event_code"))} for row in found]
-        shown = [row for row in typed if kind is None or row["type"] == kind][:page_size]
-        window = {key: first.get(key) for key in ("start_date", "end_date", "total_items")}
-        return {**window, "transactions": shown, "totals": transaction_totals(shown)}
+        """The newest ``page_size`` transactions of a window of at most 31 days (of one
+        ``kind``, if given), newest first, each with its ``type`` (payment, refund, fee,
+        reversal, other); ``matched`` counts all of the window's transactions of that kind and
+        ``totals`` adds them all up per currency (payments, refunds, fees, net), not only those
+        shown. ``complete`` is false when the window held more than can be read at once."""
+        window = await windows.read(start, end)
+        typed = [{**row, "type": transaction_kind(row.get("event_code"))} for row in window.rows]
+        matched = [row for row in typed if kind is None or row["type"] == kind]
+        matched.sort(key=lambda row: str(row.get("date") or ""), reverse=True)
+        return {
+            "start_date": window.start,
+            "end_date": window.end,
+            "total_items": window.total_items,
+            "complete": window.complete,
+            "matched": len(matched),
+            "transactions": matched[:page_size],
+            "totals": transaction_totals(matched),
+        }
 
     @router.get("/merchant/sales", responses=_BACKEND, tags=["web app"])
     async def sales(_: Annotated[Principal, Depends(merchant)]) -> dict[str, Any]:
         """Daily sales and refunds of the last 31 days, for the dashboard's chart: every page
         of the transactions (at most :data:`MAX_SALES_PAGES` of 100), added up per day in the
         currency with the most transactions."""
-        rows: list[dict[str, Any]] = []
-        first = await read("list_transactions", {"page_size": 100})
-        rows += first["transactions"]
-        pages = min(int(first.get("total_pages") or 1), MAX_SALES_PAGES)
-        for page in range(2, pages + 1):
-            rows += (await read("list_transactions", {"page_size": 100, "page": page}))[
-                "transactions"
-            ]
-        return daily_sales(
-            rows, str(first.get("start_date") or ""), str(first.get("end_date") or "")
-        )
+        window = await windows.read(None, None)
+        return {**daily_sales(window.rows, window.start, window.end), "complete": window.complete}
 
     @router.get("/merchant/invoices", responses=_BACKEND, tags=["web app"])
     async def invoices(
@@ -346,6 +466,33 @@ def panels_router(
     ) -> dict[str, Any]:
         """A page of invoices, newest first."""
         return await read("list_invoices", {"page": page, "page_size": page_size})
+
+    @router.get(
+        "/merchant/invoices/{invoice_id}",
+        responses={**_BACKEND, 404: {"model": Problem, "description": "No such invoice."}},
+        tags=["web app"],
+    )
+    async def invoice(
+        _: Annotated[Principal, Depends(merchant)], invoice_id: InvoiceId
+    ) -> dict[str, Any]:
+        """One invoice with its lines, amounts and recipient: the preview of a draft."""
+        return await read("get_invoice", {"invoice_id": invoice_id})
+
+    @router.post(
+        "/merchant/invoices/{invoice_id}/send",
+        responses={
+            **_BACKEND,
+            404: {"model": Problem, "description": "No such invoice."},
+            409: {"model": Problem, "description": "It cannot be sent (already sent, paid...)."},
+        },
+        tags=["web app"],
+    )
+    async def send_invoice(
+        _: Annotated[Principal, Depends(merchant)], invoice_id: InvoiceId
+    ) -> dict[str, Any]:
+        """Send a draft invoice to its recipient; it answers the invoice as sent, with the
+        link the buyer pays it at."""
+        return await read("send_invoice", {"invoice_id": invoice_id})
 
     @router.get("/merchant/plans", responses=_BACKEND, tags=["web app"])
     async def plans(

@@ -155,6 +155,57 @@ def test_send_it_to_an_address_readdresses_the_invoice_just_made(
     assert new.data["invoice_id"] != invoice_id and "900.00 USD" in new.text
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Draft an invoice for painting a house, $450, add 8% tax, 5% discount, due in 10 days",
+        "invoice for painting a house, $450, 8% tax, 5% discount, due in 10 days, but "
+        "don't send it yet",
+        "Preview an invoice for painting a house: $450, add 8% tax, 5% discount, due in 10 days",
+    ],
+)
+def test_a_draft_is_made_unsent_and_sent_once_the_merchant_says_so(
+    toolkit: Toolkit, paypal_client: AsyncPayPalClient, request_text: str
+) -> None:
+    conversation = _conversation()
+    drafted, _ = say(conversation, request_text, toolkit)
+
+    invoice_id = drafted.data["invoice_id"]
+    assert drafted.data["invoice_draft"] is True
+    invoice = sandbox_get(paypal_client, f"/v2/invoicing/invoices/{invoice_id}")
+    number = invoice["detail"]["invoice_number"]
+    assert invoice["status"] == "DRAFT" and invoice["amount"]["value"] == "461.70"
+    assert invoice["items"][0]["name"] == "Painting a house"
+    assert drafted.text.startswith(f"Draft invoice #{number} is ready and not sent: 461.70 USD")
+    assert drafted.text.endswith('then say "send it" to send it.')
+    assert "Pay here" not in drafted.text
+
+    sent, _ = say(conversation, "looks good, send it", toolkit)
+
+    invoice = sandbox_get(paypal_client, f"/v2/invoicing/invoices/{invoice_id}")
+    assert invoice["status"] in ("SENT", "UNPAID")
+    assert sent.text.startswith(f"Invoice #{number} is ") and "Pay here: " in sent.text
+    assert sent.data == {"invoice_id": invoice_id}
+    again, _ = say(conversation, "send it", toolkit)
+    assert again.text.startswith(f"I could not send {invoice_id}: ")
+
+
+@pytest.mark.parametrize("text", ["send it", "ok, send the invoice", "please send the draft"])
+def test_send_it_with_no_invoice_in_the_conversation_asks_which(
+    toolkit: Toolkit, text: str
+) -> None:
+    reply, _ = say(_conversation(), text, toolkit)
+    assert reply.text == "Which invoice? Name it by number or id, e.g. 'send invoice #0001'."
+
+
+def test_an_invoice_asked_for_plainly_is_still_sent_at_once(
+    toolkit: Toolkit, paypal_client: AsyncPayPalClient
+) -> None:
+    reply, _ = say(_conversation(), JOURNEY, toolkit)
+    invoice = sandbox_get(paypal_client, f"/v2/invoicing/invoices/{reply.data['invoice_id']}")
+    assert invoice["status"] in ("SENT", "UNPAID") and "invoice_draft" not in reply.data
+
+
 def test_an_invoice_without_an_amount_asks_for_it_and_calls_nothing(toolkit: Toolkit) -> None:
     reply, turn = say(_conversation(), "invoice for a logo design", toolkit)
 

@@ -66,7 +66,14 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import PendingConfirmation
 from ..domains import Domain
-from ..invoice_request import EMAIL, InvoiceDraft, money_mentions, read_invoice_request
+from ..invoice_request import (
+    DRAFT_ONLY,
+    EMAIL,
+    SEND_IT,
+    InvoiceDraft,
+    money_mentions,
+    read_invoice_request,
+)
 from ..policy_fallback import is_question
 from ..reply import Reply
 from ..runner import run_turn
@@ -363,6 +370,15 @@ class BackOfficeSpecialist:
         if draft.is_error:
             return Reply(f"I could not create the invoice: {_message(draft)}.", self.domain)
         created = draft.content
+        if DRAFT_ONLY.search(turn.text):
+            return Reply(
+                f"Draft invoice #{created.get('number')} is ready and not sent: "
+                f"{_amount(created.get('total'), created.get('currency'))}{_breakdown(created)}"
+                + "".join(_due_and_recipient(created))
+                + '. Look it over in the preview, then say "send it" to send it.',
+                self.domain,
+                data={"invoice_id": created["id"], "invoice_draft": True},
+            )
         # Sending neither moves money nor destroys anything: it makes the invoice payable.
         sent = await turn.call("send_invoice", {"invoice_id": created["id"]})
         if sent.is_error:
@@ -377,17 +393,25 @@ class BackOfficeSpecialist:
             f"Invoice #{shown.get('number')} is sent: "
             f"{_amount(shown.get('total'), created.get('currency'))}{_breakdown(created)}"
         ]
-        if created.get("due_date"):
-            parts.append(f", due {created['due_date']}")
-        if created.get("recipient"):
-            parts.append(f", to {created['recipient']}")
+        parts += _due_and_recipient(created)
         parts.append(".")
         if shown.get("payer_view_url"):
             parts.append(f" Pay here: {shown['payer_view_url']}")
         return Reply("".join(parts), self.domain, data={"invoice_id": created["id"]})
 
     async def _send_invoice(self, turn: TurnContext, match: re.Match[str]) -> Reply:
-        invoice_id = match["id"].upper()
+        return await self._send(match["id"].upper(), turn)
+
+    async def _send_meant(self, turn: TurnContext, match: re.Match[str]) -> Reply:
+        """ "send it" after a draft: the invoice the turn names, else the conversation's last."""
+        invoice_id = await self._invoice_meant(turn)
+        if invoice_id is None:
+            return Reply(
+                "Which invoice? Name it by number or id, e.g. 'send invoice #0001'.", self.domain
+            )
+        return await self._send(invoice_id, turn)
+
+    async def _send(self, invoice_id: str, turn: TurnContext) -> Reply:
         sent = await turn.call("send_invoice", {"invoice_id": invoice_id})
         if sent.is_error:
             return Reply(f"I could not send {invoice_id}: {_message(sent)}.", self.domain)
@@ -396,6 +420,7 @@ class BackOfficeSpecialist:
             f"Invoice #{sent.content.get('number')} is {sent.content.get('status')}, "
             f"total {sent.content.get('total')}." + (f" Pay here: {link}" if link else ""),
             self.domain,
+            data={"invoice_id": invoice_id},
         )
 
     async def _send_to(self, turn: TurnContext, match: re.Match[str]) -> Reply:
@@ -778,6 +803,15 @@ def _breakdown(invoice: dict[str, Any]) -> str:
     return f" ({', '.join(parts)})" if len(parts) > 1 else ""
 
 
+def _due_and_recipient(invoice: dict[str, Any]) -> list[str]:
+    parts = []
+    if invoice.get("due_date"):
+        parts.append(f", due {invoice['due_date']}")
+    if invoice.get("recipient"):
+        parts.append(f", to {invoice['recipient']}")
+    return parts
+
+
 def _invoice_line(invoice: dict[str, Any]) -> str:
     line = (
         f"- #{invoice.get('number')} ({invoice.get('id')}): {invoice.get('status')}, "
@@ -886,6 +920,7 @@ _INTENTS: tuple[tuple[re.Pattern[str], Handler], ...] = (
         _compile(rf"\bsend\b.*?(?P<id>{_INVOICE_ID.pattern})"),
         BackOfficeSpecialist._send_invoice,
     ),
+    (SEND_IT, BackOfficeSpecialist._send_meant),
     (_INVOICE_ID, BackOfficeSpecialist._show_invoice_by_id),
     (_INVOICE_NUMBER, BackOfficeSpecialist._show_numbered_invoice),
     (

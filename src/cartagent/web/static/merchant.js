@@ -1,6 +1,7 @@
-// The merchant's dashboard: read-only panels from the payment backend beside the
-// back-office assistant; the panels are read again after every turn.
-import { ApiError, Chat, MERCHANT_KEY, callApi, el, money } from "./chat.js";
+// The merchant's dashboard: panels from the payment backend beside the back-office
+// assistant; the panels are read again after every turn. An invoice opens in a preview, from
+// which a draft is sent.
+import { ApiError, Chat, MERCHANT_KEY, callApi, el, money, safeUrl } from "./chat.js";
 
 const SESSION = "cartagent.merchantSession";
 const $ = (id) => document.getElementById(id);
@@ -22,7 +23,9 @@ function table(caption, columns, rows) {
     el(
       "tbody",
       {},
-      ...rows.map((row) => el("tr", {}, ...row.map((cell) => el("td", { text: cell ?? "" })))),
+      ...rows.map((row) =>
+        el("tr", {}, ...row.map((cell) => (cell instanceof Node ? el("td", {}, cell) : el("td", { text: cell ?? "" })))),
+      ),
     ),
   );
 }
@@ -34,8 +37,19 @@ const PANELS = {
     caption: "Transactions",
     columns: ["Date", "Type", "Transaction", "Order", "Status", "Amount"],
     query: () => {
-      const kind = $("transaction-kind").value;
-      return kind ? `?kind=${encodeURIComponent(kind)}` : "";
+      const query = new URLSearchParams();
+      for (const [name, id] of [["kind", "transaction-kind"], ["start", "transaction-start"], ["end", "transaction-end"]]) {
+        if ($(id).value) query.set(name, $(id).value);
+      }
+      return query.size ? `?${query}` : "";
+    },
+    // Which days, and how many of them the totals cover (all of the kind, not only those shown).
+    before: (body) => {
+      const shown = body.transactions.length;
+      $("transaction-range").textContent =
+        `${body.start_date} to ${body.end_date}: ${body.matched} transaction${body.matched === 1 ? "" : "s"}` +
+        (shown < body.matched ? `, the newest ${shown} shown; the totals cover all ${body.matched}.` : ".") +
+        (body.complete ? "" : " The window holds more than can be read at once: narrow it for exact totals.");
     },
     rows: (body) =>
       body.transactions.map((t) => [
@@ -60,9 +74,16 @@ const PANELS = {
   },
   invoices: {
     caption: "Invoices",
-    columns: ["Number", "Status", "Total", "Due", "Recipient"],
+    columns: ["Number", "Status", "Total", "Due", "Recipient", "Open"],
     rows: (body) =>
-      body.invoices.map((i) => [i.number, i.status, money(i.total, i.currency), i.due_date, i.recipient]),
+      body.invoices.map((i) => [
+        i.number,
+        i.status,
+        money(i.total, i.currency),
+        i.due_date,
+        i.recipient,
+        openButton(i),
+      ]),
     empty: "No invoices yet.",
   },
   plans: {
@@ -98,6 +119,7 @@ async function loadPanel(name) {
   try {
     const query = panel.query ? panel.query() : "";
     const body = await callApi(`/api/merchant/${name}${query}`, { token: key });
+    if (panel.before) panel.before(body);
     const rows = panel.rows(body);
     box.replaceChildren(
       rows.length ? table(panel.caption, panel.columns, rows) : el("p", { className: "empty", text: panel.empty }),
@@ -159,6 +181,110 @@ async function loadSales() {
   );
 }
 
+// The invoice preview: what the buyer will be billed, line by line, before it is sent.
+const preview = $("invoice-preview");
+let previewed = null;
+
+function openButton(invoice) {
+  const draft = invoice.status === "DRAFT";
+  const button = el("button", {
+    text: draft ? "Preview" : "View",
+    attrs: { type: "button", "aria-label": `${draft ? "Preview" : "View"} invoice #${invoice.number}` },
+  });
+  button.addEventListener("click", () => showInvoice(invoice.id));
+  return button;
+}
+
+function facts(pairs) {
+  return el(
+    "dl",
+    { className: "facts" },
+    ...pairs.filter(([, value]) => value).flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: value })]),
+  );
+}
+
+function renderInvoice(invoice) {
+  const draft = invoice.status === "DRAFT";
+  const state = draft ? "draft, not sent yet" : String(invoice.status || "").toLowerCase().replace(/_/g, " ");
+  $("preview-title").textContent = `Invoice #${invoice.number} (${state})`;
+  const items = invoice.items || [];
+  // Tax and discount columns only where some line has one.
+  const optional = [
+    ["Tax", "tax_percent"],
+    ["Discount", "discount_percent"],
+  ].filter(([, field]) => items.some((item) => item[field]));
+  const lines = items.map((item) => [
+    item.name,
+    item.quantity,
+    money(item.unit_price, invoice.currency),
+    ...optional.map(([, field]) => (item[field] ? `${item[field]}%` : "")),
+  ]);
+  const breakdown = invoice.breakdown || {};
+  const amounts = [
+    ["Items", breakdown.item_total],
+    ["Discount", breakdown.discount ? `-${breakdown.discount}` : null],
+    ["Tax", breakdown.tax_total],
+    ["Shipping", breakdown.shipping],
+  ].filter(([, value]) => value !== undefined && value !== null);
+  const totals = el(
+    "dl",
+    { className: "totals" },
+    ...amounts.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: money(value, invoice.currency) })]),
+    el("dt", { className: "total", text: "Total" }),
+    el("dd", { className: "total", text: money(invoice.total, invoice.currency) }),
+  );
+  const body = [
+    facts([
+      ["To", invoice.recipient || "no recipient yet"],
+      ["Dated", invoice.invoice_date],
+      ["Due", invoice.due_date],
+      ["Paid", invoice.paid_amount ? money(invoice.paid_amount, invoice.currency) : null],
+    ]),
+    table("Invoice lines", ["Item", "Quantity", "Unit price", ...optional.map(([name]) => name)], lines),
+    totals,
+  ];
+  if (invoice.note) body.push(el("p", { className: "note", text: `Note: ${invoice.note}` }));
+  const link = safeUrl(invoice.payer_view_url);
+  if (link) {
+    body.push(el("p", { className: "sent" }, "The buyer pays it at ", el("a", { text: link, attrs: { href: link, target: "_blank", rel: "noopener" } })));
+  }
+  $("preview-body").replaceChildren(...body);
+  $("preview-send").hidden = !draft;
+  previewed = invoice;
+}
+
+async function showInvoice(id) {
+  $("preview-status").textContent = "";
+  try {
+    renderInvoice(await callApi(`/api/merchant/invoices/${encodeURIComponent(id)}`, { token: key }));
+  } catch (error) {
+    chat.setStatus(`Could not open the invoice: ${error.detail || error.message}`, true);
+    return;
+  }
+  if (!preview.open) preview.showModal();
+}
+
+async function sendPreviewed() {
+  if (!previewed) return;
+  const id = previewed.id;
+  const button = $("preview-send");
+  button.disabled = true;
+  $("preview-status").textContent = "Sending…";
+  try {
+    await callApi(`/api/merchant/invoices/${encodeURIComponent(id)}/send`, { method: "POST", token: key });
+    renderInvoice(await callApi(`/api/merchant/invoices/${encodeURIComponent(id)}`, { token: key }));
+    $("preview-status").textContent = previewed.recipient
+      ? `Sent to ${previewed.recipient}.`
+      : "Sent. It names no recipient: share its link with the buyer.";
+    $("preview-close").focus();
+    loadPanel("invoices");
+  } catch (error) {
+    $("preview-status").textContent = `Not sent: ${error.detail || error.message}.`;
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function refreshPanels() {
   return Promise.all([...Object.keys(PANELS).map(loadPanel), loadSales()]);
 }
@@ -170,7 +296,21 @@ const chat = new Chat({
   status: $("status"),
   token: () => key,
   session: () => sessionId,
-  onReply: () => refreshPanels(),
+  onReply: (reply) => {
+    const data = reply.data || {};
+    if (data.invoice_draft && data.invoice_id) {
+      // A draft was made: offer its preview on the answer, and open it.
+      const button = el("button", {
+        text: "Preview the invoice",
+        attrs: { type: "button", "aria-label": "Preview the draft invoice" },
+      });
+      button.addEventListener("click", () => showInvoice(data.invoice_id));
+      const answers = $("log").querySelectorAll(".msg.assistant");
+      answers[answers.length - 1]?.append(button);
+      showInvoice(data.invoice_id);
+    }
+    return refreshPanels();
+  },
 });
 
 async function start() {
@@ -192,6 +332,12 @@ async function start() {
   $("sign-out").addEventListener("click", signOut);
   $("refresh").addEventListener("click", () => refreshPanels());
   $("transaction-kind").addEventListener("change", () => loadPanel("transactions"));
+  $("transaction-filter").addEventListener("submit", (event) => {
+    event.preventDefault();
+    loadPanel("transactions");
+  });
+  $("preview-send").addEventListener("click", sendPreviewed);
+  $("preview-close").addEventListener("click", () => preview.close());
   const panels = refreshPanels();
   const wanted = sessionStorage.getItem(SESSION);
   let history = { messages: [] };

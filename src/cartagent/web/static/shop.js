@@ -118,7 +118,36 @@ function orderItem(order) {
       text: `Order ${order.id}${when ? ` · ${when}` : ""}: ${money(order.total, order.currency)}, ${status}${refunded}`,
     }),
     ...(lines.length ? [el("ul", { className: "order-lines" }, ...lines)] : []),
+    ...shipping(order),
   );
+}
+
+const SHIPMENT_WORDS = {
+  SHIPPED: "shipped",
+  IN_TRANSIT: "in transit",
+  DELIVERED: "delivered",
+  ON_HOLD: "on hold",
+  CANCELLED: "cancelled",
+  RETURNED: "returned",
+  LOCAL_PICKUP: "ready for pickup",
+};
+
+// Where a paid order's parcels are, as the merchant tracks them.
+function shipping(order) {
+  if (!order.trackers) return [];
+  if (!order.trackers.length) {
+    return [el("p", { className: "tracking note", text: "Not shipped yet." })];
+  }
+  return order.trackers.map((tracker) => {
+    const state = SHIPMENT_WORDS[tracker.status] || String(tracker.status || "").toLowerCase();
+    const carrier = (tracker.carrier || "").replace(/_/g, " ");
+    const how = [
+      tracker.shipment_date ? `Shipped ${tracker.shipment_date}` : "Shipment",
+      carrier ? ` with ${carrier}` : "",
+      tracker.tracking_number ? `, tracking ${tracker.tracking_number}` : "",
+    ].join("");
+    return el("p", { className: "tracking", text: `${how}: ${state}` });
+  });
 }
 
 async function refreshCart() {
