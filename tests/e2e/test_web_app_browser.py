@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -331,6 +332,35 @@ def test_a_welcome_example_is_one_click_from_results(server: WebAppServer, page:
     page.locator("#welcome button.example", has_text="Show me").first.click()
     wait_for_reply(page, before)
     assert last_cards(page).count() >= 1
+    assert errors == []
+
+
+def test_a_slow_turn_shows_it_is_running_and_for_how_long(
+    server: WebAppServer, page: Any
+) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/shop")
+    ready(page)
+    page.evaluate(
+        """() => {
+             window.seen = [];
+             const note = () => window.seen.push(
+               document.getElementById("status").textContent
+               + (document.querySelector(".msg.typing") ? " [typing]" : ""));
+             new MutationObserver(note).observe(document.body, {subtree: true, childList: true,
+                                                                characterData: true});
+           }"""
+    )
+
+    def slow(route: Any) -> None:  # a model that takes its time before the first word
+        time.sleep(3.5)
+        route.continue_()
+
+    page.route("**/messages/stream", slow)
+    ask(page, "a t-shirt")
+    seen = page.evaluate("() => window.seen")
+    assert "The assistant is answering… 3 s [typing]" in seen
+    assert page.locator(".msg.typing").count() == 0 and page.inner_text("#status") == ""
     assert errors == []
 
 

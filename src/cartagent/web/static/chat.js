@@ -247,14 +247,23 @@ export class Chat {
     this.busy = true;
     this.form.setAttribute("aria-busy", "true");
     this.setStatus("The assistant is answering…");
+    // On a slow model a turn takes seconds: the status counts them so the wait is visible.
+    const started = Date.now();
+    const ticker = setInterval(() => {
+      const seconds = Math.floor((Date.now() - started) / 1000);
+      if (seconds >= 2) this.setStatus(`The assistant is answering… ${seconds} s`);
+    }, 1000);
     this.say("user", text);
     this.input.value = "";
     const answer = this.say("assistant", "…");
+    answer.classList.add("typing");
     const shown = answer.querySelector(".text");
     try {
       const reply = await streamTurn(this.session(), text, this.token(), (sofar) => {
+        answer.classList.remove("typing");
         shown.textContent = sofar;
       });
+      clearInterval(ticker);
       answer.remove();
       const data = reply.data || {};
       const approveUrl = data.order ? data.order.approve_url : null;
@@ -268,6 +277,7 @@ export class Chat {
       this.setStatus(`Not sent: ${error.detail || "something went wrong"}.`, true);
       return null;
     } finally {
+      clearInterval(ticker);
       this.busy = false;
       this.form.removeAttribute("aria-busy");
     }
