@@ -409,3 +409,18 @@ def test_a_row_with_many_errors_gets_a_short_message(tmp_path: Path) -> None:
     (problem,) = load_products(path).problems
     assert problem.message.count("variants.") == 5
     assert problem.message.endswith("; and 45 more")
+
+
+def test_a_csv_image_column_is_the_products_picture(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.csv"
+    path.write_text(
+        "id,title,price,image\n"
+        "m1,Mug,9.50,pictures/m1.png\n"
+        "m1,Mug,10.50,\n"
+        "m2,Cup,4.00,../outside.png\n"
+    )
+    report = load_products(path)
+    [mug] = report.products
+    assert mug.image == "pictures/m1.png" and len(mug.variants) == 2
+    [problem] = report.problems
+    assert problem.line == 4 and "image must be" in problem.message

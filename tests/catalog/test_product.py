@@ -131,3 +131,26 @@ def test_models_are_frozen_and_survive_a_json_round_trip() -> None:
     again = Product.model_validate_json(product.model_dump_json())
     assert again == product
     assert again.variants[0].price == Decimal("59.50")
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["https://cdn.example.com/a/mug.jpg?w=400", "http://shop.test/m.png", "pictures/mug.PNG",
+     "mug.webp", "a/b/c.gif"],
+)  # fmt: skip
+def test_a_picture_is_an_address_or_a_file_inside_the_catalogs_folder(image: str) -> None:
+    assert Product(id="p", title="Mug", image=f"  {image} ").image == image
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["../mug.png", "a/../../mug.png", "/etc/mug.png", "a\\mug.png", "C:/mug.png", "mug.svg",
+     "mug", "javascript:alert(1)", "https:/mug.png", "https://", "mug\n.png", "x" * 2049],
+)  # fmt: skip
+def test_any_other_picture_is_refused(image: str) -> None:
+    with pytest.raises(ValidationError, match="image"):
+        Product(id="p", title="Mug", image=image)
+
+
+def test_a_blank_picture_is_none() -> None:
+    assert Product(id="p", title="Mug", image="  ").image is None

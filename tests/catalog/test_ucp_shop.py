@@ -102,3 +102,8 @@ def test_a_counted_stock_caps_what_a_cart_may_hold(tmp_path: Path) -> None:
     )  # fmt: skip
     problems = bill(cart, fewer, StoreTerms(), now).problems
     assert ("out_of_stock", ("lines", 0)) in [(p.code, p.param) for p in problems]
+
+
+def test_the_shops_image_urls_are_the_products_pictures() -> None:
+    products = {p.id: p for p in read_catalog(FLOWER_SHOP, lambda problem: None)}
+    assert products["bouquet_roses"].image == "https://example.com/roses.jpg"

@@ -7,6 +7,7 @@ Screenshots of each key screen go to ``test-artifacts/screenshots/`` at the repo
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from cartagent.child_process import free_port
-from tests.web.test_serve import ServeProcess, needs_minilm
+from tests.web.test_serve import PRODUCTS, ServeProcess, needs_minilm
 
 playwright = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium")
@@ -109,6 +110,13 @@ CONTRAST_PROBLEMS = """() => {
 }"""
 
 
+# A 2 x 2 PNG, red.
+TEE_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000002000000020802000000fdd49a73"
+    "0000001049444154789c63f8cfc000440c100a001fee03fd8b5f14d40000000049454e44ae426082"
+)
+
+
 class WebAppServer(ServeProcess):
     """``cartagent serve`` with a keys file of our own and nothing of this shell's PayPal."""
 
@@ -120,6 +128,13 @@ class WebAppServer(ServeProcess):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebAppServer]:
     folder = tmp_path_factory.mktemp("web-app")
+    # The T-shirts have a picture file beside the catalog; the hoodies one on an image host
+    # the browser cannot reach; the rest have none.
+    (folder / "pictures").mkdir()
+    (folder / "pictures" / "tee.png").write_bytes(TEE_PNG)
+    pictures = {"T-Shirt": "pictures/tee.png", "Hoodie": "https://images.example.com/h.png"}
+    products = [{**p, "image": pictures.get(p["title"])} for p in PRODUCTS]
+    (folder / "products.json").write_text(json.dumps(products))
     keys = folder / "keys.toml"
     keys.write_text(
         f'[[keys]]\nkey = "{SHOPPER_KEY}"\nname = "sam"\nrole = "shopper"\n\n'
@@ -240,9 +255,10 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     assert "t-shirt" in ask(page, "a t-shirt").lower()
     assert last_cards(page).count() >= 2
     assert "Add to cart" in last_cards(page).first.inner_text()
-    # Each card has a picture (the category's: the catalog has none), loaded, not broken.
-    loaded = last_cards(page).first.locator("img.picture").evaluate("(img) => img.naturalWidth")
-    assert loaded > 0
+    # Each card has a picture: the catalog's file for the T-shirts, loaded, not broken.
+    picture = last_cards(page).first.locator("img.picture")
+    assert picture.get_attribute("src").endswith("/image")
+    assert picture.evaluate("(img) => img.complete && img.naturalWidth") == 2
     ready(page)
     shot(page, "1-shop-with-cards")
 
@@ -335,9 +351,7 @@ def test_a_welcome_example_is_one_click_from_results(server: WebAppServer, page:
     assert errors == []
 
 
-def test_a_slow_turn_shows_it_is_running_and_for_how_long(
-    server: WebAppServer, page: Any
-) -> None:
+def test_a_slow_turn_shows_it_is_running_and_for_how_long(server: WebAppServer, page: Any) -> None:
     errors = script_errors(page)
     page.goto(f"{server.base_url}/shop")
     ready(page)
@@ -361,6 +375,21 @@ def test_a_slow_turn_shows_it_is_running_and_for_how_long(
     seen = page.evaluate("() => window.seen")
     assert "The assistant is answering… 3 s [typing]" in seen
     assert page.locator(".msg.typing").count() == 0 and page.inner_text("#status") == ""
+    assert errors == []
+
+
+def test_a_picture_that_cannot_load_gives_way_to_the_drawing(
+    server: WebAppServer, page: Any
+) -> None:
+    errors = script_errors(page)
+    page.goto(f"{server.base_url}/shop")
+    ready(page)
+    ask(page, "a hoodie")
+    picture = last_cards(page).first.locator("img.picture")
+    page.wait_for_function(
+        "(img) => img.getAttribute('src').startsWith('/static/icon-') && img.naturalWidth > 0",
+        arg=picture.element_handle(),
+    )
     assert errors == []
 
 

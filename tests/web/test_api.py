@@ -94,6 +94,7 @@ def test_a_message_round_trip_returns_cards_and_timings_and_is_in_the_history(
         "breaks": [],
         "category": "T-Shirts",  # and its picture, where the catalog has none
         "illustration": "garment",
+        "image": None,
     }
     assert set(body["timings"]) == {*STAGES, "total"} and body["timings"]["retrieve"] > 0
     assert body["data"]["search"]["request"] == "show me t-shirts in blue"

@@ -46,6 +46,7 @@ class ProductCard:
     options: dict[str, str] = field(default_factory=dict)
     breaks: tuple[str, ...] = ()
     category: str | None = None  # the product's most specific category ("T-Shirts")
+    image: str | None = None  # the catalog's picture: an http(s) address or a catalog file
 
     def to_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {
@@ -61,6 +62,8 @@ class ProductCard:
         }
         if self.category is not None:
             shown["category"] = self.category
+        if self.image is not None:
+            shown["image"] = self.image
         return shown
 
     @classmethod
@@ -77,6 +80,7 @@ class ProductCard:
             rank=int(data["rank"]),
             breaks=tuple(str(b) for b in data.get("breaks") or ()),
             category=None if data.get("category") is None else str(data["category"]),
+            image=None if data.get("image") is None else str(data["image"]),
         )
 
     def describe(self) -> str:
@@ -99,6 +103,7 @@ def card_from_variant(product: Product, variant: Variant, rank: int) -> ProductC
         rank,
         dict(variant.options),
         category=_category(product),
+        image=product.image,
     )
 
 
@@ -121,4 +126,5 @@ def card_from_hit(hit: Hit, rank: int) -> ProductCard:
         available=False,
         rank=rank,
         category=_category(product),
+        image=product.image,
     )

@@ -10,17 +10,19 @@ realistic products for tests and benchmarks. Index building lives in :mod:`carta
 from __future__ import annotations
 
 from .loaders import LoadReport, iter_products, load_products
-from .product import Product, Variant
+from .product import PICTURE_TYPES, Product, Variant, is_web_address
 from .rows import RowProblem
 from .source import iter_catalog, read_catalog
 from .synthetic import synthetic_catalog
 from .tau import tau_catalog
 
 __all__ = [
+    "PICTURE_TYPES",
     "LoadReport",
     "Product",
     "RowProblem",
     "Variant",
+    "is_web_address",
     "iter_catalog",
     "iter_products",
     "load_products",

@@ -36,12 +36,14 @@ currency                 ISO code; blank means USD
 available                true/false, yes/no, 1/0, in stock/out of stock; blank means true
 rating                   average rating 0-5; blank for none
 rating_count             number of ratings; blank means 0
+image                    picture: an http(s) address, or a png/jpg/webp/gif path relative to
+                         the catalog file's folder; blank for none
 options                  JSON object (``{"size": "30", "color": "blue"}``) or ``size=30;color=blue``
 variant_id               variant id; blank means ``<id>-<n>`` (n-th variant of the product)
 =============  ========  ==============================================================
 
 \\* A row with blank ``price``, ``options`` and ``variant_id`` lists a product without variants.
-Product-level cells (title to rating_count) are taken from a product's first row; later rows
+Product-level cells (title to image) are taken from a product's first row; later rows
 may leave them blank, and a later row that contradicts the first is reported and skipped. If a
 product's first row is bad, its later rows are reported as belonging to a rejected product.
 Unknown columns are reported once (line 1) and ignored. Lines are physical lines of the file

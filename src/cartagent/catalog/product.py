@@ -22,12 +22,42 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-__all__ = ["CATEGORY_SEPARATOR", "Product", "Variant"]
+__all__ = ["CATEGORY_SEPARATOR", "PICTURE_TYPES", "Product", "Variant", "is_web_address"]
 
 CATEGORY_SEPARATOR = ">"
 """Separates the levels of a category path written as text: ``"Clothing > Women > Jeans"``."""
 
 _CURRENCY = re.compile(r"[A-Z]{3}")
+PICTURE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+    ".gif": "image/gif",
+}
+"""The picture files a catalog may name, by suffix (no SVG: it can carry scripts)."""
+MAX_IMAGE_CHARS = 2048
+_WEB_ADDRESS = re.compile(r"https?://[^\s/?#]+[^\s]*", re.IGNORECASE)
+_UNSAFE_PATH = re.compile(r"(^|/)\.\.(/|$)|^/|\\|:|[\x00-\x1f]")
+
+
+def is_web_address(image: str) -> bool:
+    """Whether a product's ``image`` is an http(s) address rather than a file of the catalog."""
+    return _WEB_ADDRESS.fullmatch(image) is not None
+
+
+def _image_problem(image: str) -> str | None:
+    if is_web_address(image):
+        return None
+    if image.lower().startswith(("http:", "https:")) or _UNSAFE_PATH.search(image):
+        return (
+            "image must be an http(s) address or a path inside the catalog's folder "
+            f"(no '..', no leading '/'), got {image[:80]!r}"
+        )
+    suffix = "." + image.rsplit(".", 1)[-1].lower() if "." in image else ""
+    if suffix not in PICTURE_TYPES:
+        return f"image must be a {', '.join(sorted(PICTURE_TYPES))} file, got {image[:80]!r}"
+    return None
 
 
 class Variant(BaseModel):
@@ -103,11 +133,30 @@ class Product(BaseModel):
     variants: tuple[Variant, ...] = Field(default=(), description="The purchasable variants.")
     rating: float | None = Field(default=None, ge=0, le=5, description="Average rating, 0-5.")
     rating_count: int = Field(default=0, ge=0, description="How many ratings `rating` averages.")
+    image: str | None = Field(
+        default=None,
+        max_length=MAX_IMAGE_CHARS,
+        description="A picture of it: an http(s) address, or a png/jpg/webp/gif file's path "
+        "relative to the catalog file's folder.",
+    )
 
     @field_validator("brand", mode="before")
     @classmethod
     def _blank_brand_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("image", mode="before")
+    @classmethod
+    def _blank_image_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, value: str | None) -> str | None:
+        problem = None if value is None else _image_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("category", mode="before")
     @classmethod

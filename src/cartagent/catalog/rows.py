@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 _PRODUCT_COLUMNS = (
-    "title", "description", "brand", "category", "attributes", "rating", "rating_count",
+    "title", "description", "brand", "category", "attributes", "rating", "rating_count", "image",
 )  # fmt: skip
 _VARIANT_COLUMNS = ("price", "currency", "available", "options", "variant_id")
 _KNOWN_COLUMNS = frozenset(("id", *_PRODUCT_COLUMNS, *_VARIANT_COLUMNS))

@@ -548,6 +548,7 @@ def _product(rng: random.Random, plan: _Plan, product_id: str) -> Product:
             "variants": tuple(variants),
             "rating": rating,
             "rating_count": count,
+            "image": None,
         },
     )
 

@@ -78,6 +78,7 @@ def ucp_shop_catalog(folder: Path, currency: str = "USD") -> list[Product]:
             products[row["id"]] = Product(
                 id=row["id"],
                 title=row["title"],
+                image=row.get("image_url") or None,
                 variants=(
                     Variant(
                         id=row["id"],

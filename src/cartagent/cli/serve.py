@@ -129,7 +129,12 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
     return_url = f"http://{host}:{port}/shop?session={{session}}"
     assistant = build_assistant(options, client, return_url=return_url)
     secret_file = data_dir / GUEST_SECRET_FILE
-    api = create_api(assistant, keys, guests=GuestTokens(lambda: guest_secret(secret_file)))
+    api = create_api(
+        assistant,
+        keys,
+        guests=GuestTokens(lambda: guest_secret(secret_file)),
+        pictures=_catalog_folder(options.catalog_path),
+    )
     config = uvicorn.Config(api, host=host, port=port, log_level="warning", access_log=False)
     configs.insert(0, config)
     if demo:
@@ -151,3 +156,13 @@ def serve(options: AssistantOptions, host: str, port: int, keys_path: Path | Non
         asyncio.run(run())
     finally:
         assistant.store.close()
+
+
+def _catalog_folder(catalog: str | None) -> Path | None:
+    """The folder a catalog's picture files are relative to: its own, or the shop folder."""
+    from .search import locate_catalog
+
+    if catalog is None:
+        return None  # the shipped store has no pictures
+    path = locate_catalog(catalog)
+    return path if path.is_dir() else path.parent

@@ -16,6 +16,7 @@ Turns on one session run one at a time in this process; different sessions run c
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request, Security
@@ -35,6 +36,7 @@ from .guest import GuestTokens
 from .middleware import AccessLog, BodyLimit
 from .pages import pages_router
 from .panels import panels_router
+from .pictures import pictures_router
 from .schemas import (
     ApiIndex,
     Examples,
@@ -84,9 +86,11 @@ def create_api(
     *,
     guests: GuestTokens | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    pictures: Path | None = None,
 ) -> FastAPI:
     """The API app over ``assistant``, for the principals of ``keys`` and the guest shoppers
-    of ``guests`` (default: tokens that last as long as this app)."""
+    of ``guests`` (default: tokens that last as long as this app). ``pictures`` is the catalog's
+    folder, whose picture files the products name (none are served without it)."""
     store = assistant.store
     guest_tokens = guests or GuestTokens.random()
     locks = SessionLocks()
@@ -227,6 +231,8 @@ def create_api(
     app.include_router(docs_router(app.title, app.openapi_url or "/openapi.json"))
     # The web app: its JSON routes, then its pages at "/", after the API so that /api/* wins.
     app.include_router(panels_router(assistant, caller, guest_tokens))
+    if pictures is not None and assistant.searcher is not None:
+        app.include_router(pictures_router(pictures, assistant.searcher.product))
     app.include_router(pages_router())
     _handle_errors(app)
     # A body is read only for a caller with a valid key or guest token: see cartagent.body_limit.

@@ -1,8 +1,9 @@
 """The web app's pages: ``/shop`` for shoppers, ``/login`` and ``/merchant`` for the merchant.
 
 Plain HTML, CSS and JavaScript modules from ``static/`` (no build step, no CDN). Every page
-and asset is sent with a Content-Security-Policy that allows this origin only and no inline
-script or style, so data that slipped into the markup could not run. The pages talk to the
+and asset is sent with a Content-Security-Policy that allows this origin only (and, for product
+pictures, https images) and no inline script or style, so data that slipped into the markup
+could not run. The pages talk to the
 ``/api`` routes with the key or guest token the browser holds; the PayPal approval page is
 another origin, reached by navigation.
 """
@@ -19,7 +20,8 @@ __all__ = ["CONTENT_SECURITY_POLICY", "HEADERS", "HTML", "STATIC", "pages_router
 STATIC = Path(__file__).with_name("static")
 
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    # A catalog's product pictures may live on its own https image host (a CDN).
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: https:; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'none'"
 )

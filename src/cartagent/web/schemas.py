@@ -6,12 +6,14 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from .. import __version__
 from ..assistant import Domain, ProductCard, Reply, StoredMessage
+from ..catalog import is_web_address
 
 __all__ = [
     "ApiIndex",
@@ -82,12 +84,29 @@ class Card(BaseModel):
         default="tag",
         description="The picture to show where the catalog has none: /static/icon-<this>.svg.",
     )
+    image: str | None = Field(
+        default=None,
+        description="The catalog's picture of it: an https address, or this API's "
+        "/api/products/{id}/image for a file of the catalog; null where there is none.",
+    )
 
     @classmethod
     def of(cls, card: ProductCard | Mapping[str, Any]) -> Card:
         data = dict(card.to_json() if isinstance(card, ProductCard) else card)
         data["illustration"] = illustration(str(data.get("category") or ""), str(data["title"]))
+        data["image"] = picture_address(str(data["id"]), data.get("image"))
         return cls.model_validate(data)
+
+
+def picture_address(product_id: str, image: Any) -> str | None:
+    """Where a page loads a product's picture from: an https address as it is, a catalog file
+    through this API; ``None`` for none, or for a plain-http address (a page served over https
+    would refuse it, and it would tell the network what the shopper looks at)."""
+    if not isinstance(image, str) or not image:
+        return None
+    if is_web_address(image):
+        return image if image.lower().startswith("https://") else None
+    return f"/api/products/{quote(product_id, safe='')}/image"
 
 
 ILLUSTRATIONS = (

@@ -145,11 +145,15 @@ function describeOptions(options) {
 export function productCard(card, onAdd) {
   const options = describeOptions(card.options);
   const name = options ? `${card.title} (${options})` : card.title;
+  const drawing = `/static/icon-${card.illustration || "tag"}.svg`;
+  const photo = safeUrl(card.image);
   const picture = el("img", {
-    className: "picture",
+    className: photo ? "picture photo" : "picture",
     // Decorative: the title and category beside it say what it is.
-    attrs: { src: `/static/icon-${card.illustration || "tag"}.svg`, alt: "", width: 48, height: 48 },
+    attrs: { src: photo || drawing, alt: "", width: 48, height: 48, loading: "lazy" },
   });
+  // A picture that does not load gives way to the category's drawing, never a broken image.
+  if (photo) picture.addEventListener("error", () => picture.setAttribute("src", drawing), { once: true });
   const article = el(
     "article",
     { className: "card", attrs: { "aria-label": `#${card.rank} ${name}` } },
