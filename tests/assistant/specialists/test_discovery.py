@@ -392,6 +392,38 @@ async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
     assert all(c.breaks == ("not checked: faltbare",) for c in foreign)
 
 
+async def test_a_common_word_of_the_turns_language_is_chat_not_a_requirement(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    _, shown = await _say(_conversation(), tau_grounded_searcher, "headphones")
+    exact = [c for c in shown.cards if not c.breaks]
+    verify = DiscoverySpecialist._verified
+    query = SearchQuery(category="headphones", text="dazu")
+    german, unknown = verify(exact, query, tau_grounded_searcher, foreign="Kopfhörer dazu",
+                             language="de")  # fmt: skip
+    assert unknown == ["dazu"] and exact and not any(c.breaks for c in german)
+    # The same word is no common word of French: there it may be a requirement.
+    french, _ = verify(exact, query, tau_grounded_searcher, foreign="casque dazu", language="fr")
+    assert all(c.breaks == ("not checked: dazu",) for c in french)
+
+
+async def test_an_option_named_in_another_language_with_no_value_leaves_no_exact_match(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    _, shown = await _say(_conversation(), tau_grounded_searcher, "backpack")
+    exact = [c for c in shown.cards if not c.breaks]
+    query = SearchQuery(category="backpack", text="compartment")
+    verify = DiscoverySpecialist._verified
+    english, _ = verify(exact, query, tau_grounded_searcher)
+    assert exact and not any(c.breaks for c in english)
+    german, _ = verify(exact, query, tau_grounded_searcher,
+                            foreign="Rucksack mit Fach", language="de")  # fmt: skip
+    assert not any(c.breaks for c in german)  # "Fach" is no gloss: nothing named an option
+    glossed, _ = verify(exact, query, tau_grounded_searcher,
+                             foreign="Rucksack mit Laptopfach", language="de")  # fmt: skip
+    assert all(c.breaks == ("not checked: compartment",) for c in glossed)
+
+
 async def test_without_a_searcher_it_says_search_is_not_set_up() -> None:
     _, reply = await _say(_conversation(), None, "blue t-shirt")
     assert "not set up" in reply.text

@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 from ...commerce.terms import DEMO_STORE, StoreTerms
 from ...money import CURRENCY_DECIMALS
 from ...retrieval.catalog_vocabulary import asks_nothing
+from ...retrieval.common_words import is_common
 from ...retrieval.filters import Plan, Words, analyzer, matching_variants
 from ...retrieval.near_misses import what_it_breaks
 from ...retrieval.query import PriceRange, SearchQuery
-from ...retrieval.rules import price_clash
+from ...retrieval.rules import gloss, price_clash
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, ADDED, TO_CART, add_card
 from ..comparison import compare_cards, find_comparison
@@ -575,6 +576,7 @@ class DiscoverySpecialist:
             query,
             searcher,
             foreign=turn.text if turn.language != DEFAULT else "",
+            language=turn.language,
         )
         turn.timings["retrieve"] = _ms(start)
         wanted = describe(query, tr)
@@ -636,7 +638,12 @@ class DiscoverySpecialist:
 
     @staticmethod
     def _verified(
-        cards: list[ProductCard], query: SearchQuery, searcher: Searcher, *, foreign: str = ""
+        cards: list[ProductCard],
+        query: SearchQuery,
+        searcher: Searcher,
+        *,
+        foreign: str = "",
+        language: str = DEFAULT,
     ) -> tuple[list[ProductCard], list[str]]:
         """``cards``, exact matches first, each other saying what it lacks; and the words of
         the request nothing could check.
@@ -647,14 +654,19 @@ class DiscoverySpecialist:
         catalog never uses ("tents", "commute") check nothing, so what they find is only
         the closest. In ``foreign``, the turn's words when they are not the catalog's
         language, such a word is most likely a requirement in that language ("argenté",
-        "kabellose"): no card is an exact match while the turn itself says one."""
+        "kabellose"): no card is an exact match while the turn itself says one, unless it is
+        one of ``language``'s common words ("dazu", "entonces"), which are chat."""
         vocabulary = searcher.vocabulary
         if vocabulary is None:
             return cards, []
         known, unknown, unplaced, graded = vocabulary.leftover(query)
         structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
         foreign_words = set(_WORD.findall(foreign.casefold()))
-        untranslated = [w for w in unknown if w in foreign_words]
+        untranslated = [w for w in unknown if w in foreign_words and not is_common(w, language)]
+        # An option the turn names in its language ("Laptopfach": compartment) with no value
+        # read for it is no more checked than an untranslated word.
+        glossed = set(_WORD.findall(gloss(foreign.casefold()))) - foreign_words
+        untranslated += [w for w in unplaced if w in glossed]
         kind = vocabulary.products_of(query.category) if query.category else None
         bare = query.model_copy(update={"text": "", "sort": "relevance", "category": None})
         filed_only = (

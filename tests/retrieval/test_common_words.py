@@ -1,0 +1,26 @@
+"""The common-word lists of the other languages cartagent reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from cartagent.retrieval.common_words import LANGUAGES, common_words, is_common
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_language_has_a_list_of_thousands_of_casefolded_words(language: str) -> None:
+    words = common_words(language)
+    assert 2000 < len(words) < 4000
+    assert all(word == word.casefold() for word in words)
+
+
+@pytest.mark.parametrize(
+    ("word", "language", "common"),
+    [("dazu", "de", True), ("Entonces", "es", True), ("possible", "fr", True),
+     ("kabellose", "de", False), ("argenté", "fr", False), ("termo", "es", False),
+     ("dazu", "fr", False), ("the", "en", False)],
+)  # fmt: skip
+def test_chat_words_are_common_and_requirements_are_not(
+    word: str, language: str, common: bool
+) -> None:
+    assert is_common(word, language) is common
