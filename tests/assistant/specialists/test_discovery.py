@@ -544,6 +544,23 @@ async def test_words_the_catalog_never_uses_check_nothing_and_are_said(
     assert said.text.startswith("2 exact matches for backpack (I could not check: commute)")
 
 
+async def test_unchecked_words_are_said_once_on_their_turn_and_a_long_list_is_cut(
+    grounded_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    _, first = await _say(conversation, grounded_searcher, "a backpack for my commute")
+    assert "(I could not check: commute)" in first.text
+    _, later = await _say(conversation, grounded_searcher, "under 1000")
+    assert later.text.startswith("2 exact matches for backpack, up to 1000 USD")
+    assert "could not check" not in later.text  # "commute" was said back already
+    story = " ".join(f"word{n}" for n in "abcdefghijkl")
+    _, long = await _say(_conversation(), grounded_searcher, f"a backpack, {story}")
+    assert (
+        "(I could not check: worda, wordb, wordc, wordd, worde, wordf, wordg, wordh and 4 more)"
+        in long.text
+    )
+
+
 async def test_constraints_that_fit_several_kinds_ask_which_kind(
     grounded_searcher: Searcher,
 ) -> None:

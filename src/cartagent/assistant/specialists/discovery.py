@@ -73,6 +73,8 @@ _CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]price
 _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
 
 
+MAX_UNCHECKED_SHOWN = 8
+"""At most this many of a turn's words that nothing could check are listed in the reply."""
 _WORD = re.compile(r"[\w][\w.'-]*")
 
 
@@ -583,8 +585,18 @@ class DiscoverySpecialist:
         if unknown:
             checked = [w for w in _WORD.findall(query.text) if w.casefold() not in unknown]
             wanted = describe(query.model_copy(update={"text": " ".join(checked)}), tr)
-            unchecked = tr.gettext("(I could not check: %(words)s)") % {"words": ", ".join(unknown)}
-            wanted = f"{wanted} {unchecked}"
+            # Said once, on the turn that says them: words carried from earlier turns were
+            # listed then, and a long story's words are not all repeated back.
+            text = turn.text.casefold()
+            said = {w.rstrip(".'-") for w in _WORD.findall(f"{text} {gloss(text)}")}
+            fresh = [w for w in unknown if w in said]
+            if fresh:
+                words = ", ".join(fresh[:MAX_UNCHECKED_SHOWN])
+                if len(fresh) > MAX_UNCHECKED_SHOWN:
+                    more = len(fresh) - MAX_UNCHECKED_SHOWN
+                    words += tr.gettext(" and %(count)d more") % {"count": more}
+                unchecked = tr.gettext("(I could not check: %(words)s)") % {"words": words}
+                wanted = f"{wanted} {unchecked}"
         if not cards and relative is not None:
             unbounded = describe(query.model_copy(update={"price": None}), tr)
             text = tr.gettext(
