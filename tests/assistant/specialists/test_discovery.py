@@ -548,8 +548,9 @@ async def test_unchecked_words_are_said_once_on_their_turn_and_a_long_list_is_cu
     grounded_searcher: Searcher,
 ) -> None:
     conversation = _conversation()
-    _, first = await _say(conversation, grounded_searcher, "a backpack for my commute")
+    _, first = await _say(conversation, grounded_searcher, "A Backpack for my Commute")
     assert "(I could not check: commute)" in first.text
+    assert first.data["search"]["request"] == "A Backpack for my Commute"  # as it was said
     _, later = await _say(conversation, grounded_searcher, "under 1000")
     assert later.text.startswith("2 exact matches for backpack, up to 1000 USD")
     assert "could not check" not in later.text  # "commute" was said back already

@@ -587,9 +587,9 @@ class DiscoverySpecialist:
             wanted = describe(query.model_copy(update={"text": " ".join(checked)}), tr)
             # Said once, on the turn that says them: words carried from earlier turns were
             # listed then, and a long story's words are not all repeated back.
-            text = turn.text.casefold()
-            said = {w.rstrip(".'-") for w in _WORD.findall(f"{text} {gloss(text)}")}
-            fresh = [w for w in unknown if w in said]
+            lowered = turn.text.casefold()
+            this_turn = {w.rstrip(".'-") for w in _WORD.findall(f"{lowered} {gloss(lowered)}")}
+            fresh = [w for w in unknown if w in this_turn]
             if fresh:
                 words = ", ".join(fresh[:MAX_UNCHECKED_SHOWN])
                 if len(fresh) > MAX_UNCHECKED_SHOWN:
