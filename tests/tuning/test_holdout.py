@@ -25,6 +25,13 @@ def test_labelled_requests_contexts_and_webshop_queries_are_held_out() -> None:
     assert "red shoes from mars" not in held
 
 
+def test_every_turn_of_the_discovery_conversations_is_held_out() -> None:
+    held = held_out_requests()
+    assert "13 inch laptop w/ an i7 and 16 gigs of ram" in held  # a first turn
+    assert "ok and if i bump it to 32?" in held  # a follow-up
+    assert "cartagent/evals/data/discovery/conversations.jsonl" in [n for n, _ in held.sources]
+
+
 def test_without_webshop_only_the_packaged_sets_are_held_out() -> None:
     held = held_out_requests()
     assert "laptop" in held

@@ -92,6 +92,135 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
     click.echo(f"wrote {out}: train.jsonl, dev.jsonl, test.jsonl, card.json, card.md")
 
 
+TEACHERS = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "openai")
+
+
+@tune.command("teacher")
+@click.option(
+    "--catalog",
+    default="tau",
+    show_default=True,
+    help="'tau' (the tau-bench store shipped with cartagent), 'none', or a products file or "
+    "folder.",
+)
+@click.option(
+    "--synthetic", type=int, default=0, show_default=True, help="Also N synthetic products."
+)
+@click.option("--count", type=int, default=200, show_default=True, help="Messages to keep.")
+@click.option(
+    "--model",
+    "teacher",
+    type=click.Choice(TEACHERS),
+    default="qwen2.5-coder-1.5b",
+    show_default=True,
+    help="The teacher: a Qwen2.5-Coder instruct model in-process (the qwen extra), or the "
+    "OpenAI-compatible server in CARTAGENT_LLM_BASE_URL (a larger model on a GPU).",
+)
+@click.option(
+    "--styles",
+    default="all",
+    show_default=True,
+    help="Comma-separated styles to write in, taken in turn: chatty, vague, typos, slang, "
+    "terse, spanish, german, french; 'all' for every one.",
+)
+@click.option("--temperature", type=float, default=0.8, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("tune-data"),
+    show_default=True,
+    help="Folder for teacher.jsonl and teacher-card.json.",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def teacher(
+    catalog: str,
+    synthetic: int,
+    count: int,
+    teacher: str,
+    styles: str,
+    temperature: float,
+    seed: int,
+    out: Path,
+    quiet: bool,
+) -> None:
+    """Write training messages with a teacher model, labels first: each gold query is drawn
+    from the catalog, the teacher writes what a shopper would type for it in a style (chatty,
+    vague, typos, slang, terse, Spanish, German, French), and only messages that say their label
+    back are kept (``teacher.jsonl``, in the shape of ``tune data``'s splits, and a card)."""
+    import asyncio
+    import json
+
+    from tqdm import tqdm
+
+    from ..assistant.language import detect
+    from ..errors import ConfigurationError
+    from ..tuning import held_out_requests, training_catalog
+    from ..tuning.listing import listing_for
+    from ..tuning.teacher import STYLES, write_teacher_data
+
+    if count <= 0:
+        raise click.BadParameter("must be at least 1", param_hint="--count")
+    by_name = {style.name: style for style in STYLES}
+    chosen = [name.strip() for name in styles.split(",") if name.strip()]
+    if chosen == ["all"]:
+        chosen = list(by_name)
+    unknown = [name for name in chosen if name not in by_name]
+    if unknown or not chosen:
+        raise click.BadParameter(
+            f"unknown style {', '.join(unknown) or '(none given)'}; choose from "
+            f"{', '.join(by_name)}",
+            param_hint="--styles",
+        )
+    path = None if catalog == "none" else locate_catalog(None if catalog == "tau" else catalog)
+    try:
+        source = training_catalog(path, synthetic, seed)
+        listings = [found for p in source.products if (found := listing_for(p)) is not None]
+        model = _teacher_model(teacher, temperature, seed)
+        with tqdm(
+            total=count, desc="messages kept", unit="msg", disable=quiet, file=sys.stderr
+        ) as bar:
+            kept, card = asyncio.run(
+                write_teacher_data(
+                    model,
+                    listings,
+                    count=count,
+                    seed=seed,
+                    styles=[by_name[name] for name in chosen],
+                    held_out=held_out_requests(webshop_dev()),
+                    language_of=detect,
+                    teacher_name=teacher,
+                    progress=bar.update,
+                )
+            )
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from error
+    out.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(example.record(), ensure_ascii=False) for example in kept]
+    (out / "teacher.jsonl").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    (out / "teacher-card.json").write_text(json.dumps(card.to_json(), indent=2) + "\n")
+    click.echo(card.summary())
+    click.echo(f"wrote {out}: teacher.jsonl, teacher-card.json")
+
+
+def _teacher_model(name: str, temperature: float, seed: int) -> Any:
+    settings = run_settings()
+    if name == "openai":
+        from ..llm.openai_compat import OpenAICompatibleModel
+
+        endpoint = settings.llm
+        if endpoint.base_url is None:
+            raise click.UsageError(
+                "--model openai needs CARTAGENT_LLM_BASE_URL, e.g. http://127.0.0.1:8080/v1"
+            )
+        return OpenAICompatibleModel(endpoint.base_url, endpoint.model, api_key=endpoint.api_key)
+    from ..llm.llama_cpp import LlamaCppModel
+    from ..llm.qwen import qwen_model_path
+
+    path = qwen_model_path(name, cache_dir=settings.data_dir / "models")
+    return LlamaCppModel(path, chat=True, temperature=temperature, seed=seed, max_tokens=400)
+
+
 def _asked(config: TrainingConfig, train: Split, dev: Split) -> tuple[Split, Split]:
     """The train and dev splits as the configured model is asked them (rules-first: only the
     requests the rule parser leaves words of), with a line saying what was kept."""

@@ -45,6 +45,12 @@ def _labelled(text: str) -> Iterator[str]:
         yield from (str(turn) for turn in case.get("context", []))
 
 
+def _turns(text: str) -> Iterator[str]:
+    for line in text.splitlines():
+        if line.strip():
+            yield from (str(turn.get("text", "")) for turn in json.loads(line).get("turns", []))
+
+
 def _webshop(data: Any, path: Path) -> Iterator[str]:
     if not isinstance(data, dict):
         raise ConfigurationError(f"{path}: expected an object of instruction -> queries")
@@ -55,7 +61,8 @@ def _webshop(data: Any, path: Path) -> Iterator[str]:
 
 
 def held_out_requests(webshop: Path | None = None, extra: Iterable[str] = ()) -> HeldOut:
-    """Every labelled request shipped in ``cartagent.evals``, plus WebShop's when given.
+    """Every labelled request shipped in ``cartagent.evals`` (and every turn of its discovery
+    conversations), plus WebShop's when given.
 
     Raises :class:`~cartagent.errors.ConfigurationError` when ``webshop`` cannot be read.
     """
@@ -67,6 +74,12 @@ def held_out_requests(webshop: Path | None = None, extra: Iterable[str] = ()) ->
             raw = entry.read_bytes()
             found.update(normalise(t) for t in _labelled(raw.decode("utf-8")))
             sources.append((f"cartagent/evals/data/{entry.name}", hashlib.sha256(raw).hexdigest()))
+    for entry in sorted((data_dir / "discovery").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".jsonl"):  # conversations: each turn's text is held out
+            raw = entry.read_bytes()
+            found.update(normalise(t) for t in _turns(raw.decode("utf-8")))
+            name = f"cartagent/evals/data/discovery/{entry.name}"
+            sources.append((name, hashlib.sha256(raw).hexdigest()))
     if webshop is not None:
         try:
             raw = webshop.read_bytes()
