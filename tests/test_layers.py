@@ -128,3 +128,46 @@ def test_the_sandbox_shares_no_code_with_the_client_it_tests() -> None:
     # The oracle: of cartagent, only the outbound-URL guard, the body limit and the exceptions.
     assert _imports_of("sandbox") - {"sandbox"} <= {"outbound", "body_limit", "errors"}
     assert "outbound" not in _imports_of("paypal") | _imports_of("tools")
+
+
+# What ``import cartagent.tools`` may load: the toolkit, the PayPal client, the ACP client it
+# shops with, and what those stand on; never a server, a database layer, search or templates.
+_SERVER_SIDE = (
+    "cartagent.commerce.server", "cartagent.commerce.records", "cartagent.commerce.merchant",
+    "cartagent.commerce.ucp", "cartagent.commerce.storefront", "cartagent.commerce.paypal_cart",
+    "cartagent.retrieval", "cartagent.indexing", "cartagent.assistant", "cartagent.web",
+    "cartagent.sandbox", "fastapi", "sqlalchemy", "tantivy", "jinja2",
+    "jsonschema", "onnxruntime", "torch",
+)  # fmt: skip
+MAX_TOOLKIT_MODULES = 52  # measured 2026-12-06 (105 before the package faces were made lazy)
+
+
+def test_the_toolkit_loads_no_server_database_or_search() -> None:
+    import json
+    import subprocess
+    import sys
+
+    script = "import cartagent.tools, sys, json; print(json.dumps(sorted(sys.modules)))"
+    loaded = json.loads(subprocess.run(
+        [sys.executable, "-c", script], check=True, capture_output=True, text=True
+    ).stdout)  # fmt: skip
+    heavy = [m for m in loaded if m == "fastapi" or m.startswith(_SERVER_SIDE)]
+    assert heavy == []
+    ours = [m for m in loaded if m == "cartagent" or m.startswith("cartagent.")]
+    assert len(ours) <= MAX_TOOLKIT_MODULES, ours
+
+
+def test_a_lazy_package_face_still_gives_every_name_it_lists() -> None:
+    import importlib
+
+    for name in ("cartagent.commerce", "cartagent.commerce.acp", "cartagent.commerce.ucp",
+                 "cartagent.commerce.paypal_cart", "cartagent.catalog"):  # fmt: skip
+        package = importlib.import_module(name)
+        assert all(getattr(package, listed) is not None for listed in package.__all__), name
+        assert set(package.__all__) <= set(dir(package))
+        try:
+            package.no_such_name  # noqa: B018
+        except AttributeError as error:
+            assert name in str(error)
+        else:
+            raise AssertionError(f"{name} made up a name")

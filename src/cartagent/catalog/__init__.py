@@ -9,12 +9,17 @@ realistic products for tests and benchmarks. Index building lives in :mod:`carta
 
 from __future__ import annotations
 
-from .loaders import LoadReport, iter_products, load_products
-from .product import PICTURE_TYPES, Product, Variant, is_web_address
-from .rows import RowProblem
-from .source import iter_catalog, read_catalog
-from .synthetic import synthetic_catalog
-from .tau import tau_catalog
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from .loaders import LoadReport, iter_products, load_products
+    from .product import PICTURE_TYPES, Product, Variant, is_web_address
+    from .rows import RowProblem
+    from .source import iter_catalog, read_catalog
+    from .synthetic import synthetic_catalog
+    from .tau import tau_catalog
 
 __all__ = [
     "PICTURE_TYPES",
@@ -30,3 +35,21 @@ __all__ = [
     "synthetic_catalog",
     "tau_catalog",
 ]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "LoadReport": ".loaders",
+        "iter_products": ".loaders",
+        "load_products": ".loaders",
+        "PICTURE_TYPES": ".product",
+        "Product": ".product",
+        "Variant": ".product",
+        "is_web_address": ".product",
+        "RowProblem": ".rows",
+        "iter_catalog": ".source",
+        "read_catalog": ".source",
+        "synthetic_catalog": ".synthetic",
+        "tau_catalog": ".tau",
+    },
+)

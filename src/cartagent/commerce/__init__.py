@@ -9,14 +9,21 @@ Protocol front ends live in subpackages (``commerce.acp``); the checkout rules i
 :mod:`~cartagent.commerce.checkout` and :mod:`~cartagent.commerce.merchant` are shared.
 """
 
-from .agents import AgentKey, Agents, sign
-from .catalog import MerchantCatalog, Offer
-from .checkout import Address, Bill, Checkout, Contact
-from .merchant import Changes, Merchant, PaymentUnavailable
-from .payment import PaymentDeclined, PayPalPayments
-from .records import CheckoutRecords
-from .server import create_merchant_app
-from .terms import DEMO_STORE, Quote, StoreTerms
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from .agents import AgentKey, Agents, sign
+    from .catalog import MerchantCatalog, Offer
+    from .checkout import Address, Bill, Checkout, Contact
+    from .merchant import Changes, Merchant, PaymentUnavailable
+    from .payment import PaymentDeclined, PayPalPayments
+    from .records import CheckoutRecords
+    from .server import create_merchant_app
+    from .terms import DEMO_STORE, Quote, StoreTerms
 
 __all__ = [
     "DEMO_STORE",
@@ -39,3 +46,28 @@ __all__ = [
     "create_merchant_app",
     "sign",
 ]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "AgentKey": ".agents",
+        "Agents": ".agents",
+        "sign": ".agents",
+        "MerchantCatalog": ".catalog",
+        "Offer": ".catalog",
+        "Address": ".checkout",
+        "Bill": ".checkout",
+        "Checkout": ".checkout",
+        "Contact": ".checkout",
+        "Changes": ".merchant",
+        "Merchant": ".merchant",
+        "PaymentUnavailable": ".merchant",
+        "PaymentDeclined": ".payment",
+        "PayPalPayments": ".payment",
+        "CheckoutRecords": ".records",
+        "create_merchant_app": ".server",
+        "DEMO_STORE": ".terms",
+        "Quote": ".terms",
+        "StoreTerms": ".terms",
+    },
+)

@@ -26,6 +26,7 @@ __all__ = [
     "Address",
     "AppliedDiscount",
     "Bill",
+    "Changes",
     "Checkout",
     "Contact",
     "Line",
@@ -485,3 +486,17 @@ def bill(checkout: Checkout, catalog: MerchantCatalog, terms: StoreTerms, now: d
         problems=tuple(problems),
         discounts=applied,
     )
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a create or update sets; ``None`` leaves a field as it is."""
+
+    items: Sequence[tuple[str, int]] | None = None
+    buyer: dict[str, str] | None = None
+    contact: Contact | None = None
+    address: Address | None = None
+    shipping_option: str | None = None
+    metadata: dict[str, Any] | None = None
+    consent: dict[str, bool] | None = None
+    discount_codes: tuple[str, ...] | None = None

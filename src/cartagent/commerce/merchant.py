@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..errors import CheckoutError, PayPalServerError
 from .catalog import MerchantCatalog
-from .checkout import Address, Bill, Checkout, Contact, Payment, bill, merge_items
+from .checkout import Bill, Changes, Checkout, Payment, bill, merge_items
 from .payment import PaymentDeclined, PaymentNotApproved, PayPalPayments, Receipt
 from .records import CheckoutRecords, Event
 from .terms import DEMO_STORE, StoreTerms
@@ -40,20 +40,6 @@ def _now() -> datetime:
 
 def _new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
-
-
-@dataclass(frozen=True)
-class Changes:
-    """What a create or update sets; ``None`` leaves a field as it is."""
-
-    items: Sequence[tuple[str, int]] | None = None
-    buyer: dict[str, str] | None = None
-    contact: Contact | None = None
-    address: Address | None = None
-    shipping_option: str | None = None
-    metadata: dict[str, Any] | None = None
-    consent: dict[str, bool] | None = None
-    discount_codes: tuple[str, ...] | None = None
 
 
 class Merchant:

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
 from starlette.requests import Request
 
 from ..errors import CheckoutError
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 __all__ = [
     "MAX_BODY",
@@ -80,6 +82,8 @@ def json_object(raw: bytes | None) -> dict[str, Any]:
 def first_problem(checker: Draft202012Validator, body: Any) -> CheckoutError | None:
     """The most relevant way ``body`` breaks ``checker``'s schema, as a :class:`CheckoutError`
     whose ``param`` is the path to it (a missing property's own name included)."""
+    from jsonschema.exceptions import best_match  # the validators' own module: loaded
+
     error = best_match(checker.iter_errors(body))
     if error is None:
         return None

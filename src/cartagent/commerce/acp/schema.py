@@ -14,11 +14,12 @@ import copy
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
-
-from jsonschema import Draft202012Validator, FormatChecker
+from typing import TYPE_CHECKING, Any
 
 from ..requests import first_problem, json_path
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 __all__ = ["API_VERSION", "SUPPORTED_VERSIONS", "check", "definitions", "json_path", "spec_file"]
 
@@ -69,6 +70,9 @@ def definitions() -> dict[str, Any]:
 @cache
 def _validator(name: str) -> Draft202012Validator:
     schema = {**_bundle(), "$ref": f"#/$defs/{name}"}
+    # Imported here: the agent's client needs this module's versions, not its validators.
+    from jsonschema import Draft202012Validator, FormatChecker
+
     return Draft202012Validator(schema, format_checker=FormatChecker())
 
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from ...errors import CheckoutError
 from ...money import Money
-from ..checkout import Address, Bill, Checkout, Contact, LineCost, Problem
-from ..merchant import Changes
+from ..checkout import Address, Bill, Changes, Checkout, Contact, LineCost, Problem
 from ..payment import is_payment_token
 from .schema import API_VERSION, json_path
 

@@ -10,9 +10,16 @@ the merchant with a JWT it signs; carts are checkouts of the
                        prefix="/api/paypal/v1")
 """
 
-from .jwt import Claims, InvalidToken, JwksKeys, JwtVerifier, KeysUnavailable, http_jwks
-from .routes import paypal_cart_router
-from .service import PayPalCartService
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from .jwt import Claims, InvalidToken, JwksKeys, JwtVerifier, KeysUnavailable, http_jwks
+    from .routes import paypal_cart_router
+    from .service import PayPalCartService
 
 __all__ = [
     "Claims",
@@ -24,3 +31,17 @@ __all__ = [
     "http_jwks",
     "paypal_cart_router",
 ]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "Claims": ".jwt",
+        "InvalidToken": ".jwt",
+        "JwksKeys": ".jwt",
+        "JwtVerifier": ".jwt",
+        "KeysUnavailable": ".jwt",
+        "http_jwks": ".jwt",
+        "paypal_cart_router": ".routes",
+        "PayPalCartService": ".service",
+    },
+)

@@ -24,8 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from ...errors import CheckoutError
-from ..checkout import Address, Bill, Checkout, Contact, LineCost, Problem
-from ..merchant import Changes
+from ..checkout import Address, Bill, Changes, Checkout, Contact, LineCost, Problem
 
 __all__ = [
     "PROTOCOL",

@@ -10,14 +10,21 @@ and lookup, and orders, over REST (:func:`ucp_router`) from one transport-neutra
     app.include_router(ucp_router(service))
 """
 
-from ..idempotency import Answer, Idempotency, KeyRules, Refusal
-from .events import VerifiedWebhook, verify_order_webhook
-from .platforms import FetchedProfiles, KnownProfiles, PlatformProfiles, ProfileUnreachable
-from .profile import Negotiated, ProfileMalformed, business_profile, negotiate
-from .routes import ucp_router
-from .schema import UCP_VERSION, VERSIONS
-from .service import OPERATIONS, UcpCall, UcpPolicy, UcpService, UcpSettings
-from .signatures import BusinessKeys, SignatureInvalid, verify_request
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from ..idempotency import Answer, Idempotency, KeyRules, Refusal
+    from .events import VerifiedWebhook, verify_order_webhook
+    from .platforms import FetchedProfiles, KnownProfiles, PlatformProfiles, ProfileUnreachable
+    from .profile import Negotiated, ProfileMalformed, business_profile, negotiate
+    from .routes import ucp_router
+    from .schema import UCP_VERSION, VERSIONS
+    from .service import OPERATIONS, UcpCall, UcpPolicy, UcpService, UcpSettings
+    from .signatures import BusinessKeys, SignatureInvalid, verify_request
 
 __all__ = [
     "OPERATIONS",
@@ -46,3 +53,34 @@ __all__ = [
     "verify_order_webhook",
     "verify_request",
 ]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "Answer": "..idempotency",
+        "Idempotency": "..idempotency",
+        "KeyRules": "..idempotency",
+        "Refusal": "..idempotency",
+        "VerifiedWebhook": ".events",
+        "verify_order_webhook": ".events",
+        "FetchedProfiles": ".platforms",
+        "KnownProfiles": ".platforms",
+        "PlatformProfiles": ".platforms",
+        "ProfileUnreachable": ".platforms",
+        "Negotiated": ".profile",
+        "ProfileMalformed": ".profile",
+        "business_profile": ".profile",
+        "negotiate": ".profile",
+        "ucp_router": ".routes",
+        "UCP_VERSION": ".schema",
+        "VERSIONS": ".schema",
+        "OPERATIONS": ".service",
+        "UcpCall": ".service",
+        "UcpPolicy": ".service",
+        "UcpService": ".service",
+        "UcpSettings": ".service",
+        "BusinessKeys": ".signatures",
+        "SignatureInvalid": ".signatures",
+        "verify_request": ".signatures",
+    },
+)

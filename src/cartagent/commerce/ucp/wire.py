@@ -29,8 +29,7 @@ from typing import Any
 
 from ...errors import CheckoutError
 from ...money import Money
-from ..checkout import Address, Bill, Checkout, LineCost, Problem
-from ..merchant import Changes
+from ..checkout import Address, Bill, Changes, Checkout, LineCost, Problem
 from .schema import json_path
 
 __all__ = [
