@@ -495,9 +495,21 @@ def test_the_merchant_signs_in_reads_the_panels_and_has_an_invoice_made(
     assert "The buyer pays it at http" in page.inner_text("#preview-body")
     assert page.is_hidden("#preview-send")
     shot(page, "6c-invoice-sent")
+    link = page.locator("#preview-body .sent a").get_attribute("href")
     page.keyboard.press("Escape")
     page.wait_for_function("() => !document.getElementById('invoice-preview').open")
     assert errors == []
+
+    # The buyer opens that link: the local sandbox's invoice page, which pays it.
+    buyer = page.context.new_page()
+    buyer.goto(link)
+    buyer.wait_for_selector("#pay")
+    assert "216.00 USD" in buyer.inner_text("body")
+    shot(buyer, "6d-invoice-buyer-page")
+    buyer.click("#pay")
+    buyer.wait_for_function("() => document.getElementById('status').textContent.includes('PAID')")
+    assert buyer.locator("#pay").count() == 0
+    buyer.close()
 
 
 def test_the_dashboard_works_with_the_keyboard_alone(server: WebAppServer, page: Any) -> None:
