@@ -519,3 +519,21 @@ def test_a_patch_model_answers_only_what_the_parsers_line_lacks() -> None:
 def test_a_patch_means_nothing_without_the_parsers_reading(options: dict[str, Any]) -> None:
     with pytest.raises(ConfigurationError, match="patch style needs rules_first"):
         ModelUnderstander(_answers("*"), style="patch", **options)
+
+
+class _Loadable(ScriptedModel):
+    """A model that, like an in-process llama.cpp one, can be loaded ahead."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.loads = 0
+
+    def load(self) -> None:
+        self.loads += 1
+
+
+def test_warming_up_loads_a_model_that_can_be_loaded_ahead() -> None:
+    model = _Loadable()
+    ModelUnderstander(model).warm_up()
+    assert model.loads == 1 and model.calls == []  # loaded, not asked anything
+    ModelUnderstander(ScriptedModel([])).warm_up()  # a remote model: nothing to load

@@ -189,6 +189,9 @@ def build_assistant(
     embedded = EmbeddingRouter(embedder)
     embedded.warm_up()
     language_model.warm_up()  # the shopper's language, told on every turn
+    warm_model = getattr(understand, "warm_up", None)
+    if callable(warm_model):
+        warm_model()  # an in-process model loads at start, not on the first turn
     router: Router = embedded
     capable = None
     if options.model == "openai" and isinstance(understand, ModelUnderstander):

@@ -190,6 +190,13 @@ class ModelUnderstander:
         self._stopper: weakref.finalize[Any, Any] | None = None
         self._closed = False
 
+    def warm_up(self) -> None:
+        """Load the model now, when it can be loaded ahead (an in-process llama.cpp model): the
+        first shopper's turn then does not wait for it."""
+        load = getattr(self.model, "load", None)
+        if callable(load):
+            load()
+
     def with_cache(self, cache: SemanticCache | None) -> ModelUnderstander:
         """A new understander asking the same model the same way, with ``cache``."""
         return ModelUnderstander(
