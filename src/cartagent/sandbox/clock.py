@@ -33,10 +33,6 @@ class Clock:
     def offset(self) -> timedelta:
         return self._offset
 
-    def set_offset(self, offset: timedelta) -> None:
-        with self._lock:
-            self._offset = offset
-
 
 def iso(moment: datetime) -> str:
     """PayPal's timestamp format: UTC, seconds precision, ``Z`` suffix."""

@@ -14,7 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DisconnectionError, OperationalError
+from sqlalchemy.exc import DisconnectionError
 
 from ..errors import explain_connect_failures
 
@@ -25,7 +25,6 @@ __all__ = [
     "WriterLock",
     "calls_inline",
     "create_engine",
-    "is_locked_error",
     "request_slots",
 ]
 
@@ -185,7 +184,3 @@ def _sqlite_engine(url: str) -> Engine:
         cursor.close()
 
     return engine
-
-
-def is_locked_error(error: BaseException) -> bool:
-    return isinstance(error, OperationalError) and "locked" in str(error).lower()

@@ -720,12 +720,6 @@ class Store:
             value = conn.execute(sa.select(meta.c.value).where(meta.c.key == key)).scalar()
         return None if value is None else str(value)
 
-    def meta_set(self, key: str, value: str) -> None:
-        with self.engine.begin() as conn:
-            updated = conn.execute(meta.update().where(meta.c.key == key).values(value=value))
-            if updated.rowcount == 0:
-                conn.execute(meta.insert().values(key=key, value=value))
-
     def meta_setdefault(self, key: str, value: str) -> str:
         """Store ``value`` under ``key`` unless a value is there; return the stored one.
 
