@@ -29,31 +29,39 @@ __all__ = ["tune"]
 DEV_LOSS_ROWS = 100
 
 
-@click.group("tune")
-def tune() -> None:
-    """Tune the query-understanding small model."""
-
-
-@tune.command("data")
-@click.option(
+CATALOG = click.option(
     "--catalog",
     default="tau",
     show_default=True,
     help="'tau' (the tau-bench store shipped with cartagent), 'none', or a products file or "
     "folder.",
 )
+"""Where training products come from (``tune data``, ``tune teacher``)."""
+
+
+def out_option(default: str, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option(
+        "--out",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path(default),
+        show_default=True,
+        help=help,
+    )
+
+
+@click.group("tune")
+def tune() -> None:
+    """Tune the query-understanding small model."""
+
+
+@tune.command("data")
+@CATALOG
 @click.option(
     "--synthetic", type=int, default=500, show_default=True, help="Also N synthetic products."
 )
 @click.option("--size", type=int, default=5000, show_default=True, help="Examples to write.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("tune-data"),
-    show_default=True,
-    help="Folder for the split files and the data card.",
-)
+@out_option("tune-data", "Folder for the split files and the data card.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: bool) -> None:
     """Write the query-understanding training set (train/dev/test JSON Lines and a card)."""
@@ -96,13 +104,7 @@ TEACHERS = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "openai")
 
 
 @tune.command("teacher")
-@click.option(
-    "--catalog",
-    default="tau",
-    show_default=True,
-    help="'tau' (the tau-bench store shipped with cartagent), 'none', or a products file or "
-    "folder.",
-)
+@CATALOG
 @click.option(
     "--synthetic", type=int, default=0, show_default=True, help="Also N synthetic products."
 )
@@ -125,13 +127,7 @@ TEACHERS = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "openai")
 )
 @click.option("--temperature", type=float, default=0.8, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("tune-data"),
-    show_default=True,
-    help="Folder for teacher.jsonl and teacher-card.json.",
-)
+@out_option("tune-data", "Folder for teacher.jsonl and teacher-card.json.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def teacher(
     catalog: str,
@@ -296,16 +292,6 @@ data_option = click.option(
 sets_option = click.option(
     "--set", "sets", multiple=True, metavar="KEY=VALUE", help="e.g. sft.max_steps=50"
 )
-
-
-def out_option(default: str, help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    return click.option(
-        "--out",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=Path(default),
-        show_default=True,
-        help=help,
-    )
 
 
 @tune.command("train")

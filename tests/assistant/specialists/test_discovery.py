@@ -372,6 +372,12 @@ async def test_a_follow_up_is_read_against_the_query_on_screen(shop_searcher: Se
     assert conversation.shown_query() is None
 
 
+async def _exact(searcher: Searcher, request: str) -> list[ProductCard]:
+    """The exact matches a first search for ``request`` shows."""
+    _, shown = await _say(_conversation(), searcher, request)
+    return [card for card in shown.cards if not card.breaks]
+
+
 async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
     tau_grounded_searcher: Searcher,
 ) -> None:
@@ -382,8 +388,7 @@ async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
     assert "Kein genauer Treffer" in reply.text and "faltbare" in reply.text
     # The same word in the catalog's language is most likely the shopper's story: still said,
     # but what fits the rest stays an exact match.
-    _, shown = await _say(_conversation(), tau_grounded_searcher, "headphones")
-    exact = [c for c in shown.cards if not c.breaks]
+    exact = await _exact(tau_grounded_searcher, "headphones")
     query = SearchQuery(category="headphones", text="faltbare")
     verify = DiscoverySpecialist._verified
     english, unknown = verify(exact, query, tau_grounded_searcher)
@@ -395,8 +400,7 @@ async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
 async def test_a_common_word_of_the_turns_language_is_chat_not_a_requirement(
     tau_grounded_searcher: Searcher,
 ) -> None:
-    _, shown = await _say(_conversation(), tau_grounded_searcher, "headphones")
-    exact = [c for c in shown.cards if not c.breaks]
+    exact = await _exact(tau_grounded_searcher, "headphones")
     verify = DiscoverySpecialist._verified
     query = SearchQuery(category="headphones", text="dazu")
     german, unknown = verify(exact, query, tau_grounded_searcher, foreign="Kopfhörer dazu",
@@ -410,8 +414,7 @@ async def test_a_common_word_of_the_turns_language_is_chat_not_a_requirement(
 async def test_an_option_named_in_another_language_with_no_value_leaves_no_exact_match(
     tau_grounded_searcher: Searcher,
 ) -> None:
-    _, shown = await _say(_conversation(), tau_grounded_searcher, "backpack")
-    exact = [c for c in shown.cards if not c.breaks]
+    exact = await _exact(tau_grounded_searcher, "backpack")
     query = SearchQuery(category="backpack", text="compartment")
     verify = DiscoverySpecialist._verified
     english, _ = verify(exact, query, tau_grounded_searcher)
