@@ -457,6 +457,24 @@ async def test_the_merchants_sales_questions_go_to_the_back_office_whatever_the_
     assert (await assistant.turn(shopper, "top 3 products")).domain is Domain.DISCOVERY
 
 
+async def test_a_bare_value_after_a_search_is_read_among_the_products_on_screen(
+    memory_store: ConversationStore, tau_grounded_searcher: Searcher
+) -> None:
+    # The router takes "bump it to 32" for the (empty) cart; on screen are 16GB laptops, and
+    # among them 32 is RAM: a follow-up of the search.
+    router = _Always(Domain.DISCOVERY)
+    assistant = Assistant(router, memory_store, searcher=tau_grounded_searcher)
+    session = assistant.open_session()
+    first = await assistant.turn(session, "13 inch laptop with 16gb ram")
+    assert first.domain is Domain.DISCOVERY and first.cards
+    router.domain = Domain.CART_CHECKOUT
+    bumped = await assistant.turn(session, "ok and if i bump it to 32?")
+    assert bumped.domain is Domain.DISCOVERY and "32GB" in bumped.text
+    # A turn that changes nothing of the search stays where the router sent it.
+    idle = await assistant.turn(session, "ok")
+    assert idle.domain is Domain.CART_CHECKOUT
+
+
 class _Always:
     """A router with one answer."""
 

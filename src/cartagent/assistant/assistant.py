@@ -41,6 +41,7 @@ from .variant_change import find_variant_change
 
 if TYPE_CHECKING:
     from ..llm import Model
+    from ..retrieval.query import SearchQuery
     from ..retrieval.search import Searcher
     from ..tools import Toolkit
 
@@ -79,6 +80,19 @@ def _last_language(conversation: Conversation) -> str:
             language = message.payload.get("language")
             return language if isinstance(language, str) else DEFAULT
     return DEFAULT
+
+
+def _refines(text: str, on_screen: SearchQuery, searcher: Searcher) -> bool:
+    """Whether ``text``, read as a follow-up of the search on screen, changes what it asks
+    for (an option value, a price, stock, an exclusion), not only its words."""
+    try:
+        refined = searcher.understand_turn(text, shown=on_screen)
+    except ModelError:
+        return False
+    if refined.category != on_screen.category:
+        return False  # read as another search, not as a follow-up of this one
+    fields = ("options", "attributes", "price", "available_only", "exclude", "brand")
+    return any(getattr(refined, name) != getattr(on_screen, name) for name in fields)
 
 
 class Assistant:
@@ -172,8 +186,14 @@ class Assistant:
             asked = await asyncio.to_thread(question_about_shown, text, shown, self.searcher)
             if asked is not None:
                 return True  # "Welcher ist billiger?"
-        if conversation.results or conversation.shown_query() is not None:
-            return await asyncio.to_thread(names_constraints, text, self.searcher)
+        on_screen = conversation.shown_query()
+        if conversation.results or on_screen is not None:
+            if await asyncio.to_thread(names_constraints, text, self.searcher):
+                return True
+            # "ok and if i bump it to 32?" after 16GB laptops: read among what is on screen.
+            return on_screen is not None and await asyncio.to_thread(
+                _refines, text, on_screen, self.searcher
+            )
         return await asyncio.to_thread(names_a_kind, text, self.searcher)
 
     def _unavailable(self, error: Exception) -> str:
