@@ -202,3 +202,34 @@ def test_the_cli_writes_the_messages_and_the_card(
     assert card["kept_by_style"] == {"terse": 4}
     bad = CliRunner().invoke(cli, ["tune", "teacher", "--styles", "poetry", "--out", str(out)])
     assert bad.exit_code == 2 and "unknown style poetry" in bad.output
+
+
+def test_a_run_stopped_halfway_keeps_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = 0
+
+    def teacher(messages: list[Message], tools: object) -> Message:
+        nonlocal answers
+        answers += 1
+        if answers > 2:
+            raise KeyboardInterrupt  # Ctrl-C on the third message
+        lines = (messages[1].content or "").splitlines()
+        kind = lines[0].removeprefix("The shopper wants: ").rstrip(".")
+        wants = [line[2:].split(": ", 1)[-1] for line in lines if line.startswith("- ")]
+        plain = (w for w in wants if not w.startswith(("NOT", "at most", "must")))
+        return _said(f"{kind} " + " ".join(plain))
+
+    monkeypatch.setattr(
+        "cartagent.cli.tune._teacher_model", lambda name, t, s: FunctionModel(teacher)
+    )
+    out = tmp_path / "data"
+    from cartagent.cli.main import cli
+
+    args = ["tune", "teacher", "--count", "9", "--styles", "terse", "--out", str(out), "--quiet"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert "stopped: what was kept so far is written" in result.output
+    card = json.loads((out / "teacher-card.json").read_text())
+    assert card["asked"] == 3 and card["kept"] >= 1  # two answered, the third cut short
+    assert len(load_split(out / "teacher.jsonl").examples) == card["kept"]

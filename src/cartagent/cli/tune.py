@@ -153,7 +153,7 @@ def teacher(
     from ..errors import ConfigurationError
     from ..tuning import held_out_requests, training_catalog
     from ..tuning.listing import listing_for
-    from ..tuning.teacher import STYLES, write_teacher_data
+    from ..tuning.teacher import STYLES, TeacherCard, TeacherExample, write_teacher_data
 
     if count <= 0:
         raise click.BadParameter("must be at least 1", param_hint="--count")
@@ -173,28 +173,40 @@ def teacher(
         source = training_catalog(path, synthetic, seed)
         listings = [found for p in source.products if (found := listing_for(p)) is not None]
         model = _teacher_model(teacher, temperature, seed)
-        with tqdm(
-            total=count, desc="messages kept", unit="msg", disable=quiet, file=sys.stderr
-        ) as bar:
-            kept, card = asyncio.run(
+        held_out = held_out_requests(webshop_dev())
+    except ConfigurationError as error:
+        raise click.ClickException(str(error)) from error
+    out.mkdir(parents=True, exist_ok=True)
+    card = TeacherCard(teacher, seed)
+    # Each kept message is written at once: a run stopped halfway keeps what it wrote.
+    with (
+        (out / "teacher.jsonl").open("w", encoding="utf-8") as written,
+        tqdm(total=count, desc="kept", unit="msg", disable=quiet, file=sys.stderr) as bar,
+    ):
+
+        def keep(example: TeacherExample) -> None:
+            written.write(json.dumps(example.record(), ensure_ascii=False) + "\n")
+            written.flush()
+            bar.update(1)
+
+        try:
+            asyncio.run(
                 write_teacher_data(
                     model,
                     listings,
                     count=count,
                     seed=seed,
                     styles=[by_name[name] for name in chosen],
-                    held_out=held_out_requests(webshop_dev()),
+                    held_out=held_out,
                     language_of=detect,
-                    teacher_name=teacher,
-                    progress=bar.update,
+                    card=card,
+                    on_kept=keep,
                 )
             )
-    except ConfigurationError as error:
-        raise click.ClickException(str(error)) from error
-    out.mkdir(parents=True, exist_ok=True)
-    lines = [json.dumps(example.record(), ensure_ascii=False) for example in kept]
-    (out / "teacher.jsonl").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-    (out / "teacher-card.json").write_text(json.dumps(card.to_json(), indent=2) + "\n")
+        except KeyboardInterrupt:
+            click.echo("stopped: what was kept so far is written", err=True)
+        finally:
+            (out / "teacher-card.json").write_text(json.dumps(card.to_json(), indent=2) + "\n")
     click.echo(card.summary())
     click.echo(f"wrote {out}: teacher.jsonl, teacher-card.json")
 

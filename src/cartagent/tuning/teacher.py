@@ -29,7 +29,7 @@ from typing import Any, Final
 from rapidfuzz import fuzz
 
 from ..llm.model import Message, Model
-from ..retrieval.prompt import query_json, understanding_messages
+from ..retrieval.prompt import query_json
 from ..retrieval.query import SearchQuery
 from ..retrieval.rules import gloss, parse
 from .holdout import HeldOut, normalise
@@ -279,9 +279,9 @@ class TeacherExample:
     gold: SearchQuery
 
     def record(self) -> dict[str, Any]:
-        """One JSON Lines object, in the shape of ``cartagent tune data``'s splits."""
+        """One JSON Lines object, in the shape of ``cartagent tune data``'s splits but without
+        the prompt, which training builds again from the request (``load_split``)."""
         completion = query_json(self.gold)
-        messages = understanding_messages(self.request, (), style="short")
         return {
             "id": self.id,
             "family": f"teacher-{self.style}",
@@ -289,7 +289,6 @@ class TeacherExample:
             "product_id": self.product_id,
             "request": self.request,
             "context": [],
-            "messages": [{"role": m.role, "content": m.content or ""} for m in messages],
             "completion": completion,
             "gold": json.loads(completion),
         }
@@ -341,16 +340,20 @@ async def write_teacher_data(
     language_of: Callable[[str], str] | None = None,
     teacher_name: str = "teacher",
     max_asks: int | None = None,
-    progress: Callable[[int], object] | None = None,
+    card: TeacherCard | None = None,
+    on_kept: Callable[[TeacherExample], object] | None = None,
 ) -> tuple[list[TeacherExample], TeacherCard]:
     """Ask ``teacher`` for messages until ``count`` pass the round trip (or ``max_asks``,
-    default four per wanted message, have been asked), styles taken in turn."""
+    default four per wanted message, have been asked), styles taken in turn. Each kept one
+    goes to ``on_kept`` at once, and ``card`` (one is made when none is given) is filled as
+    the run goes, so a run cut short keeps what it did."""
     if not listings:
         raise ValueError("no listings to draw labels from")
     if not styles:
         raise ValueError("no styles to write in")
     rng = random.Random(seed)
-    card = TeacherCard(teacher_name, seed, products=len(listings))
+    card = card if card is not None else TeacherCard(teacher_name, seed)
+    card.products = len(listings)
     kept: list[TeacherExample] = []
     seen: set[str] = set()
     limit = max_asks if max_asks is not None else 4 * count
@@ -379,6 +382,6 @@ async def write_teacher_data(
         )  # fmt: skip
         kept.append(example)
         card.kept[style.name] += 1
-        if progress is not None:
-            progress(1)
+        if on_kept is not None:
+            on_kept(example)
     return kept, card
