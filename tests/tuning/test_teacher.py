@@ -120,6 +120,16 @@ def test_a_message_of_an_evaluation_set_or_in_another_language_is_refused(
     assert check(label, german, text, language_of=lambda _: "de") is None
 
 
+def test_in_stock_must_be_asked_for(listings: list[Listing]) -> None:
+    label = _shirt_label(listings)
+    stocked = Label(label.listing, label.wanted, (), None, True, label.gold)
+    color = label.wanted[0].words
+    terse = BY_NAME["terse"]
+    assert check(stocked, terse, f"{color} t-shirt") == "misses in stock"
+    assert check(stocked, terse, f"{color} t-shirt in stock") is None
+    assert check(stocked, BY_NAME["german"], f"{color} T-Shirt, sofort lieferbar") is None
+
+
 def test_what_is_ruled_out_must_be_said_with_a_negation(listings: list[Listing]) -> None:
     label = _shirt_label(listings)
     avoided = Facet("option", "size", "XL", "size XL")

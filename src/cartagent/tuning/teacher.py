@@ -44,6 +44,7 @@ __all__ = [
     "TeacherExample",
     "check",
     "sample_label",
+    "stock_said",
     "teacher_messages",
     "write_teacher_data",
 ]
@@ -219,6 +220,8 @@ def check(
             return "misses what is ruled out"
     if label.price_max is not None and not _price_said(label.price_max, folded):
         return "misses the price"
+    if label.in_stock and not (parsed.available_only or stock_said(folded)):
+        return "misses in stock"
     names_kind = (
         _said_words(label.listing.noun, read)
         or _said_words(label.listing.category, read)
@@ -261,6 +264,17 @@ def _said_words(phrase: str, read: str) -> bool:
 def _negated(read: str, language: str) -> bool:
     cues = _NEGATIONS.get(language, ()) + _NEGATIONS["en"]
     return any(re.search(rf"(?<!\w){re.escape(cue)}(?!\w)", read) for cue in cues)
+
+
+_STOCK = re.compile(
+    r"\b(?:in[ -]?stock|available|ship(?:s|ping)?|right now|today|disponible|en stock|"
+    r"auf lager|lieferbar|verfügbar|sofort|en existencia|ya mismo)\b"
+)
+
+
+def stock_said(folded: str) -> bool:
+    """Whether a (casefolded) message asks for what is in stock, in any of the four languages."""
+    return _STOCK.search(folded) is not None
 
 
 def _price_said(price: Decimal, folded: str) -> bool:
