@@ -20,6 +20,7 @@ from cartagent.tuning.teacher import (
     Label,
     Style,
     check,
+    out_of_role_reason,
     sample_label,
     teacher_messages,
     write_teacher_data,
@@ -243,3 +244,19 @@ def test_a_run_stopped_halfway_keeps_what_it_wrote(
     card = json.loads((out / "teacher-card.json").read_text())
     assert card["asked"] == 3 and card["kept"] >= 1  # two answered, the third cut short
     assert len(load_split(out / "teacher.jsonl").examples) == card["kept"]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("Voici un exemple de message : je cherche une lampe noire", "talks about the task"),
+        ("Good afternoon! My name is [Your Name] and I need boots", "talks about the task"),
+        ('The shopping assistant said: "tea kettle, ceramic"', "talks about the task"),
+        ("Bien sûr ! Une lampe noire, s'il vous plaît", "speaks as the store"),
+        ("Bitte besuchen Sie unsere Webseite und wählen Sie eine Maus", "speaks as the store"),
+        ("je cherche une lampe de bureau noire, pas trop chère", None),
+        ("need a red tee, size M, nothing over 30 bucks", None),
+    ],
+)
+def test_a_message_out_of_the_shoppers_role_is_refused(text: str, why: str | None) -> None:
+    assert out_of_role_reason(text) == why

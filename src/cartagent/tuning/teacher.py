@@ -43,6 +43,7 @@ __all__ = [
     "TeacherCard",
     "TeacherExample",
     "check",
+    "out_of_role_reason",
     "sample_label",
     "stock_said",
     "teacher_messages",
@@ -92,14 +93,17 @@ _NEGATIONS: Final = {
     "fr": ("pas", "sans", "sauf", "aucun", "aucune", "ni", "non", "évitez", "éviter"),
 }
 _META = re.compile(
-    r"\b(?:requirements?|style|the shopper|as a shopper|here is|here's the message)\b"
-    r"|^\W*message\s*:",
+    r"\b(?:requirements?|style|the shopper|as a shopper|here is|here's the message|example|"
+    r"exemple|ejemplo|beispiel|voici|shopping assistant|chat assistant)\b"
+    r"|^\W*message\s*:|\[[^\]]*\]",  # "[Your Name]": a template's blank
     re.IGNORECASE,
 )
 # The teacher answering as the store ("Sure! What kind of running shoes do you need?").
 _ASSISTANT_VOICE = re.compile(
-    r"^\W*(?:sure|certainly|of course|absolutely|great choice|i'd be happy|i would be happy)\b"
-    r"|\b(?:how can i (?:help|assist)|do you need\?|would you like\?|let me know if)",
+    r"^\W*(?:sure|certainly|of course|absolutely|great choice|i'd be happy|i would be happy|"
+    r"bien sûr|claro|por supuesto|natürlich|gerne|selbstverständlich)\b"
+    r"|\b(?:how can i (?:help|assist)|do you need\?|would you like\?|let me know if|"
+    r"besuchen sie unsere|visit our)",
     re.IGNORECASE,
 )
 _QUOTES = "\"'\u201c\u201d\u00ab\u00bb\u2018\u2019"
@@ -202,10 +206,9 @@ def check(
         return "empty"
     if len(text) > MAX_MESSAGE_CHARS:
         return "too long"
-    if _META.search(text):
-        return "talks about the task"
-    if _ASSISTANT_VOICE.search(text):
-        return "speaks as the store"
+    out_of_role = out_of_role_reason(text)
+    if out_of_role is not None:
+        return out_of_role
     if held_out is not None and text in held_out:
         return "an evaluation request"
     folded = text.casefold()
@@ -233,6 +236,17 @@ def check(
         return "names the kind"
     if language_of is not None and style.language != "en" and language_of(text) != style.language:
         return "wrong language"
+    return None
+
+
+def out_of_role_reason(text: str) -> str | None:
+    """Why ``text`` is not a shopper's own message: it talks about the task ("Here is an
+    example message: ..."), or the store speaks ("Sure! What do you need?"); ``None`` if
+    neither."""
+    if _META.search(text):
+        return "talks about the task"
+    if _ASSISTANT_VOICE.search(text):
+        return "speaks as the store"
     return None
 
 
@@ -267,8 +281,8 @@ def _negated(read: str, language: str) -> bool:
 
 
 _STOCK = re.compile(
-    r"\b(?:in[ -]?stock|available|ship(?:s|ping)?|right now|today|disponible|en stock|"
-    r"auf lager|lieferbar|verfügbar|sofort|en existencia|ya mismo)\b"
+    r"\b(?:stock|available|ship(?:s|ping)?|now|today|disponible|lager|lieferbar|verfügbar|"
+    r"sofort|jetzt|existencia|ahora|ya mismo|maintenant|tout de suite)\b"
 )
 
 
