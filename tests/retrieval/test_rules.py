@@ -846,3 +846,20 @@ def test_a_comma_between_numbers_is_no_decimal_elsewhere() -> None:
     assert parse("under 1,500 dollars").price == PriceRange(max=Decimal(1500))
     assert parse("sizes 8,9 or 10").options["size"] == ["8", "9", "10"]
     assert parse("red, 2,3 pack").options["pack"] != ["2.3 pack"]
+
+
+@pytest.mark.parametrize(
+    ("request_", "kind"),
+    [
+        ("headphones that go over the ear", "over-ear"),
+        ("earbuds that sit in the ear", "in-ear"),
+        ("on the ear headphones", "on-ear"),
+    ],
+)
+def test_an_article_inside_a_two_word_form_is_read_through(request_: str, kind: str) -> None:
+    assert parse(request_).attributes["type"] == [kind]
+
+
+@pytest.mark.parametrize("request_", ["over the moon headphones", "the ear of a dog"])
+def test_an_article_between_words_of_no_form_changes_nothing(request_: str) -> None:
+    assert "type" not in parse(request_).attributes

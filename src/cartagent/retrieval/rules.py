@@ -411,6 +411,27 @@ class _Work:
 # ------------------------------------------------------------------------------ helpers
 
 
+def _two_word_forms() -> set[tuple[str, str]]:
+    pairs = set()
+    for form in (*ATTRIBUTE_OF, *CATEGORY_OF):
+        words = re.split(r"[ -]", form)
+        if len(words) == 2 and all(w.isalpha() for w in words):
+            pairs.add((words[0], words[1]))
+    return pairs
+
+
+# "over the ear" is "over ear" (over-ear): an article said inside a two-word form of the word
+# lists ("in the ear", "on the ear") is dropped before the forms are read.
+_ARTICLE_INSIDE_RE = re.compile(
+    r"\b("
+    + "|".join(
+        rf"{re.escape(first)}(?= (?:the|a|an) {re.escape(second)}\b)"
+        for first, second in sorted(_two_word_forms())
+    )
+    + r") (?:the|a|an) (\w+)"
+)
+
+
 def _normalise(request: str) -> str:
     text = unicodedata.normalize("NFKC", request[: MAX_REQUEST_CHARS * 2])[:MAX_REQUEST_CHARS]
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
@@ -419,6 +440,7 @@ def _normalise(request: str) -> str:
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
     text = _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
     text = gloss(text)
+    text = _ARTICLE_INSIDE_RE.sub(r"\1 \2", text)
     return _digits_for_worded_amounts(" ".join(text.split()))
 
 
