@@ -93,6 +93,7 @@ _MIN = frozenset(
         "moins",
     }
 )
+_AMOUNT = re.compile(r"\d")
 _CHEAP = frozenset(
     {
         "cheap",
@@ -246,6 +247,8 @@ def read_shown_question(
     option: str | None = None
     dear_fr = "cher" in raw or "chère" in raw  # "le moins cher", "le plus cher"
     if raw & (_CHEAP | _DEAR) or raw & _PRICE_WORDS or dear_fr or _SETS_BACK.search(folded):
+        if (raw & (_CHEAP | _DEAR) or dear_fr) and _AMOUNT.search(folded):
+            return None  # "cheaper than 210?": a price bound for the search, not a question
         option = PRICE
         if raw & _CHEAP:
             order = "min"

@@ -82,6 +82,17 @@ async def test_nothing_cheaper_is_said_and_the_shown_list_kept(shop_searcher: Se
     assert conversation.results == shown
 
 
+async def test_cheaper_than_an_amount_is_that_bound_not_the_cards_prices(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt")  # 50.88 and 53.43 USD shown
+    _, reply = await _say(conversation, shop_searcher, "cheaper than 60?")
+    assert "Nothing cheaper than" not in reply.text and "up to 60 USD" in reply.text
+    assert reply.cards and all(c.price is not None and c.price <= 60 for c in reply.cards)
+    assert any(c.price is not None and c.price > Decimal("50.88") for c in reply.cards)
+
+
 async def test_more_expensive_is_dearer_than_every_card_shown(shop_searcher: Searcher) -> None:
     conversation = _conversation()
     await _say(conversation, shop_searcher, "mug")

@@ -71,6 +71,7 @@ _WHICH_KIND = "which kind of product?"
 _LONG = 300  # characters: a message this long is read for its need first
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]priced|lower price)\b")
 _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
+_THAN_AMOUNT = re.compile(r"\bthan\s+(?:[$€£]\s?)?\d")
 
 
 MAX_UNCHECKED_SHOWN = 8
@@ -100,8 +101,8 @@ def _relative_price(
     """
     cheaper, dearer = _CHEAPER.search(text.casefold()), _DEARER.search(text.casefold())
     priced = [c for c in shown if c.price is not None and c.currency is not None]
-    if not (cheaper or dearer) or not priced:
-        return query, None, None
+    if not (cheaper or dearer) or not priced or _THAN_AMOUNT.search(text):
+        return query, None, None  # "cheaper than 210": the amount said is the bound
     currency = str(priced[0].currency)
     prices = [c.price for c in priced if c.price is not None and c.currency == currency]
     old = query.price or PriceRange(currency=currency)
