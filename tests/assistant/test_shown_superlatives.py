@@ -28,6 +28,9 @@ BAGS = [
         ("Which is bigger?", "bigger", "big"),
         ("which of them is the most powerful", "most powerful", "powerful"),
         ("so which one is the warmest?", "warmest", None),
+        ("which one's the brightest", "brightest", "bright"),
+        ("whatever. the biggest one", "biggest", "big"),
+        ("ok, i'll take the lightest one", "lightest", "light"),
     ],
 )
 def test_superlatives_about_the_list_are_found(text: str, word: str, stem: str | None) -> None:
@@ -43,6 +46,8 @@ def test_superlatives_about_the_list_are_found(text: str, word: str, stem: str |
         "which one is the other?",
         "which one is waterproof?",
         "show me the lightest backpack",  # a search, not a question about the list
+        "the lightest backpack you have",
+        "the best one",  # no measure of its own
     ],
 )
 def test_other_questions_are_not_superlatives_here(text: str) -> None:

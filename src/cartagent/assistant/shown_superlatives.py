@@ -75,9 +75,19 @@ class Superlative:
     more: bool = True
 
 
+# "the biggest one", "whatever. the lightest one?": a pick said without "which".
+_THE_ONE = re.compile(
+    r"^(?:(?:ok|okay|whatever|fine|then|so)\W+)*(?:i'?ll take\s+|give me\s+)?the\s+"
+    r"(?P<word>(?:most|least)\s+[a-z-]{3,}|[a-z]{2,}est)(?:\s+ones?)?\s*[?.!]?$"
+)
+
+
 def find_superlative(text: str) -> Superlative | None:
     """The superlative ``text`` asks of the results shown, or ``None``."""
-    said = " ".join(text.casefold().split())
+    said = " ".join(text.casefold().replace("one's", "one is").split())
+    bare = _THE_ONE.match(said)
+    if bare is not None and bare["word"] in _FORMS:
+        return Superlative(bare["word"], _FORMS[bare["word"]])
     having = _WHICH_HAS.match(said)
     if having is not None and having["option"] not in ("price", "money", "rating", "ratings"):
         end, option = having["end"], having["option"]
