@@ -487,3 +487,21 @@ def test_a_searcher_refines_only_through_an_understander_that_can() -> None:
     }
     plain = Searcher(index, parse)
     assert plain.understand_turn("aluminium", shown=shown) == parse("aluminium")
+
+
+def test_a_word_whose_measure_is_an_option_asks_for_its_highest_value() -> None:
+    mats = [
+        _product("mat1", "Yoga Mat", {"thickness": "4mm", "color": "blue"}),
+        _product("mat2", "Yoga Mat", {"thickness": "6mm", "color": "pink"}),
+        _product("mat3", "Yoga Mat", {"thickness": "6mm", "color": "green"}),
+    ]
+    vocabulary = CatalogVocabulary([*mats, LANTERN])
+    thick = vocabulary.ground(SearchQuery(category="yoga mat", text="the thick kind"))
+    assert thick.options == {"thickness": ["6mm"]}
+    said = vocabulary.ground(
+        SearchQuery(category="yoga mat", text="thick", options={"thickness": ["4mm"]})
+    )
+    assert said.options == {"thickness": ["4mm"]}  # a value said outright wins
+    # Of no kind (every product), or of a kind without the measure: nothing is chosen.
+    assert vocabulary.ground(SearchQuery(text="thick")).options == {}
+    assert vocabulary.ground(SearchQuery(category="lantern", text="thick")).options == {}

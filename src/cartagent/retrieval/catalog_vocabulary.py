@@ -287,6 +287,9 @@ class Leftover(NamedTuple):
     graded: list[str]
 
 
+_MEASURE = re.compile(r"\d+(?:\.\d+)?")
+
+
 def _values_of(product: Product) -> str:
     """Every attribute and option value of ``product``, as one text."""
     values = [v for vs in product.attributes.values() for v in vs]
@@ -717,6 +720,7 @@ class CatalogVocabulary:
                         bucket = options.setdefault(term[0], [])
                         bucket.extend(v for v in term[1] if v not in bucket)
         text = self._ground_text(query.text, among, options, query.category)
+        self._ground_grades(query.text, among, options)
         exclude = [e for x in query.exclude for e in self._ground_exclusion(x, among)]
         for word in _RAW_WORD.findall(query.text.casefold()):  # "corded": not cordless
             for opposite in self._opposites.get(self.surface(word), ()):
@@ -818,6 +822,36 @@ class CatalogVocabulary:
         # The words stay: they still rank (BM25, the embedding), and a word left alone may
         # match nothing ("stove" of "induction stove").
         return text
+
+    def _ground_grades(
+        self, text: str, among: frozenset[str], options: dict[str, list[str]]
+    ) -> None:
+        """ "the thick kind" of yoga mats: a word whose measure is an option of these products
+        ("thickness") asks for its highest value among them ("6mm"); left alone when the
+        option is already asked for, or its values are not all measures."""
+        if not among or among == frozenset(self._products):
+            return
+        for raw in _RAW_WORD.findall(text.casefold()):
+            for end in ("ness", "ity"):
+                option = f"{raw}{end}"
+                if option not in self._option_name_raw or any(
+                    canonical_key(k) == option for k in options
+                ):
+                    continue
+                values = {
+                    value
+                    for pid in among
+                    for name, offered in self._products[pid].option_values().items()
+                    if canonical_key(name) == option
+                    for value in offered
+                }
+                measured = {v: _MEASURE.match(v) for v in values}
+                if not values or not all(measured.values()):
+                    continue
+                top = max(float(m.group()) for m in measured.values() if m)
+                options[option] = sorted(
+                    v for v, m in measured.items() if m and float(m.group()) == top
+                )
 
     def _ground_exclusion(self, exclusion: Exclusion, among: frozenset[str]) -> list[Exclusion]:
         key = canonical_key(exclusion.field) if exclusion.field else None
