@@ -505,3 +505,28 @@ def test_a_word_whose_measure_is_an_option_asks_for_its_highest_value() -> None:
     # Of no kind (every product), or of a kind without the measure: nothing is chosen.
     assert vocabulary.ground(SearchQuery(text="thick")).options == {}
     assert vocabulary.ground(SearchQuery(category="lantern", text="thick")).options == {}
+
+
+def test_non_a_yes_no_option_rules_it_out_and_an_unknown_word_rules_out_nothing() -> None:
+    boots = _product(
+        "boots",
+        "Hiking Boots",
+        {"waterproof": "yes", "size": "11"},
+        {"waterproof": "no", "size": "11"},
+    )
+    vocabulary = CatalogVocabulary([boots, LANTERN])
+    grounded = vocabulary.ground(
+        SearchQuery(
+            category="hiking boots",
+            text="non-waterproof",
+            exclude=[Exclusion(value="sense")],  # "that made no sense"
+        )
+    )
+    assert grounded.exclude == [Exclusion(field="waterproof", value="yes")]
+    left = vocabulary.leftover(grounded)
+    assert "non-waterproof" not in left.unknown  # the exclusion checks it
+    # An option's own name ruled out is kept: it rules something out.
+    said = vocabulary.ground(
+        SearchQuery(category="hiking boots", exclude=[Exclusion(value="waterproof")])
+    )
+    assert said.exclude == [Exclusion(field="waterproof", value="yes")]

@@ -473,9 +473,14 @@ class CatalogVocabulary:
         for first, second in pairwise(words):
             if first + second in placed_words:  # "hard shell" of "hardshell"
                 placed_words |= {first, second}
+        ruled_out = {
+            stem for e in query.exclude for stem in self._words(f"{e.field or ''} {e.value}")
+        }
         for raw in words:
             if asks_nothing(raw) or raw in _SPOKEN_UNITS or len(raw) < 2:
                 continue
+            if raw.startswith("non-") and self._words(raw[4:]) <= ruled_out:
+                continue  # "non-waterproof": an exclusion checks it
             if raw in placed_words:
                 continue  # a word of a value a constraint holds ("people" of "2 people")
             if any(c.isdigit() for c in raw):
@@ -721,7 +726,18 @@ class CatalogVocabulary:
                         bucket.extend(v for v in term[1] if v not in bucket)
         text = self._ground_text(query.text, among, options, query.category)
         self._ground_grades(query.text, among, options)
-        exclude = [e for x in query.exclude for e in self._ground_exclusion(x, among)]
+        exclude = [
+            e
+            for x in query.exclude
+            if x.field is not None
+            or self._words(x.value) <= self._catalog_words | self._option_name_words
+            for e in self._ground_exclusion(x, among)
+        ]  # "made no sense": a word no product has rules nothing out
+        for word in _RAW_WORD.findall(query.text.casefold()):  # "non-waterproof": not waterproof
+            if word.startswith("non-") and len(word) > 4:
+                for unwanted in self._ground_exclusion(Exclusion(value=word[4:]), among):
+                    if unwanted.field is not None and unwanted not in exclude:
+                        exclude.append(unwanted)
         for word in _RAW_WORD.findall(query.text.casefold()):  # "corded": not cordless
             for opposite in self._opposites.get(self.surface(word), ()):
                 unwanted = Exclusion(field=opposite.name, value=opposite.values[0])

@@ -14,7 +14,7 @@ from cartagent.assistant.specialists import DiscoverySpecialist
 from cartagent.assistant.specialists.discovery import both_at_once, describe
 from cartagent.catalog import Product, Variant
 from cartagent.retrieval.lexical import LexicalIndex
-from cartagent.retrieval.query import SearchQuery
+from cartagent.retrieval.query import Exclusion, SearchQuery
 from cartagent.retrieval.search import Searcher
 from tests.assistant.conftest import SHOP
 
@@ -649,6 +649,14 @@ async def test_a_contradiction_is_asked_about_not_searched(tau_grounded_searcher
         (
             SearchQuery(category="notebook", text="ok then, A5 please", options={"size": ["A5"]}),
             "A5 notebook",
+        ),
+        (
+            SearchQuery(
+                category="hiking boots",
+                text="non-waterproof",
+                exclude=[Exclusion(field="waterproof", value="yes")],
+            ),
+            "hiking boots, not waterproof",
         ),
     ],
 )

@@ -38,8 +38,9 @@ from ...retrieval.catalog_vocabulary import asks_nothing
 from ...retrieval.common_words import is_common
 from ...retrieval.filters import Plan, Words, analyzer, matching_variants
 from ...retrieval.near_misses import what_it_breaks
-from ...retrieval.query import PriceRange, SearchQuery
+from ...retrieval.query import Exclusion, PriceRange, SearchQuery
 from ...retrieval.rules import gloss, price_clash
+from ...retrieval.vocabulary import YES
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, ADDED, TO_CART, add_card
 from ..comparison import compare_cards, find_comparison
@@ -145,6 +146,13 @@ def _said(name: str, values: list[str], tr: NullTranslations) -> str:
     return tr.gettext(" or ").join(values)
 
 
+def _ruled_out(exclusion: Exclusion) -> str:
+    """What an exclusion rules out, in words: "waterproof" for ``waterproof: yes``."""
+    if exclusion.field and exclusion.value.casefold() in YES:
+        return exclusion.field
+    return exclusion.value
+
+
 def describe(query: SearchQuery, tr: NullTranslations = _ENGLISH) -> str:
     """The query in words: "blue t-shirt, up to 60 USD, not polyester" (the catalog's words
     as they are, the rest in ``tr``'s language)."""
@@ -163,6 +171,8 @@ def describe(query: SearchQuery, tr: NullTranslations = _ENGLISH) -> str:
         for w in _WORD.findall(said)
     }
     placed |= {w.casefold() for w in _WORD.findall(query.category or "")}  # the kind, said once
+    # "non-waterproof" is said as the exclusion it became ("not waterproof").
+    placed |= {f"non-{_ruled_out(e).casefold()}" for e in query.exclude}
     text = " ".join(
         w for w in _WORD.findall(query.text) if w.casefold() not in placed and not asks_nothing(w)
     )
@@ -176,7 +186,7 @@ def describe(query: SearchQuery, tr: NullTranslations = _ENGLISH) -> str:
         parts.append(tr.gettext("up to %(price)s") % {"price": _money(price.max, price.currency)})
     elif price is not None and price.min is not None:
         parts.append(tr.gettext("from %(price)s") % {"price": _money(price.min, price.currency)})
-    parts.extend(tr.gettext("not %(value)s") % {"value": e.value} for e in query.exclude)
+    parts.extend(tr.gettext("not %(value)s") % {"value": _ruled_out(e)} for e in query.exclude)
     if query.available_only:
         parts.append(tr.gettext("in stock"))
     return ", ".join(parts)
