@@ -363,6 +363,9 @@ def test_a_follow_ups_own_words_replace_exclude_or_let_go_of_what_was_shown() ->
     back = grounded.refine("2.5 liters is fine after all", shown)
     assert back.exclude == [] and back.options["pack size"] == ["2.5 liters"]
     assert "pole material" not in grounded.refine("any pole material", shown).options
+    # "just ... then": of that kind, only what this turn says.
+    just = grounded.refine("ok just 2 people then", shown)
+    assert (just.category, just.options) == ("tent", {"sleeps": ["2 people"]})
 
 
 @pytest.mark.parametrize(

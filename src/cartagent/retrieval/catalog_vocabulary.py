@@ -287,6 +287,7 @@ class Leftover(NamedTuple):
     graded: list[str]
 
 
+_JUST = re.compile(r"^\W*(?:(?:ok(?:ay)?|fine|alright|then|well)\W+)*just\b", re.IGNORECASE)
 _MEASURE = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -928,6 +929,9 @@ class GroundedUnderstander:
                 and self._continues(shown, inside.model_copy(update={"category": None}))
             )
         ):
+            if _JUST.search(request):
+                # "ok just wireless then": of that kind, only what this turn says.
+                shown = shown.model_copy(update={"options": {}, "attributes": {}, "text": ""})
             return self.vocabulary.dropping(_refined(shown, inside or latest), request)
         # Only here are the earlier requests read again (a model answers the turn once above).
         merged = self.vocabulary.ground(self.inner(request, context=context))
