@@ -55,6 +55,9 @@ def test_english_small_talk_is_told_by_kind(text: str, kind: str) -> None:
         ("Parfait, merci beaucoup !", "thanks"),
         ("merci, au revoir", "goodbye"),
         ("super, merci et bonne soirée !", "goodbye"),
+        ("Super, danke dir!", "thanks"),
+        ("gracias a ti", "thanks"),
+        ("merci à vous !", "thanks"),
     ],
 )
 def test_spanish_german_and_french_small_talk_is_told_by_kind(text: str, kind: str) -> None:

@@ -63,7 +63,7 @@ _WORDS: Final[dict[str, _Role]] = {
         "really much again too and "
         # Spanish, German, French
         "genial perfecto perfecta vale bueno buena bien muy muchas muchísimas mil amigo "
-        "igualmente y perfekt prima toll gut sehr vielen herzlichen trotzdem nochmal und "
+        "igualmente y perfekt prima toll gut sehr vielen herzlichen trotzdem nochmal und dir euch "
         "parfait génial beaucoup très bien encore et",
     ),
 }
@@ -111,7 +111,8 @@ _PHRASES: Final[tuple[tuple[_Role, str], ...]] = (
         r"|(?:i )?hope you(?:'re| are) (?:having a )?(?:good|nice|lovely|great|wonderful|well)"
         r"(?: day| one| morning| evening)?"
         r"|de todos modos|de todas formas|por (?:todo|tu ayuda|su ayuda|la ayuda)|alles klar"
-        r"|für (?:die|ihre|deine) hilfe|quand même|pour (?:votre|ton|ta) aide|d'accord",
+        r"|für (?:die|ihre|deine) hilfe|quand même|pour (?:votre|ton|ta) aide|d'accord"
+        r"|a ti|a vos|a usted|à vous|à toi",
     ),
 )
 _PATTERNS: Final = tuple(
