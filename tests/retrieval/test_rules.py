@@ -863,3 +863,19 @@ def test_an_article_inside_a_two_word_form_is_read_through(request_: str, kind: 
 @pytest.mark.parametrize("request_", ["over the moon headphones", "the ear of a dog"])
 def test_an_article_between_words_of_no_form_changes_nothing(request_: str) -> None:
     assert "type" not in parse(request_).attributes
+
+
+@pytest.mark.parametrize(
+    ("request_", "category", "options"),
+    [
+        ("busco un termo de acero inoxidable de 1 litro", "water bottle", {"capacity": ["1 l"]}),
+        ("una botella de 2 litros", "water bottle", {"capacity": ["2 l"]}),  # not "libros"
+        ("Laufschuhe für Damen", "running shoes", {}),
+        ("Suche ein Rennrad", "bicycle", {}),
+    ],
+)
+def test_common_shopping_words_of_other_languages_are_read(
+    request_: str, category: str, options: dict[str, list[str]]
+) -> None:
+    query = parse(request_)
+    assert query.category == category and query.options == options

@@ -302,7 +302,10 @@ _KNOWN_WORDS = {w for phrase in (*_VOCAB, *SIZE_OF) for w in phrase.split()}
 # ordinary words one edit away ("basics" -> Asics) are far more common than misspelt brands.
 _BRAND_WORDS = {w for form in BRAND_OF for w in form.split()}
 _CORRECTABLE = {w for w in _KNOWN_WORDS if len(w) >= 5 and w.isalpha() and w not in _BRAND_WORDS}
-_NEVER_CORRECT = set(STOPWORDS) | _CUES_BY_WORD | set(PROTECTED_WORDS)
+# A unit ("litros", "pulgadas") is never a typo of a vocabulary word ("libros").
+_NEVER_CORRECT = (
+    set(STOPWORDS) | _CUES_BY_WORD | set(PROTECTED_WORDS) | {w for u in UNITS for w in u.split()}
+)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 # ----------------------------------------------------------------------------- the draft

@@ -374,7 +374,8 @@ _KINDS_ABROAD: Final[dict[str, tuple[str, ...]]] = {
     "luggage set": ("kofferset", "koffer", "valises", "valise", "maletas", "juego de maletas"),
     "fleece jacket": ("fleecejacke", "fleecejacken", "polaire", "polaires", "forro polar"),
     "yoga mat": ("yogamatte", "yogamatten", "tapis de yoga", "esterilla de yoga", "esterilla"),
-    "water bottle": ("trinkflasche", "wasserflasche", "gourde", "botella de agua"),
+    "water bottle": ("trinkflasche", "wasserflasche", "thermosflasche", "gourde", "termo",
+                     "botella de agua"),
     "indoor security camera": ("überwachungskamera", "caméra de surveillance",
                                "cámara de seguridad", "cámara de vigilancia"),
     "action camera": ("actioncam", "action-cam", "caméra sportive", "cámara deportiva"),
@@ -405,6 +406,9 @@ _KINDS_ABROAD: Final[dict[str, tuple[str, ...]]] = {
     "led light bulb": ("glühbirne", "ampoule", "bombilla"),
     "jigsaw puzzle": ("rompecabezas",),
     "tea kettle": ("teekessel", "tetera"),
+    "running shoes": ("laufschuhe", "chaussures de course", "zapatillas de correr",
+                      "zapatillas para correr", "zapatillas de running"),
+    "bicycle": ("rennrad", "mountainbike", "bici"),
 }  # fmt: skip
 for _kind, _forms in _KINDS_ABROAD.items():
     CATEGORIES[_kind] = (*CATEGORIES[_kind], *_forms)
@@ -570,6 +574,7 @@ UNITS: Final[dict[str, tuple[str, str]]] = {
     "millilitre": ("capacity", "ml"), "millilitres": ("capacity", "ml"),
     "l": ("capacity", "l"), "liter": ("capacity", "l"), "liters": ("capacity", "l"),
     "litre": ("capacity", "l"), "litres": ("capacity", "l"),
+    "litro": ("capacity", "l"), "litros": ("capacity", "l"),
     "gallon": ("capacity", "gal"), "gallons": ("capacity", "gal"), "gal": ("capacity", "gal"),
     "cup": ("capacity", "cup"), "cups": ("capacity", "cup"),
     "mah": ("capacity", "mah"),
