@@ -8,11 +8,11 @@ import random
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from cartagent.catalog import Product
 from cartagent.llm import Message
-from cartagent.testing import FunctionModel
+from cartagent.testing import FunctionModel, ModelFunction
 from cartagent.tuning import HeldOut
 from cartagent.tuning.listing import Facet, Listing, listing_for
 from cartagent.tuning.teacher import (
@@ -187,24 +187,35 @@ def test_the_writer_keeps_passing_messages_counts_the_rest_and_stops(
     assert stopped == [] and card.asked == 7 and card.to_json()["kept"] == 0
 
 
-def test_the_cli_writes_the_messages_and_the_card(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def teacher(messages: list[Message], tools: object) -> Message:
-        lines = (messages[1].content or "").splitlines()
-        kind = lines[0].removeprefix("The shopper wants: ").rstrip(".")
-        wants = [line[2:].split(": ", 1)[-1] for line in lines if line.startswith("- ")]
-        plain = (w for w in wants if not w.startswith(("NOT", "at most", "must")))
-        return _said(f"{kind} " + " ".join(plain))
+def _says_plainly(messages: list[Message], tools: object) -> Message:
+    """A teacher that writes the kind and the wanted values, nothing ruled out or priced."""
+    lines = (messages[1].content or "").splitlines()
+    kind = lines[0].removeprefix("The shopper wants: ").rstrip(".")
+    wants = [line[2:].split(": ", 1)[-1] for line in lines if line.startswith("- ")]
+    plain = (w for w in wants if not w.startswith(("NOT", "at most", "must")))
+    return _said(f"{kind} " + " ".join(plain))
+
+
+def _run_teacher(
+    monkeypatch: pytest.MonkeyPatch, teacher: ModelFunction, out: Path, count: int
+) -> Result:
+    """``cartagent tune teacher`` in terse style with ``teacher`` as the model."""
+    from cartagent.cli.main import cli
 
     monkeypatch.setattr(
         "cartagent.cli.tune._teacher_model", lambda name, t, s: FunctionModel(teacher)
     )
-    out = tmp_path / "data"
-    args = ["tune", "teacher", "--count", "4", "--styles", "terse", "--out", str(out), "--quiet"]
+    args = ["tune", "teacher", "--count", str(count), "--styles", "terse", "--out", str(out)]
+    return CliRunner().invoke(cli, [*args, "--quiet"])
+
+
+def test_the_cli_writes_the_messages_and_the_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cartagent.cli.main import cli
 
-    result = CliRunner().invoke(cli, args)
+    out = tmp_path / "data"
+    result = _run_teacher(monkeypatch, _says_plainly, out, 4)
     assert result.exit_code == 0, result.output
     assert "teacher qwen2.5-coder-1.5b: kept 4 of" in result.output
     split = load_split(out / "teacher.jsonl")
@@ -225,20 +236,10 @@ def test_a_run_stopped_halfway_keeps_what_it_wrote(
         answers += 1
         if answers > 2:
             raise KeyboardInterrupt  # Ctrl-C on the third message
-        lines = (messages[1].content or "").splitlines()
-        kind = lines[0].removeprefix("The shopper wants: ").rstrip(".")
-        wants = [line[2:].split(": ", 1)[-1] for line in lines if line.startswith("- ")]
-        plain = (w for w in wants if not w.startswith(("NOT", "at most", "must")))
-        return _said(f"{kind} " + " ".join(plain))
+        return _says_plainly(messages, tools)
 
-    monkeypatch.setattr(
-        "cartagent.cli.tune._teacher_model", lambda name, t, s: FunctionModel(teacher)
-    )
     out = tmp_path / "data"
-    from cartagent.cli.main import cli
-
-    args = ["tune", "teacher", "--count", "9", "--styles", "terse", "--out", str(out), "--quiet"]
-    result = CliRunner().invoke(cli, args)
+    result = _run_teacher(monkeypatch, teacher, out, 9)
     assert result.exit_code == 0, result.output
     assert "stopped: what was kept so far is written" in result.output
     card = json.loads((out / "teacher-card.json").read_text())
