@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cartagent.cli.main import cli
@@ -106,3 +107,28 @@ def test_tune_export_writes_the_card_beside_the_gguf_where_model_tuned_reads_it(
         card["config"]["model"]
         == json.loads((adapter / "training.json").read_text(encoding="utf-8"))["config"]["model"]
     )
+
+
+def test_tune_train_keeps_a_dequantized_base_in_the_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    seen: dict[str, object] = {}
+
+    def train_sft(config: object, train: object, out: Path, **options: object) -> object:
+        seen.update(options)
+        return SimpleNamespace(
+            reused=False, steps=1, seconds=0.0, losses=[(1, 0.5)], eval_loss=None, adapter=out
+        )
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr("cartagent.tuning.sft.train_sft", train_sft)
+    data = tmp_path / "data"
+    data.mkdir()
+    write_split(data / "train.jsonl", copies=1)
+    write_split(data / "dev.jsonl", copies=1)
+    args = ["tune", "train", "--data", str(data), "--out", str(tmp_path / "run"), "--no-dpo"]
+    result = CliRunner().invoke(cli, [*args, "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert seen["base_cache"] == tmp_path / "xdg" / "cartagent" / "cache" / "base-models"

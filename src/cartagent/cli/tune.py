@@ -211,6 +211,11 @@ def teacher(
     click.echo(f"wrote {out}: teacher.jsonl, teacher-card.json")
 
 
+def _base_cache() -> Path:
+    """Where a GGUF base is kept once dequantized for training: the data folder's cache."""
+    return run_settings().data_dir / "cache" / "base-models"
+
+
 def _teacher_model(name: str, temperature: float, seed: int) -> Any:
     settings = run_settings()
     if name == "openai":
@@ -330,7 +335,14 @@ def train(
         for problem in (*train_split.skipped, *dev_split.skipped):
             click.echo(problem, err=True)
         train_split, dev_split = _asked(config, train_split, dev_split)
-        sft = train_sft(config, train_split, out / "sft", dev=dev_split, progress=not quiet)
+        sft = train_sft(
+            config,
+            train_split,
+            out / "sft",
+            dev=dev_split,
+            progress=not quiet,
+            base_cache=_base_cache(),
+        )
         click.echo(
             f"SFT{' (already trained: reused)' if sft.reused else ''}: "
             f"{sft.steps} steps in {sft.seconds:.0f} s, final loss "
@@ -346,7 +358,13 @@ def train(
             style = config.model.prompt_style
             answerer = gguf_answerer(sft.adapter, base, style) if base in PACKAGED_MODELS else None
             result = train_dpo(
-                config, sft.adapter, requests, out / "dpo", answerer=answerer, progress=not quiet
+                config,
+                sft.adapter,
+                requests,
+                out / "dpo",
+                answerer=answerer,
+                progress=not quiet,
+                base_cache=_base_cache(),
             )
             click.echo(
                 f"DPO: {result.pairs} pairs from {len(requests)} requests, {result.steps} steps "
@@ -604,6 +622,7 @@ def sweep(
                 style,
                 rules_first=config.model.rules_first,
                 backend=backend,
+                base_cache=_base_cache(),
             )
         result = run_sweep(
             config,
@@ -618,6 +637,7 @@ def sweep(
             progress=not quiet,
             on_trial=report,
             workers=workers,
+            base_cache=_base_cache(),
         )
     except ConfigurationError as error:
         raise click.ClickException(str(error)) from error

@@ -27,10 +27,7 @@ from ..weight_loading import hide_weight_loading_bars
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-__all__ = ["BASE_CACHE", "BaseModel", "load_base_config", "load_base_model", "resolve_base"]
-
-BASE_CACHE = Path.home() / ".cache" / "cartagent" / "base-models"
-"""Where dequantized GGUF bases are kept (the default ``cache_dir``)."""
+__all__ = ["BaseModel", "load_base_config", "load_base_model", "resolve_base"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +93,7 @@ def _keep(model: Any, tokenizer: Any, folder: Path) -> None:
         shutil.rmtree(partial, ignore_errors=True)
 
 
-def load_base_config(base: str, *, cache_dir: Path | None = BASE_CACHE) -> dict[str, Any]:
+def load_base_config(base: str, *, cache_dir: Path | None = None) -> dict[str, Any]:
     """The base model's Hugging Face config as a dict, without loading its weights."""
     from transformers import AutoConfig
 
@@ -109,7 +106,7 @@ def load_base_config(base: str, *, cache_dir: Path | None = BASE_CACHE) -> dict[
     return config
 
 
-def load_base_model(base: str, *, cache_dir: Path | None = BASE_CACHE) -> BaseModel:
+def load_base_model(base: str, *, cache_dir: Path | None = None) -> BaseModel:
     """The causal LM and its tokenizer, in float32 on the CPU, ready for a LoRA adapter; a GGUF
     base is dequantized once into ``cache_dir`` (None: every time)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -83,6 +83,7 @@ class DevEvaluator:
     rules_first: bool = False
     backend: Backend = "llama-cpp"
     batch_size: int = 32
+    base_cache: Path | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -154,7 +155,7 @@ class DevEvaluator:
         from .transformers_model import TransformersModel
 
         model = TransformersModel.with_adapter(
-            adapter, self.base, max_tokens=answer_tokens(self.style)
+            adapter, self.base, max_tokens=answer_tokens(self.style), base_cache=self.base_cache
         )
         try:
             model.prefetch(self._conversations(), batch_size=self.batch_size)

@@ -148,10 +148,12 @@ def train_dpo(
     *,
     answerer: Answerer | None = None,
     progress: bool = True,
+    base_cache: Path | None = None,
 ) -> DpoResult:
     """Collect pairs with the SFT adapter, then DPO-train it; write ``out/adapter``.
 
-    ``answerer`` gives the SFT model's answers (default: transformers' greedy generation).
+    ``answerer`` gives the SFT model's answers (default: transformers' greedy generation);
+    ``base_cache`` keeps a dequantized GGUF base (see :func:`~.sft.train_sft`).
     """
     from datasets import Dataset
     from peft import PeftModel
@@ -166,7 +168,7 @@ def train_dpo(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    base = load_base_model(config.model.base)
+    base = load_base_model(config.model.base, cache_dir=base_cache)
     reference = PeftModel.from_pretrained(copy.deepcopy(base.model), str(adapter_in))
     reference = reference.merge_and_unload()
     policy = PeftModel.from_pretrained(base.model, str(adapter_in), is_trainable=True)

@@ -162,11 +162,13 @@ def train_sft(
     dev: Split | None = None,
     progress: bool = True,
     on_log: Callable[[int, dict[str, float]], bool | None] | None = None,
+    base_cache: Path | None = None,
 ) -> SftResult:
     """Train a LoRA adapter on ``train``; write it to ``out/adapter`` with its record.
 
     ``on_log(step, logs)`` sees every log line (``loss`` among them); returning True stops the
-    training there (a sweep pruning a bad trial); the adapter is still written.
+    training there (a sweep pruning a bad trial); the adapter is still written. A GGUF base
+    is dequantized once into ``base_cache`` (None: every time).
     """
     folder = Path(out)
     finished = _finished(folder / ADAPTER, config, train, dev)
@@ -179,7 +181,7 @@ def train_sft(
     folder.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     settings = config.sft
-    base = load_base_model(config.model.base)
+    base = load_base_model(config.model.base, cache_dir=base_cache)
     losses: list[tuple[int, float]] = []
 
     style = config.model.prompt_style

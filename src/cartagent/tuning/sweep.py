@@ -126,12 +126,14 @@ def run_sweep(
     progress: bool = True,
     on_trial: Callable[[TrialResult], None] | None = None,
     workers: int = 1,
+    base_cache: Path | None = None,
 ) -> SweepResult:
     """Run the sweep into ``out``: trials, the MLflow store, the optuna study, the report.
 
     ``workers`` > 1 trains that many trials at once, each in a process of its own (``evaluate``
     must then be a plain value that can be sent to one, such as
-    :class:`~cartagent.tuning.dev_eval.DevEvaluator`); no trial is pruned then."""
+    :class:`~cartagent.tuning.dev_eval.DevEvaluator`); no trial is pruned then. ``base_cache``
+    keeps a dequantized GGUF base for every trial (see :func:`~.sft.train_sft`)."""
     import mlflow
     import optuna
 
@@ -192,6 +194,7 @@ def run_sweep(
                 dev=dev,
                 progress=progress,
                 on_log=on_log,
+                base_cache=base_cache,
             )
             pruned = listen is not None and listen.stopped
             metrics = _metrics(sft, None if pruned else evaluate)
@@ -204,7 +207,7 @@ def run_sweep(
     if method == "grid":
         _retry_failed_points(study)
     if remaining > 0 and workers > 1:
-        work = (config, train, dev, evaluate)
+        work = (config, train, dev, evaluate, base_cache)
         _run_pooled(study, grid, remaining, workers, record, work, progress=progress)
     elif remaining > 0:
         study.optimize(objective, n_trials=remaining, catch=())
@@ -323,16 +326,21 @@ class _Recorder:
         return result
 
 
-Work = tuple[TrainingConfig, Split, Split, Evaluator | None]
+Work = tuple[TrainingConfig, Split, Split, Evaluator | None, Path | None]
 
 
 def _train_trial(
     work: Work, params: dict[str, Any], folder: Path
 ) -> tuple[SftResult, dict[str, float]]:
     """One trial, start to end, in a worker process: train, then score."""
-    config, train, dev, evaluate = work
+    config, train, dev, evaluate, base_cache = work
     sft = train_sft(
-        config.with_overrides(_overrides(params)), train, folder, dev=dev, progress=False
+        config.with_overrides(_overrides(params)),
+        train,
+        folder,
+        dev=dev,
+        progress=False,
+        base_cache=base_cache,
     )
     return sft, _metrics(sft, evaluate)
 

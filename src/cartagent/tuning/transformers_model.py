@@ -35,7 +35,14 @@ class TransformersModel:
         self._prefetched: dict[tuple[tuple[str, str], ...], Completion] = {}
 
     @classmethod
-    def with_adapter(cls, adapter: str | Path, base: str, *, max_tokens: int = 64) -> Self:
+    def with_adapter(
+        cls,
+        adapter: str | Path,
+        base: str,
+        *,
+        max_tokens: int = 64,
+        base_cache: Path | None = None,
+    ) -> Self:
         """The base model (see :func:`~cartagent.tuning.base_model.load_base_model`) with the
         PEFT adapter folder ``adapter`` merged into it, on the GPU when there is one."""
         import torch
@@ -46,7 +53,7 @@ class TransformersModel:
         folder = Path(adapter)
         if not (folder / "adapter_config.json").is_file():
             raise ConfigurationError(f"{folder}: not a PEFT LoRA adapter folder")
-        loaded = load_base_model(base)
+        loaded = load_base_model(base, cache_dir=base_cache)
         try:
             merged = PeftModel.from_pretrained(loaded.model, str(folder)).merge_and_unload()
         except (ValueError, OSError, RuntimeError) as error:
