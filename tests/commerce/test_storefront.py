@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.server import create_merchant_app
 from cartagent.commerce.ucp import KnownProfiles
-from tests.commerce.conftest import BASE_URL, in_stock
+from tests.commerce.conftest import ADDRESS, BASE_URL, in_stock
 from tests.commerce.test_ucp_checkout import PLATFORM, SHIPPING, UcpClient, lines, platform_profile
 
 
@@ -99,19 +99,11 @@ def test_an_acp_checkout_paid_on_its_page_shows_its_order(
         "API-Version": "2026-04-17",
         "Idempotency-Key": "acp-storefront-1",
     }
-    address = {
-        "name": "Ada Lovelace",
-        "line_one": "1 Analytical Way",
-        "city": "San Francisco",
-        "state": "CA",
-        "country": "US",
-        "postal_code": "94102",
-    }
     body = {
         "line_items": [{"id": in_stock()[0], "quantity": 1}],
         "currency": "usd",
         "capabilities": {},
-        "fulfillment_details": {"name": "Ada Lovelace", "address": address},
+        "fulfillment_details": {"name": "Ada Lovelace", "address": ADDRESS},
     }
     created = shop.post("/checkout_sessions", json=body, headers=headers)
     assert created.status_code == 201, created.text

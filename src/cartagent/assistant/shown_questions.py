@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..retrieval.search import Searcher
 
 __all__ = [
+    "STATED_BOUND",
     "ShownQuestion",
     "answer_shown_question",
     "products_shown",
@@ -93,7 +94,8 @@ _MIN = frozenset(
         "moins",
     }
 )
-_AMOUNT = re.compile(r"\d")
+STATED_BOUND = re.compile(r"\bthan\s+(?:[$€£]\s?)?\d")
+""""cheaper than 210": a price bound said outright, not a comparison with the cards shown."""
 _CHEAP = frozenset(
     {
         "cheap",
@@ -247,7 +249,7 @@ def read_shown_question(
     option: str | None = None
     dear_fr = "cher" in raw or "chère" in raw  # "le moins cher", "le plus cher"
     if raw & (_CHEAP | _DEAR) or raw & _PRICE_WORDS or dear_fr or _SETS_BACK.search(folded):
-        if (raw & (_CHEAP | _DEAR) or dear_fr) and _AMOUNT.search(folded):
+        if (raw & (_CHEAP | _DEAR) or dear_fr) and STATED_BOUND.search(folded):
             return None  # "cheaper than 210?": a price bound for the search, not a question
         option = PRICE
         if raw & _CHEAP:

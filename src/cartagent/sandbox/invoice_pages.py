@@ -32,6 +32,8 @@ from .state import Sandbox
 router = APIRouter()
 
 MAX_ID = 64
+UNSENT = frozenset({"DRAFT", "SCHEDULED"})
+"""Invoices not sent to anyone yet: no buyer page shows or pays them."""
 HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; form-action 'self'"
@@ -135,7 +137,7 @@ async def show(request: Request, invoice_id: str) -> Response:
                 return None
             call = Call.for_page(request, sandbox, tx)
             status = current_status(row, today(call))
-            if status in ("DRAFT", "SCHEDULED"):  # not sent to anyone yet
+            if status in UNSENT:
                 return None
             doc = row.data
             due = totals_of(doc).total - paid_total(doc)
@@ -156,7 +158,7 @@ async def pay(request: Request, invoice_id: str) -> Response:
     def run() -> str | None:
         with sandbox.store.transaction("") as tx:
             row = tx.get_as_owner(INVOICE, invoice_id, lock=True)
-            if row is None or row.status in ("DRAFT", "SCHEDULED"):
+            if row is None or row.status in UNSENT:
                 return None
             tx.prefetch(WEBHOOK_KIND)  # paying emits an event: see api._execute
             call = Call.for_page(request, sandbox, tx)

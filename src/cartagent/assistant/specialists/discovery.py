@@ -54,7 +54,12 @@ from ..product_questions import describe_options, find_option_question, offers_o
 from ..product_talk import names_constraints
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
-from ..shown_questions import answer_shown_question, products_shown, question_about_shown
+from ..shown_questions import (
+    STATED_BOUND,
+    answer_shown_question,
+    products_shown,
+    question_about_shown,
+)
 from ..shown_superlatives import answer_superlative, find_superlative
 from ..similar import wants_similar
 from ..specialist import TurnContext
@@ -72,7 +77,6 @@ _WHICH_KIND = "which kind of product?"
 _LONG = 300  # characters: a message this long is read for its need first
 _CHEAPER = re.compile(r"\b(cheaper|less expensive|more affordable|lower[- ]priced|lower price)\b")
 _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
-_THAN_AMOUNT = re.compile(r"\bthan\s+(?:[$€£]\s?)?\d")
 
 
 MAX_UNCHECKED_SHOWN = 8
@@ -102,7 +106,7 @@ def _relative_price(
     """
     cheaper, dearer = _CHEAPER.search(text.casefold()), _DEARER.search(text.casefold())
     priced = [c for c in shown if c.price is not None and c.currency is not None]
-    if not (cheaper or dearer) or not priced or _THAN_AMOUNT.search(text):
+    if not (cheaper or dearer) or not priced or STATED_BOUND.search(text.casefold()):
         return query, None, None  # "cheaper than 210": the amount said is the bound
     currency = str(priced[0].currency)
     prices = [c.price for c in priced if c.price is not None and c.currency == currency]
