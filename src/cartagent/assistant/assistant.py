@@ -98,10 +98,11 @@ def _refines(text: str, on_screen: SearchQuery, searcher: Searcher) -> bool:
 class Assistant:
     """Router + specialists + conversation store + searcher (+ a capable model, optional).
 
-    ``specialists`` defaults to :data:`~cartagent.assistant.specialists.SPECIALISTS`; every
-    domain needs exactly one. ``model`` is the capable model (``--model openai``), handed to
-    the specialists; on embedded defaults it is ``None``. ``toolkit`` reaches PayPal; build it
-    with :func:`~cartagent.assistant.toolkit.assistant_toolkit` so that only what the shopper
+    ``specialists`` defaults to :func:`~cartagent.assistant.specialists.default_specialists`
+    (with the installed plugins); every domain needs exactly one. ``model`` is the capable model
+    (``--model openai``), handed to the specialists; on embedded defaults it is ``None``.
+    ``toolkit`` reaches PayPal; build it with
+    :func:`~cartagent.assistant.toolkit.assistant_toolkit` so that only what the shopper
     confirmed is approved. A turn that takes longer than ``turn_timeout`` seconds, or whose
     model backend fails, is answered with an apology and changes nothing but the history.
     """
@@ -120,9 +121,9 @@ class Assistant:
         if turn_timeout <= 0:
             raise ValueError("turn_timeout must be positive")
         if specialists is None:
-            from .specialists import SPECIALISTS
+            from .specialists import default_specialists
 
-            specialists = SPECIALISTS
+            specialists = default_specialists()
         self.router = router
         self.store = store
         self.searcher = searcher

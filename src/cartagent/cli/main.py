@@ -14,6 +14,7 @@ from .chat import chat
 from .evaluate import evaluate
 from .mcp import mcp
 from .merchant import merchant
+from .plugins import plugins
 from .sandbox import sandbox
 from .search import search, understand
 from .serve import serve
@@ -48,6 +49,7 @@ cli.add_command(chat)
 cli.add_command(tune)
 cli.add_command(serve)
 cli.add_command(merchant)
+cli.add_command(plugins)
 
 
 def main() -> None:

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import ConfigurationError
+from ..plugins import GROUPS, PluginGroup
 from .query import SearchQuery
 
 if TYPE_CHECKING:
@@ -276,14 +277,14 @@ def _onnx(variant: str) -> Callable[[EmbedderOptions], Embedder]:
     return make
 
 
-EMBEDDERS: dict[str, Callable[[EmbedderOptions], Embedder]] = {
-    "minilm": _minilm,
-    "minilm-onnx": _onnx("fp32"),
-    "minilm-int8": _onnx("int8"),
-}
+EMBEDDERS: PluginGroup[Callable[[EmbedderOptions], Embedder]] = PluginGroup(
+    GROUPS["embedders"],
+    {"minilm": _minilm, "minilm-onnx": _onnx("fp32"), "minilm-int8": _onnx("int8")},
+)
 """Embedders by name; an index build records the name so that searches embed alike.
 ``minilm`` is all-MiniLM-L6-v2 on torch, ``minilm-onnx`` the same on ONNX Runtime and
-``minilm-int8`` that graph with int8 weights."""
+``minilm-int8`` that graph with int8 weights. A package adds one with an entry point in the
+``cartagent.embedders`` group (:mod:`cartagent.plugins`)."""
 
 DEFAULT_EMBEDDER = "minilm-int8"
 """The embedder hybrid and dense search use unless told otherwise."""

@@ -21,12 +21,12 @@ cartagent's data folder, as chat models with the few-shot prompt.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
+from ..plugins import GROUPS, PluginGroup
 from ..settings import Settings
 
 if TYPE_CHECKING:
@@ -143,7 +143,8 @@ def model_understander(model: Model) -> Understander:
     return ModelUnderstander(model)
 
 
-UNDERSTANDERS: Mapping[str, Callable[[Settings], Understander]] = MappingProxyType(
+UNDERSTANDERS: PluginGroup[Callable[[Settings], Understander]] = PluginGroup(
+    GROUPS["understanders"],
     {
         "rules": _rules,
         "smollm2": _packaged("smollm2", chat=True),
@@ -152,9 +153,10 @@ UNDERSTANDERS: Mapping[str, Callable[[Settings], Understander]] = MappingProxyTy
         "qwen2.5-coder-1.5b": _qwen("qwen2.5-coder-1.5b"),
         "openai": _openai,
         "tuned": _tuned,
-    }
+    },
 )
-"""Query-understanding models by name; each entry builds one from the settings."""
+"""Query-understanding models by name; each entry builds one from the settings. A package adds
+one with an entry point in the ``cartagent.understanders`` group (:mod:`cartagent.plugins`)."""
 
 
 def get_understander(name: str, settings: Settings | None = None) -> Understander:
