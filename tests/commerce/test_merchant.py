@@ -33,7 +33,7 @@ from cartagent.commerce.server import UCP_PREFIX, create_merchant_app
 from cartagent.commerce.ucp import KnownProfiles
 from cartagent.paypal import PayPalClient, RetryPolicy
 from cartagent.sandbox import Sandbox
-from cartagent.sandbox.settlement import CAPTURE
+from cartagent.sandbox.payments.settlement import CAPTURE
 from cartagent.sandbox.store import resources
 from tests.commerce.conftest import ADDRESS, BASE_URL, PayPalFaults, in_stock, tau_products
 from tests.commerce.test_acp_checkout import PAYMENT as ACP_PAYMENT

@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from cartagent.child_process import SandboxProcess
 from cartagent.mcp.process import McpHttpProcess, mcp_args
 from cartagent.sandbox import open_sandbox
-from cartagent.sandbox.agentic_commerce import SigningKey, issue, signing_key
+from cartagent.sandbox.agentic.cart_api import SigningKey, issue, signing_key
 from tests.mcp.test_http import INITIALIZE, MCP_HEADERS
 from tests.mcp.tokens import flip_signature, rsa_key, sign, unsigned, with_claims
 

@@ -12,10 +12,15 @@ from alembic import command
 from fastapi.testclient import TestClient
 
 from cartagent.sandbox import Sandbox, create_app, ensure_merchant, open_sandbox
-from cartagent.sandbox import client_secrets as secrets_module
-from cartagent.sandbox.client_secrets import ClientSecrets, hash_secret, is_hashed, secret_matches
 from cartagent.sandbox.database import alembic_config
 from cartagent.sandbox.engine import create_engine
+from cartagent.sandbox.identity import client_secrets as secrets_module
+from cartagent.sandbox.identity.client_secrets import (
+    ClientSecrets,
+    hash_secret,
+    is_hashed,
+    secret_matches,
+)
 from cartagent.settings import Settings
 
 # A hash is longer than the secret it replaced: PostgreSQL enforces a column's width, SQLite

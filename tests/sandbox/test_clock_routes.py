@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from cartagent.sandbox import Clock, Sandbox
-from cartagent.sandbox.billing import add_interval
+from cartagent.sandbox.billing.cycle import add_interval
 from cartagent.sandbox.clock import iso
 from cartagent.sandbox.store import ledger
 from tests.conftest import START, Api, issues

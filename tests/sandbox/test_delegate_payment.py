@@ -17,8 +17,9 @@ import sqlalchemy as sa
 from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 
-from cartagent.sandbox import Sandbox, delegate_payment, ensure_merchant
-from cartagent.sandbox.delegate_payment import KIND, PATH, SCHEMA_FILE, schema_bundle
+from cartagent.sandbox import Sandbox, ensure_merchant
+from cartagent.sandbox.agentic import delegate_payment
+from cartagent.sandbox.agentic.delegate_payment import KIND, PATH, SCHEMA_FILE, schema_bundle
 from cartagent.sandbox.store import idempotency, resources
 from tests.conftest import Api, issues
 

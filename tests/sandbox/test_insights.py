@@ -9,7 +9,7 @@ from typing import Any
 from jsonschema import Draft4Validator
 
 from cartagent.sandbox import spec
-from cartagent.sandbox.insights import intervals
+from cartagent.sandbox.reporting.insights import intervals
 from tests.conftest import Api, issues
 from tests.sandbox.test_disputes import captured
 

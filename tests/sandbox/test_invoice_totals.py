@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cartagent.sandbox.invoice_totals import Discount, Line, TotalsError, compute
+from cartagent.sandbox.invoicing.totals import Discount, Line, TotalsError, compute
 
 D = Decimal
 

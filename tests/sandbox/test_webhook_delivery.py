@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from cartagent.sandbox import Sandbox
-from cartagent.sandbox.webhooks import DeliveryWorker, deliver_due
+from cartagent.sandbox.webhooks.routes import DeliveryWorker, deliver_due
 from tests.conftest import START, Api
 from tests.sandbox.test_webhooks import Receiver, checkout, create, merchant_id, queued
 

@@ -20,7 +20,7 @@ from jsonschema import Draft4Validator
 
 from cartagent.sandbox import Sandbox, spec
 from cartagent.sandbox.store import deliveries
-from cartagent.sandbox.webhooks import DeliveryWorker, RetryPolicy, deliver_due
+from cartagent.sandbox.webhooks.routes import DeliveryWorker, RetryPolicy, deliver_due
 from tests.conftest import START, Api, approve, issues
 
 # A delivery is claimed by a conditional UPDATE, which PostgreSQL's row locks settle between

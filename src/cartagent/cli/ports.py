@@ -53,7 +53,7 @@ def _answers_as_sandbox(base_url: str) -> bool:
     needed, and no password hash checked."""
     import httpx
 
-    from ..sandbox.authorization_server import TOKEN_PATH
+    from ..sandbox.identity.authorization_server import TOKEN_PATH
 
     try:
         response = httpx.get(f"{base_url}/.well-known/oauth-authorization-server", timeout=2)

@@ -24,8 +24,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from . import mocks, spec
-from .auth import bearer_merchant
 from .errors import PayPalError, invalid_request, not_found
+from .identity.oauth import bearer_merchant
 from .responses import JSON, json_response
 from .state import Sandbox
 from .store import Row, Store, Tx, dumps

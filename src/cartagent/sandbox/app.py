@@ -15,38 +15,27 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Scope
 
 from ..body_limit import BodyLimit
-from . import (
-    agentic_commerce,
-    auth,
-    authorization_server,
-    buyer,
-    clock_routes,
-    delegate_payment,
-    disputes,
-    insights,
-    invoice_pages,
-    invoice_reminders,
-    invoice_rules,
-    invoicing,
-    orders,
-    payments,
-    plans,
-    products,
-    recurring_invoices,
-    subscriptions,
-    tracking,
-    transactions,
-    webhooks,
-)
-from .client_secrets import LOG2_N
+from . import clock_routes
+from .agentic import cart_api, delegate_payment
+from .billing import plans, products, subscriptions
 from .clock import Clock
 from .database import migrate
+from .disputes import routes as disputes
 from .engine import DEFAULT_POOL_SIZE, create_engine
 from .errors import PayPalError
+from .identity import authorization_server, oauth
+from .identity.client_secrets import LOG2_N
 from .ids import IdFactory
+from .invoicing import conditional_rules, pages, recurring, reminders
+from .invoicing import routes as invoicing
+from .payments import buyer_page, captures, orders
+from .reporting import insights, transactions
 from .responses import json_response
+from .shipping import tracking
 from .state import Sandbox
 from .store import Store
+from .webhooks import delivery
+from .webhooks import routes as webhooks
 
 log = logging.getLogger("cartagent.sandbox")
 
@@ -54,15 +43,15 @@ MAX_BODY = 10 * 1024 * 1024
 """Bytes of one request body: room for a dispute's evidence file (PayPal takes 10 MB each)."""
 
 ROUTERS = (
-    auth.router,
+    oauth.router,
     orders.router,
-    buyer.router,
-    invoice_pages.router,
-    payments.router,
+    buyer_page.router,
+    pages.router,
+    captures.router,
     invoicing.router,
-    recurring_invoices.router,
-    invoice_reminders.router,
-    invoice_rules.router,
+    recurring.router,
+    reminders.router,
+    conditional_rules.router,
     products.router,
     plans.router,
     subscriptions.router,
@@ -72,7 +61,7 @@ ROUTERS = (
     insights.router,
     webhooks.router,
     clock_routes.router,
-    agentic_commerce.router,
+    cart_api.router,
     authorization_server.router,
     delegate_payment.router,
 )
@@ -127,7 +116,7 @@ def create_app(sandbox: Sandbox, *, deliver_webhooks: bool = False) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        worker = webhooks.DeliveryWorker(sandbox) if deliver_webhooks else None
+        worker = delivery.DeliveryWorker(sandbox) if deliver_webhooks else None
         if worker is not None:
             worker.start()
         try:

@@ -36,15 +36,18 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from . import billing, invoice_reminders, invoice_rules, recurring_invoices
 from .api import Call, parse_body, require
-from .auth import bearer_merchant
+from .billing import cycle as billing
+from .billing.subscriptions import BA_TOKEN, SUBSCRIPTION, render
 from .clock import iso
 from .errors import PayPalError, detail, invalid_request, not_found
+from .identity.oauth import bearer_merchant
+from .invoicing import conditional_rules as invoice_rules
+from .invoicing import recurring as recurring_invoices
+from .invoicing import reminders as invoice_reminders
 from .responses import json_response
 from .state import CLOCK_OFFSET, Sandbox
 from .store import Row, Tx
-from .subscriptions import BA_TOKEN, SUBSCRIPTION, render
 
 router = APIRouter()
 

@@ -27,17 +27,17 @@ from tqdm import tqdm
 from .amounts import money
 from .api import Call, require
 from .app import ensure_merchant, open_sandbox
+from .billing.products import PRODUCT
+from .billing.products import render as render_product
 from .clock import Clock, iso
-from .events import emit
 from .ids import IdFactory
-from .order_amounts import check_purchase_units
-from .orders import ORDER, render
-from .payments import refund_amount
-from .products import PRODUCT
-from .products import render as render_product
-from .settlement import CAPTURE, create_capture
+from .payments.captures import refund_amount
+from .payments.order_amounts import check_purchase_units
+from .payments.orders import ORDER, render
+from .payments.settlement import CAPTURE, create_capture
 from .state import Sandbox
 from .store import Tx, resources
+from .webhooks.events import emit
 
 CURRENCY = "USD"
 DATA_FILES = ("products.json", "users.json", "orders.json")

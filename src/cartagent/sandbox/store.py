@@ -22,9 +22,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from .client_secrets import LOG2_N, ClientSecrets
 from .driver import Cursor, PostgresWire, SqliteWire, Wire
 from .engine import WriterLock, calls_inline, request_slots
+from .identity.client_secrets import LOG2_N, ClientSecrets
 
 metadata = sa.MetaData()
 

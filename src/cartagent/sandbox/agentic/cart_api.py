@@ -39,12 +39,12 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from .api import parse_body, run_store_work
-from .auth import bearer_merchant
-from .errors import PayPalError, detail, invalid_request
-from .responses import json_response
-from .state import Sandbox
-from .store import Store, meta
+from ..api import parse_body, run_store_work
+from ..errors import PayPalError, detail, invalid_request
+from ..identity.oauth import bearer_merchant
+from ..responses import json_response
+from ..state import Sandbox
+from ..store import Store, meta
 
 __all__ = ["SigningKey", "issue", "router", "signing_key"]
 

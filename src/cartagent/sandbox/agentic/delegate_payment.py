@@ -113,16 +113,16 @@ from fastapi.responses import Response
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError, best_match
 
-from . import mocks, spec
-from .amounts import CURRENCIES
-from .api import Call, run_store_work
-from .auth import merchant_for_token
-from .clock import iso, parse_iso
-from .errors import PayPalError, detail
-from .payment_sources import DECLINING_TEST_CARDS, luhn
-from .responses import json_response
-from .state import Sandbox
-from .store import Row, Tx, dumps, loads, resources
+from .. import mocks, spec
+from ..amounts import CURRENCIES
+from ..api import Call, run_store_work
+from ..clock import iso, parse_iso
+from ..errors import PayPalError, detail
+from ..identity.oauth import merchant_for_token
+from ..payments.payment_sources import DECLINING_TEST_CARDS, luhn
+from ..responses import json_response
+from ..state import Sandbox
+from ..store import Row, Tx, dumps, loads, resources
 
 __all__ = [
     "API_VERSION",
@@ -136,7 +136,7 @@ __all__ = [
     "schema_bundle",
 ]
 
-log = logging.getLogger("cartagent.sandbox.delegate_payment")
+log = logging.getLogger("cartagent.sandbox.agentic.delegate_payment")
 
 router = APIRouter()
 
@@ -295,7 +295,7 @@ def _parse(raw: bytes, content_type: str) -> dict[str, Any]:
 @cache
 def schema_bundle() -> dict[str, Any]:
     """The shipped ``schema.delegate_payment.json`` (ACP 2026-04-17)."""
-    text = package_files.files(__package__).joinpath(SCHEMA_FILE).read_text("utf-8")
+    text = package_files.files("cartagent.sandbox").joinpath(SCHEMA_FILE).read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

@@ -16,14 +16,14 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from .amounts import money, round_money
-from .api import Call
-from .clock import iso, parse_iso
-from .errors import not_found, unprocessable
-from .events import emit
+from ..amounts import money, round_money
+from ..api import Call
+from ..clock import iso, parse_iso
+from ..errors import not_found, unprocessable
+from ..payments.settlement import CAPTURE, create_capture
+from ..store import Row, Tx
+from ..webhooks.events import emit
 from .plans import PLAN, cycle_subtotal, plan_currency
-from .settlement import CAPTURE, create_capture
-from .store import Row, Tx
 
 SUBSCRIPTION = "subscription"
 # One row per subscription payment: what ``/transactions`` lists (the capture holds the money).

@@ -14,13 +14,13 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from .amounts import CURRENCIES, MAX_VALUE
-from .api import Call, Reply, operation, require
-from .clock import iso
-from .errors import invalid_request, unprocessable
-from .events import emit
+from ..amounts import CURRENCIES, MAX_VALUE
+from ..api import Call, Reply, operation, require
+from ..clock import iso
+from ..errors import invalid_request, unprocessable
+from ..store import Row, Tx
+from ..webhooks.events import emit
 from .products import PRODUCT, page_of
-from .store import Row, Tx
 
 router = APIRouter()
 

@@ -15,12 +15,12 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 from fastapi import APIRouter
 
-from . import spec
-from .api import Call, Reply, operation, require
-from .clock import iso
-from .errors import invalid_request, unprocessable
-from .events import emit
-from .store import Row, Tx, resources
+from .. import spec
+from ..api import Call, Reply, operation, require
+from ..clock import iso
+from ..errors import invalid_request, unprocessable
+from ..store import Row, Tx, resources
+from ..webhooks.events import emit
 
 router = APIRouter()
 

@@ -16,12 +16,13 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter
 
-from . import billing
-from .amounts import money
-from .api import Call, Reply, operation, require
-from .clock import iso, parse_iso
-from .errors import PayPalError, detail, invalid_request, unprocessable
-from .events import emit
+from ..amounts import money
+from ..api import Call, Reply, operation, require
+from ..clock import iso, parse_iso
+from ..errors import PayPalError, detail, invalid_request, unprocessable
+from ..store import Row, Tx
+from ..webhooks.events import emit
+from . import cycle as billing
 from .plans import (
     PLAN,
     check_percentage,
@@ -32,7 +33,6 @@ from .plans import (
     plan_currency,
 )
 from .plans import render as render_plan
-from .store import Row, Tx
 
 router = APIRouter()
 

@@ -13,13 +13,13 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from .amounts import money, parse_amount
-from .api import Call, require
-from .clock import iso
-from .errors import unprocessable
-from .events import emit
-from .settlement import CAPTURE, REFUND, public, refunded_total
-from .store import Row, Tx
+from ..amounts import money, parse_amount
+from ..api import Call, require
+from ..clock import iso
+from ..errors import unprocessable
+from ..payments.settlement import CAPTURE, REFUND, public, refunded_total
+from ..store import Row, Tx
+from ..webhooks.events import emit
 
 DISPUTE = "dispute"
 SPEC = "customer_disputes_v1"

@@ -16,8 +16,8 @@ from jsonschema import Draft4Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
-from . import spec
-from .errors import PayPalError, detail, invalid_request
+from .. import spec
+from ..errors import PayPalError, detail, invalid_request
 
 SPEC = "customer_disputes_v1"
 Doc = dict[str, Any]

@@ -34,13 +34,17 @@ import sqlalchemy as sa
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from . import mocks, spec
-from .amounts import money, parse_amount
-from .api import Call, Reply, operation, require, run_store_work
-from .auth import bearer_merchant
-from .clock import iso, parse_iso
-from .dispute_forms import read_body, validate_input
-from .dispute_model import (
+from .. import mocks, spec
+from ..amounts import money, parse_amount
+from ..api import Call, Reply, operation, require, run_store_work
+from ..clock import iso, parse_iso
+from ..errors import invalid_request, not_found, unprocessable
+from ..identity.oauth import bearer_merchant
+from ..payments.settlement import CAPTURE, refunded_total
+from ..responses import json_response
+from ..store import Row, Tx, loads, resources
+from ..webhooks.events import emit
+from .document import (
     BASE,
     DISPUTE,
     INQUIRY,
@@ -62,11 +66,7 @@ from .dispute_model import (
     set_status,
     summary,
 )
-from .errors import invalid_request, not_found, unprocessable
-from .events import emit
-from .responses import json_response
-from .settlement import CAPTURE, refunded_total
-from .store import Row, Tx, loads, resources
+from .forms import read_body, validate_input
 
 router = APIRouter()
 

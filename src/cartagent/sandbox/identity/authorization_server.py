@@ -30,11 +30,11 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from .agentic_commerce import DEFAULT_TTL, issue, signing_key
-from .api import run_store_work
-from .auth import basic_credentials, client_merchant, oauth_error
-from .responses import json_response
-from .state import Sandbox
+from ..agentic.cart_api import DEFAULT_TTL, issue, signing_key
+from ..api import run_store_work
+from ..responses import json_response
+from ..state import Sandbox
+from .oauth import basic_credentials, client_merchant, oauth_error
 
 __all__ = ["router"]
 

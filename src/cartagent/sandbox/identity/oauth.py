@@ -17,10 +17,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
-from .errors import authentication_failure
-from .responses import json_response
-from .state import Sandbox
-from .store import Merchant
+from ..errors import authentication_failure
+from ..responses import json_response
+from ..state import Sandbox
+from ..store import Merchant
 
 router = APIRouter()
 

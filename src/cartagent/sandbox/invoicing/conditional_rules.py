@@ -27,11 +27,12 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from .amounts import parse_amount
-from .api import Call, Reply, operation, require
-from .clock import iso
-from .errors import invalid_request, unprocessable
-from .invoice_document import (
+from ..amounts import parse_amount
+from ..api import Call, Reply, operation, require
+from ..clock import iso
+from ..errors import invalid_request, unprocessable
+from ..store import Tx
+from .document import (
     BASE,
     EARLY_PAYMENT_DISCOUNT,
     INVOICE,
@@ -45,7 +46,6 @@ from .invoice_document import (
     today,
     totals_of,
 )
-from .store import Tx
 
 router = APIRouter()
 

@@ -12,13 +12,13 @@ from datetime import UTC, date, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .amounts import MAX_VALUE, check_currency, money, parse_amount, round_money
-from .api import Call
-from .clock import iso
-from .errors import invalid_request, unprocessable
-from .events import emit
-from .invoice_totals import ZERO, Discount, Line, Totals, TotalsError, compute
-from .store import Row, Tx
+from ..amounts import MAX_VALUE, check_currency, money, parse_amount, round_money
+from ..api import Call
+from ..clock import iso
+from ..errors import invalid_request, unprocessable
+from ..store import Row, Tx
+from ..webhooks.events import emit
+from .totals import ZERO, Discount, Line, Totals, TotalsError, compute
 
 SPEC = "invoicing_v2"
 INVOICE = "invoice"

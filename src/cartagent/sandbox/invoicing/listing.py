@@ -12,11 +12,12 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from .amounts import parse_amount
-from .api import Call, Reply, operation
-from .clock import parse_iso
-from .errors import invalid_request
-from .invoice_document import (
+from ..amounts import parse_amount
+from ..api import Call, Reply, operation
+from ..clock import parse_iso
+from ..errors import invalid_request
+from ..store import Row, Tx
+from .document import (
     BASE,
     INVOICE,
     SPEC,
@@ -27,7 +28,6 @@ from .invoice_document import (
     totals_of,
     transactions,
 )
-from .store import Row, Tx
 
 router = APIRouter()
 

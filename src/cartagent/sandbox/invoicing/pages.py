@@ -22,12 +22,12 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from .api import WEBHOOK_KIND, Call, run_store_work
-from .buyer import page_html
-from .errors import PayPalError
-from .invoice_document import INVOICE, current_status, paid_total, today, totals_of
-from .invoice_payments import PAYABLE, pay_through_paypal
-from .state import Sandbox
+from ..api import WEBHOOK_KIND, Call, run_store_work
+from ..errors import PayPalError
+from ..payments.buyer_page import page_html
+from ..state import Sandbox
+from .document import INVOICE, current_status, paid_total, today, totals_of
+from .recorded_payments import PAYABLE, pay_through_paypal
 
 router = APIRouter()
 

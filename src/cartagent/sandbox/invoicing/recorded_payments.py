@@ -14,10 +14,11 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from .amounts import CURRENCIES, MAX_VALUE, money
-from .api import Call, Reply, operation, require
-from .errors import invalid_request, not_found, unprocessable
-from .invoice_document import (
+from ..amounts import CURRENCIES, MAX_VALUE, money
+from ..api import Call, Reply, operation, require
+from ..errors import invalid_request, not_found, unprocessable
+from ..store import Tx
+from .document import (
     BASE,
     INVOICE,
     SPEC,
@@ -32,7 +33,6 @@ from .invoice_document import (
     totals_of,
     transactions,
 )
-from .store import Tx
 
 router = APIRouter()
 

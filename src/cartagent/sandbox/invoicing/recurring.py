@@ -27,15 +27,15 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from . import spec
-from .amounts import parse_amount
-from .api import Call, Reply, operation, require
-from .billing import add_interval
-from .clock import iso, parse_iso
-from .errors import PayPalError, invalid_request, unprocessable
-from .invoice_document import merchant_email, parse_date, prepare, render, today, totals_of
-from .invoicing import insert_invoice
-from .store import Row, Tx
+from .. import spec
+from ..amounts import parse_amount
+from ..api import Call, Reply, operation, require
+from ..billing.cycle import add_interval
+from ..clock import iso, parse_iso
+from ..errors import PayPalError, invalid_request, unprocessable
+from ..store import Row, Tx
+from .document import merchant_email, parse_date, prepare, render, today, totals_of
+from .routes import insert_invoice
 
 router = APIRouter()
 

@@ -30,11 +30,12 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from .api import Call, Reply, operation, require
-from .clock import iso, parse_iso
-from .errors import invalid_request, unprocessable
-from .events import emit
-from .invoice_document import (
+from ..api import Call, Reply, operation, require
+from ..clock import iso, parse_iso
+from ..errors import invalid_request, unprocessable
+from ..store import Row, Tx
+from ..webhooks.events import emit
+from .document import (
     BASE,
     INVOICE,
     current_status,
@@ -44,7 +45,6 @@ from .invoice_document import (
     save,
     today,
 )
-from .store import Row, Tx
 
 router = APIRouter()
 

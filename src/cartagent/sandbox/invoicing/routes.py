@@ -15,12 +15,14 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from . import invoice_payments, invoice_search
-from .api import Call, Reply, operation, require
-from .clock import iso
-from .errors import unprocessable
-from .events import emit
-from .invoice_document import (
+from ..api import Call, Reply, operation, require
+from ..clock import iso
+from ..errors import unprocessable
+from ..store import Tx
+from ..webhooks.events import emit
+from . import listing as invoice_search
+from . import recorded_payments as invoice_payments
+from .document import (
     BASE,
     INVOICE,
     SPEC,
@@ -32,8 +34,7 @@ from .invoice_document import (
     save,
     today,
 )
-from .invoice_qr import qr_png
-from .store import Tx
+from .qr import qr_png
 
 router = APIRouter()
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from .amounts import round_money
+from ..amounts import round_money
 
 HUNDRED = Decimal(100)
 ZERO = Decimal(0)

@@ -16,9 +16,9 @@ from urllib.parse import parse_qs, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from .api import WEBHOOK_KIND, Call, run_store_work
+from ..api import WEBHOOK_KIND, Call, run_store_work
+from ..state import Sandbox
 from .orders import ORDER, approve
-from .state import Sandbox
 
 router = APIRouter()
 

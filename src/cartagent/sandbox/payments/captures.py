@@ -17,15 +17,15 @@ from typing import Any
 import sqlalchemy as sa
 from fastapi import APIRouter
 
-from . import mocks, spec
-from .amounts import CURRENCIES, money, round_money
-from .api import Call, Reply, operation, require
-from .clock import iso, parse_iso
-from .errors import PayPalError, detail, invalid_request
-from .events import emit
+from .. import mocks, spec
+from ..amounts import CURRENCIES, money, round_money
+from ..api import Call, Reply, operation, require
+from ..clock import iso, parse_iso
+from ..errors import PayPalError, detail, invalid_request
+from ..store import Row, Tx, dumps, loads, resources
+from ..webhooks.events import emit
 from .orders import render as render_order
 from .settlement import AUTHORIZATION, CAPTURE, REFUND, create_capture, public
-from .store import Row, Tx, dumps, loads, resources
 
 router = APIRouter()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .amounts import parse_amount
-from .errors import unprocessable
+from ..amounts import parse_amount
+from ..errors import unprocessable
 
 ADDED = ("item_total", "tax_total", "shipping", "handling", "insurance")
 SUBTRACTED = ("shipping_discount", "discount")

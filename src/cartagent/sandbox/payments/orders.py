@@ -17,15 +17,16 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from . import delegate_payment, payment_sources
-from .amounts import money
-from .api import Call, Reply, operation, require
-from .clock import iso
-from .errors import PayPalError, detail, invalid_request, unprocessable
-from .events import emit
+from ..agentic import delegate_payment
+from ..amounts import money
+from ..api import Call, Reply, operation, require
+from ..clock import iso
+from ..errors import PayPalError, detail, invalid_request, unprocessable
+from ..store import Row, Tx, dumps, loads
+from ..webhooks.events import emit
+from . import payment_sources
 from .order_amounts import check_purchase_units
 from .settlement import AUTHORIZATION, CAPTURE, REFUND, create_capture, public
-from .store import Row, Tx, dumps, loads
 
 router = APIRouter()
 

@@ -26,9 +26,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from . import spec
-from .errors import PayPalError, detail
-from .store import Row
+from .. import spec
+from ..errors import PayPalError, detail
+from ..store import Row
 
 __all__ = ["DECLINING_TEST_CARDS", "check_charge", "check_source", "luhn"]
 

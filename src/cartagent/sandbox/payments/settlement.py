@@ -9,11 +9,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from .amounts import money, round_money
-from .api import Call
-from .clock import iso
-from .events import emit
-from .store import Tx
+from ..amounts import money, round_money
+from ..api import Call
+from ..clock import iso
+from ..store import Tx
+from ..webhooks.events import emit
 
 CAPTURE = "capture"
 REFUND = "refund"

@@ -28,11 +28,11 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from fastapi import APIRouter
 
-from .amounts import CURRENCIES, money, round_money
-from .api import Call, Reply, operation
-from .clock import parse_iso
-from .errors import invalid_request
-from .store import Tx, ledger
+from ..amounts import CURRENCIES, money, round_money
+from ..api import Call, Reply, operation
+from ..clock import parse_iso
+from ..errors import invalid_request
+from ..store import Tx, ledger
 
 router = APIRouter()
 

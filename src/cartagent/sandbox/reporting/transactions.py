@@ -17,12 +17,12 @@ from urllib.parse import urlencode
 import sqlalchemy as sa
 from fastapi import APIRouter
 
-from .amounts import CURRENCIES
-from .amounts import money as _minor_units_money
-from .api import Call, Reply, operation
-from .clock import iso, parse_iso
-from .errors import PayPalError, detail, invalid_request
-from .store import Tx, ledger, loads
+from ..amounts import CURRENCIES
+from ..amounts import money as _minor_units_money
+from ..api import Call, Reply, operation
+from ..clock import iso, parse_iso
+from ..errors import PayPalError, detail, invalid_request
+from ..store import Tx, ledger, loads
 
 router = APIRouter()
 

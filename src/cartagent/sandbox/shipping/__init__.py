@@ -1,1 +1,1 @@
-"""shipping"""
+"""Shipment Tracking v1: trackers on captured transactions."""

@@ -14,11 +14,11 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from .api import Call, Reply, operation, require
-from .clock import iso
-from .errors import PayPalError, detail, invalid_request, unprocessable
-from .settlement import CAPTURE
-from .store import Tx
+from ..api import Call, Reply, operation, require
+from ..clock import iso
+from ..errors import PayPalError, detail, invalid_request, unprocessable
+from ..payments.settlement import CAPTURE
+from ..store import Tx
 
 router = APIRouter()
 

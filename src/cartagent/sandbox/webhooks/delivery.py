@@ -25,13 +25,13 @@ from urllib.parse import urlsplit
 import httpx
 import sqlalchemy as sa
 
-from ..errors import DestinationRefused
-from ..outbound import Resolver, guarded_transport, host_refusal, system_resolver
-from .state import CLOCK_OFFSET, Sandbox
-from .store import counters, deliveries, events, loads, resources
-from .webhook_signing import event_body, transmission_headers
+from ...errors import DestinationRefused
+from ...outbound import Resolver, guarded_transport, host_refusal, system_resolver
+from ..state import CLOCK_OFFSET, Sandbox
+from ..store import counters, deliveries, events, loads, resources
+from .signing import event_body, transmission_headers
 
-log = logging.getLogger("cartagent.sandbox.webhooks")
+log = logging.getLogger("cartagent.sandbox.webhooks.routes")
 
 WEBHOOK_KIND = "webhook"
 PENDING, DELIVERED, FAILED = "PENDING", "DELIVERED", "FAILED"

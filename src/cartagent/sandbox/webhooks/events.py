@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .api import WEBHOOK_KIND, Call
-from .clock import iso
-from .store import Tx
+from ..api import WEBHOOK_KIND, Call
+from ..clock import iso
+from ..store import Tx
 
 RESOURCE_TYPES = {
     "PAYMENT.CAPTURE.REFUNDED": "refund",

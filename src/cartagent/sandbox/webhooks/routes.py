@@ -20,15 +20,15 @@ import sqlalchemy as sa
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from ..outbound import host_refusal
-from .api import WEBHOOK_KIND, Call, Reply, operation, require
-from .clock import iso, parse_iso
-from .errors import PayPalError, invalid_request, not_found
+from ...outbound import host_refusal
+from ..api import WEBHOOK_KIND, Call, Reply, operation, require
+from ..clock import iso, parse_iso
+from ..errors import PayPalError, invalid_request, not_found
+from ..state import Sandbox
+from ..store import Tx, deliveries, events, loads
+from .delivery import DeliveryWorker, RetryPolicy, deliver_due
 from .events import resource_type_for
-from .state import Sandbox
-from .store import Tx, deliveries, events, loads
-from .webhook_delivery import DeliveryWorker, RetryPolicy, deliver_due
-from .webhook_signing import CERT_PATH, event_body, signer, verify
+from .signing import CERT_PATH, event_body, signer, verify
 
 __all__ = ["DeliveryWorker", "RetryPolicy", "deliver_due", "router"]
 

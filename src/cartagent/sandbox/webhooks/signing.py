@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 from sqlalchemy.exc import IntegrityError
 
-from .store import Store, meta
+from ..store import Store, meta
 
 AUTH_ALGO = "SHA256withRSA"
 META_KEY = "webhook_signing"

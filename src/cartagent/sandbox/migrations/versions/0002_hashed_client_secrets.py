@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from cartagent.sandbox.client_secrets import hash_secret, is_hashed
+from cartagent.sandbox.identity.client_secrets import hash_secret, is_hashed
 
 revision = "0002"
 down_revision = "0001"
