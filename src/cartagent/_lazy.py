@@ -19,13 +19,15 @@ def lazy_face(
     package: str, names: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package`` whose names live in the modules
-    ``names`` gives (relative, e.g. ``".client"``); each is imported on first use and kept."""
+    ``names`` gives (relative, e.g. ``".client"``, or ``".client:OTHER"`` for a name the module
+    spells differently); each is imported on first use and kept."""
 
     def attribute(name: str) -> Any:
-        module = names.get(name)
-        if module is None:
+        where = names.get(name)
+        if where is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, package), name)
+        module, _, spelled = where.partition(":")
+        value = getattr(importlib.import_module(module, package), spelled or name)
         setattr(sys.modules[package], name, value)
         return value
 

@@ -107,6 +107,11 @@ class Settings:
     """``CARTAGENT_EMBEDDER``: the embedder dense and hybrid search use (None: the default)."""
 
     @classmethod
+    def defaults(cls) -> Settings:
+        """The built-in defaults, reading no environment (what a library call starts from)."""
+        return cls.from_env({})
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """The settings ``environ`` (default: this process's environment) gives."""
         env = os.environ if environ is None else environ

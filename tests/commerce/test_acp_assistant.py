@@ -12,8 +12,8 @@ from cartagent.assistant.remote_checkout import PAY_MERCHANT, Shopper
 from cartagent.assistant.specialists import CheckoutSpecialist
 from cartagent.assistant.toolkit import assistant_toolkit
 from cartagent.commerce import Address, Agents, Merchant
-from cartagent.commerce.acp import AcpClient
 from cartagent.paypal import AsyncPayPalClient, PayPalClient
+from cartagent.shopping import AcpClient
 from cartagent.tools import SpendLimits, Toolkit
 from tests.assistant.specialists.conftest import say
 from tests.commerce.conftest import ADDRESS, BASE_URL, tau_products
@@ -157,7 +157,7 @@ async def test_the_same_checkout_over_ucp(
     paypal_client: AsyncPayPalClient,
     merchant_paypal: PayPalClient,
 ) -> None:
-    from cartagent.commerce.ucp.client import UcpClient
+    from cartagent.shopping.ucp import UcpClient
     from tests.commerce.test_ucp_checkout import BASE_URL as UCP_URL
     from tests.commerce.test_ucp_checkout import PLATFORM, serve
 

@@ -8,9 +8,9 @@ from typing import Any
 from jsonschema import Draft202012Validator, FormatChecker
 
 from cartagent.commerce import Agents, Merchant
-from cartagent.commerce.acp.schema import definitions
 from cartagent.money import Money, unit_tax
 from cartagent.paypal import PayPalClient
+from cartagent.protocols.acp.schema import definitions
 from tests.commerce.conftest import ADDRESS, AcpClient, in_stock, out_of_stock, tau_products
 
 PAYMENT = {

@@ -11,10 +11,10 @@ from fastapi.testclient import TestClient
 from jsonschema import Draft202012Validator
 
 from cartagent.commerce import Address, Agents, Merchant
-from cartagent.commerce.acp.client import AcpClient, parse_json_path
-from cartagent.commerce.acp.schema import API_VERSION, spec_file
 from cartagent.errors import CheckoutError
 from cartagent.paypal import PayPalClient
+from cartagent.protocols.acp.schema import API_VERSION, spec_file
+from cartagent.shopping.acp import AcpClient, parse_json_path
 from tests.commerce.conftest import ADDRESS, BASE_URL, PayPalFaults, in_stock, tau_products
 from tests.paypal.conftest import TestClientTransport
 

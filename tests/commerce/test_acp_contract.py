@@ -62,7 +62,7 @@ from schemathesis.core.failures import FailureGroup
 from schemathesis.schemas import BaseSchema
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from cartagent.commerce.acp.schema import definitions, json_path, spec_file
+from cartagent.protocols.acp.schema import definitions, json_path, spec_file
 from tests.commerce.conftest import AcpClient, in_stock, out_of_stock
 from tests.commerce.test_acp_checkout import PAYMENT, create, ready
 

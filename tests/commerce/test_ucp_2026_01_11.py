@@ -13,10 +13,10 @@ from fastapi.testclient import TestClient
 
 from cartagent.commerce import Address, Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpPolicy
-from cartagent.commerce.ucp.client import UcpClient as Shop
-from cartagent.commerce.ucp.profile import BUYER_CONSENT, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
-from cartagent.commerce.ucp.schema import BASE, validator
 from cartagent.errors import CheckoutError
+from cartagent.protocols.ucp.profile import BUYER_CONSENT, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
+from cartagent.protocols.ucp.schema import BASE, validator
+from cartagent.shopping.ucp import UcpClient as Shop
 from tests.commerce.conftest import ADDRESS, in_stock, out_of_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 
 from cartagent.commerce import Address, Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpPolicy
-from cartagent.commerce.ucp.client import UcpClient as Shop
 from cartagent.errors import ConfigurationError
+from cartagent.shopping.ucp import UcpClient as Shop
 from tests.commerce.conftest import in_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,

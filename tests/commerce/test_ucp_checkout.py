@@ -34,10 +34,10 @@ from cartagent.commerce.ucp import (
     UcpSettings,
     ucp_router,
 )
-from cartagent.commerce.ucp.profile import CHECKOUT, FULFILLMENT, LOOKUP, ORDER, SEARCH
-from cartagent.commerce.ucp.schema import BASE, validator
 from cartagent.money import Money, unit_tax
 from cartagent.paypal import PayPalClient
+from cartagent.protocols.ucp.profile import CHECKOUT, FULFILLMENT, LOOKUP, ORDER, SEARCH
+from cartagent.protocols.ucp.schema import BASE, validator
 from tests.commerce.conftest import ADDRESS, in_stock, out_of_stock, tau_products
 
 BASE_URL = "https://merchant.test"

@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient
 
 from cartagent.commerce import Address, Agents, Contact, Merchant
 from cartagent.commerce.ucp import UCP_VERSION, KnownProfiles, business_profile
-from cartagent.commerce.ucp import client as ucp_client
-from cartagent.commerce.ucp.client import UcpClient, parse_json_path
-from cartagent.commerce.ucp.payment import handlers
-from cartagent.commerce.ucp.profile import (
+from cartagent.errors import CheckoutError, ConfigurationError
+from cartagent.paypal import PayPalClient
+from cartagent.protocols.ucp.payment import handlers
+from cartagent.protocols.ucp.profile import (
     BUYER_CONSENT,
     CHECKOUT,
     DISCOUNT,
@@ -28,9 +28,10 @@ from cartagent.commerce.ucp.profile import (
     ORDER,
     SEARCH,
 )
-from cartagent.commerce.ucp.signatures import SigningKey
-from cartagent.errors import CheckoutError, ConfigurationError
-from cartagent.paypal import PayPalClient
+from cartagent.protocols.ucp.signatures import SigningKey
+from cartagent.shopping import transport
+from cartagent.shopping import ucp as ucp_client
+from cartagent.shopping.ucp import UcpClient, parse_json_path
 from tests.commerce.conftest import ADDRESS, PayPalFaults, in_stock, out_of_stock, tau_products
 from tests.commerce.test_ucp_checkout import BASE_URL, PLATFORM, platform_profile, serve
 from tests.paypal.conftest import TestClientTransport
@@ -528,7 +529,7 @@ def broken(session: dict[str, Any], path: tuple[str | int, ...], value: Any) -> 
         httpx.Response(200, json=broken(SESSION, ("totals", 0, "amount"), 10**18)),
         httpx.Response(200, json=broken(SESSION, ("currency",), "XXX")),
         httpx.Response(200, json=broken(SESSION, ("messages",), [{"type": "x"}] * 101)),
-        httpx.Response(200, content=b" " * (ucp_client.MAX_BODY + 1)),
+        httpx.Response(200, content=b" " * (transport.MAX_BODY + 1)),
     ],
 )
 def test_malformed_answers_raise(answer: httpx.Response) -> None:

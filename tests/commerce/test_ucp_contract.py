@@ -88,7 +88,7 @@ from schemathesis.schemas import BaseSchema
 
 from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.ucp import OPERATIONS as SERVED
-from cartagent.commerce.ucp.schema import BASE, json_path, spec_file
+from cartagent.protocols.ucp.schema import BASE, json_path, spec_file
 from tests.commerce.conftest import in_stock, out_of_stock, tau_products
 from tests.commerce.test_acp_contract import CHECKS, JSONPATH
 from tests.commerce.test_ucp_checkout import (
@@ -143,7 +143,7 @@ def _files(folder: Traversable, at: str) -> Iterator[str]:
 @cache
 def _release() -> dict[str, dict[str, Any]]:
     """Every schema of the shipped ``schemas/`` tree, by its ``$id``."""
-    folder = resources.files("cartagent.commerce").joinpath("specs/ucp/schemas")
+    folder = resources.files("cartagent.protocols").joinpath("specs/ucp/schemas")
     documents = [spec_file(path) for path in _files(folder, "schemas")]
     return {document["$id"]: document for document in documents}
 

@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 from cartagent.commerce import Agents, CheckoutRecords, Merchant, MerchantCatalog, PayPalPayments
 from cartagent.commerce.terms import Discount, StoreTerms
 from cartagent.commerce.ucp import KnownProfiles
-from cartagent.commerce.ucp.profile import BUYER_CONSENT, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from cartagent.paypal import PayPalClient
+from cartagent.protocols.ucp.profile import BUYER_CONSENT, CHECKOUT, DISCOUNT, FULFILLMENT, ORDER
 from tests.commerce.conftest import in_stock, tau_products
 from tests.commerce.test_ucp_2026_01_11 import OLD, create_body, old_profile
 from tests.commerce.test_ucp_checkout import (

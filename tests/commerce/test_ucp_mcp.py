@@ -15,7 +15,7 @@ from mcp.client.client import Client
 from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.ucp import KnownProfiles, UcpService, UcpSettings
 from cartagent.commerce.ucp.mcp import ucp_mcp_app, ucp_mcp_server, ucp_tools
-from cartagent.commerce.ucp.signatures import SharedKey, sign_request
+from cartagent.protocols.ucp.signatures import SharedKey, sign_request
 from tests.commerce.conftest import in_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,

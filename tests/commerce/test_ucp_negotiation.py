@@ -21,9 +21,9 @@ from cartagent.commerce.ucp import (
     ProfileUnreachable,
     negotiate,
 )
-from cartagent.commerce.ucp.agent_header import profile_url, structured_dictionary
-from cartagent.commerce.ucp.payment import handlers
-from cartagent.commerce.ucp.profile import (
+from cartagent.protocols.ucp.agent_header import profile_url, structured_dictionary
+from cartagent.protocols.ucp.payment import handlers
+from cartagent.protocols.ucp.profile import (
     BUYER_CONSENT,
     CHECKOUT,
     DISCOUNT,
@@ -32,10 +32,10 @@ from cartagent.commerce.ucp.profile import (
     ORDER,
     SEARCH,
 )
-from cartagent.commerce.ucp.profile import (
+from cartagent.protocols.ucp.profile import (
     platform_profile as read_profile,
 )
-from cartagent.commerce.ucp.schema import BASE, request_problem
+from cartagent.protocols.ucp.schema import BASE, request_problem
 from tests.commerce.conftest import in_stock
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,

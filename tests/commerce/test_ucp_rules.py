@@ -15,9 +15,9 @@ import sqlalchemy as sa
 from cartagent.commerce import Agents, Merchant
 from cartagent.commerce.records import fingerprint
 from cartagent.commerce.ucp import KnownProfiles
-from cartagent.commerce.ucp.profile import CHECKOUT, FULFILLMENT
-from cartagent.commerce.ucp.signatures import SharedKey, Signer, SigningKey, sign_request
 from cartagent.paypal import PayPalClient
+from cartagent.protocols.ucp.profile import CHECKOUT, FULFILLMENT
+from cartagent.protocols.ucp.signatures import SharedKey, Signer, SigningKey, sign_request
 from tests.commerce.conftest import PayPalFaults, in_stock, paypal_error
 from tests.commerce.test_ucp_checkout import (
     PAYMENT,

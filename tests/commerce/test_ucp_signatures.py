@@ -15,9 +15,10 @@ import sqlalchemy as sa
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from cartagent.commerce.ucp.signatures import (
+from cartagent.commerce.ucp.business_keys import BusinessKeys, signing_keys
+from cartagent.database import create_engine
+from cartagent.protocols.ucp.signatures import (
     LABEL,
-    BusinessKeys,
     SharedKey,
     SignatureInvalid,
     Signer,
@@ -28,10 +29,8 @@ from cartagent.commerce.ucp.signatures import (
     sign_request,
     signature_base,
     signature_params,
-    signing_keys,
     verify_request,
 )
-from cartagent.database import create_engine
 
 URL = "https://merchant.test/checkout-sessions"
 BODY = b'{"line_items":[{"item":{"id":"9612497925"},"quantity":1}]}'

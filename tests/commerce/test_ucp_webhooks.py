@@ -27,11 +27,11 @@ from cartagent.commerce.ucp import (
     UcpSettings,
     verify_order_webhook,
 )
-from cartagent.commerce.ucp.profile import ORDER, ProfileMalformed, checked_webhook_url
-from cartagent.commerce.ucp.schema import BASE, validator
-from cartagent.commerce.ucp.signatures import SigningKey, content_digest, sign_request
 from cartagent.commerce.webhooks import WebhookSender
 from cartagent.database import create_engine
+from cartagent.protocols.ucp.profile import ORDER, ProfileMalformed, checked_webhook_url
+from cartagent.protocols.ucp.schema import BASE, validator
+from cartagent.protocols.ucp.signatures import SigningKey, content_digest, sign_request
 from tests.commerce.test_ucp_checkout import (
     BASE_URL,
     PAYMENT,

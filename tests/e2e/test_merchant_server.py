@@ -356,7 +356,7 @@ def test_with_a_signing_secret_cartagents_ucp_client_still_buys_and_others_are_4
     tmp_path: Path,
 ) -> None:
     from cartagent.commerce import Address
-    from cartagent.commerce.ucp.client import UcpClient
+    from cartagent.shopping.ucp import UcpClient
     from tests.commerce.conftest import ADDRESS
     from tests.commerce.test_ucp_checkout import PLATFORM, platform_profile
 

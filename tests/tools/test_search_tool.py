@@ -11,8 +11,8 @@ import pytest
 from cartagent.catalog import tau_catalog
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.search import Searcher
+from cartagent.retrieval.search_tool import SearchProductsArgs, search_tool
 from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig, ToolResult
-from cartagent.tools.search import SearchProductsArgs, search_tool
 from tests.conftest import TAU
 
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ..commerce.checkout import Address
+from ..addresses import Address
 from ..money import Money
 from .cart import describe_line
 from .consent import Grant, granting

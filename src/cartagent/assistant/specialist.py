@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Specialist", "TurnContext", "check_specialists", "load_prompt"]
 
-SEARCH_TOOL = "search_products"  # built per searcher (tools/search.py), not in ALL_TOOLS
+SEARCH_TOOL = "search_products"  # built per searcher (retrieval/search_tool.py), not in ALL_TOOLS
 
 
 @dataclass

@@ -10,8 +10,8 @@ from ..tools import ALL_TOOLS, MERCHANT_TOOLS, SpendLimits, Toolkit, ToolkitConf
 from .consent import approve_granted
 
 if TYPE_CHECKING:
-    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
+    from ..shopping.shop_client import ShopClient
 
 __all__ = ["assistant_toolkit"]
 

@@ -23,8 +23,8 @@ from .understanders import model_option, understander_for
 if TYPE_CHECKING:
     from ..assistant import Assistant
     from ..assistant.remote_checkout import Shopper
-    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
+    from ..shopping.shop_client import ShopClient
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -223,8 +223,8 @@ def load_shopper(path: Path | None) -> Shopper:
     """The shopper from a TOML file (see ``cartagent chat --buyer``), else the demo buyer."""
     import tomllib
 
+    from ..addresses import Address
     from ..assistant.remote_checkout import Shopper
-    from ..commerce.checkout import Address
 
     data: dict[str, Any] = dict(DEMO_BUYER)
     if path is not None:

@@ -113,6 +113,22 @@ def sandbox_bench(
         click.echo(f"figures written to {json_path}", err=True)
 
 
+@bench.command("imports")
+@click.option("--runs", default=10, show_default=True, help="Fresh interpreters per statement.")
+@click.argument("statements", nargs=-1)
+def imports_bench(runs: int, statements: tuple[str, ...]) -> None:
+    """What importing parts of cartagent costs a fresh process (default: the toolkit, the
+    PayPal client, the shopping clients, the merchant server; or the STATEMENTS given)."""
+    from ..bench.imports import STATEMENTS, measure, report
+
+    chosen = statements or STATEMENTS
+    figures = []
+    for done, statement in enumerate(chosen, 1):
+        click.echo(f"[{done}/{len(chosen)}] {statement}", err=True)
+        figures.append(measure(statement, runs))
+    click.echo(report(figures))
+
+
 bench.add_command(mcp_bench)
 bench.add_command(assistant_bench)
 bench.add_command(search_bench)

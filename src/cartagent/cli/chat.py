@@ -31,7 +31,7 @@ _FAILED = "That turn failed on our side; the conversation is as it was and goes 
 
 if TYPE_CHECKING:
     from ..assistant import ProductCard, Reply
-    from ..commerce.shop_client import ShopClient
+    from ..shopping.shop_client import ShopClient
 
 
 def _card_line(card: ProductCard) -> str:
@@ -200,9 +200,9 @@ def _merchant(
 ) -> ShopClient:
     """The merchant's client; with ``signing_secret`` (``CARTAGENT_MERCHANT_SIGNING_SECRET``,
     what a merchant started with ``--signing-secret`` shares) every request is signed."""
-    from ..commerce.acp import AcpClient
-    from ..commerce.ucp.client import UcpClient
     from ..errors import CheckoutError, ConfigurationError
+    from ..shopping import AcpClient
+    from ..shopping.ucp import UcpClient
 
     if not token:
         raise click.UsageError(

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .agents import AgentKey, Agents, sign
+    from ..addresses import Address, Contact
+    from ..protocols.acp.signing import sign
+    from .agents import AgentKey, Agents
     from .catalog import MerchantCatalog, Offer
-    from .checkout import Address, Bill, Checkout, Contact
+    from .checkout import Bill, Checkout
     from .merchant import Changes, Merchant, PaymentUnavailable
     from .payment import PaymentDeclined, PayPalPayments
     from .records import CheckoutRecords
@@ -52,13 +54,13 @@ __getattr__, __dir__ = lazy_face(
     {
         "AgentKey": ".agents",
         "Agents": ".agents",
-        "sign": ".agents",
+        "sign": "..protocols.acp.signing",
         "MerchantCatalog": ".catalog",
         "Offer": ".catalog",
-        "Address": ".checkout",
+        "Address": "..addresses",
         "Bill": ".checkout",
         "Checkout": ".checkout",
-        "Contact": ".checkout",
+        "Contact": "..addresses",
         "Changes": ".merchant",
         "Merchant": ".merchant",
         "PaymentUnavailable": ".merchant",

@@ -2,7 +2,7 @@
 
 An agent with a secret (:attr:`AgentKey.must_sign`) must sign every request over every protocol;
 each protocol verifies its own way, with that one secret. UCP uses RFC 9421 message signatures
-(:mod:`cartagent.commerce.ucp.signatures`, ``hmac-sha256`` keyed by the secret). ACP asks the
+(:mod:`cartagent.protocols.ucp.signatures`, ``hmac-sha256`` keyed by the secret). ACP asks the
 merchant to publish its signature scheme out of band; cartagent's is::
 
     Signature: base64url(HMAC-SHA256(secret, Timestamp + "." + canonical JSON of the body))
@@ -13,15 +13,13 @@ without a body), and ``Timestamp`` (RFC 3339) within :data:`MAX_SKEW` of the mer
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import orjson
+from ..protocols.acp.signing import sign
 
 __all__ = ["MAX_SKEW", "AgentKey", "Agents", "sign", "signature_problem"]
 
@@ -76,18 +74,6 @@ class Agents:
             if hmac.compare_digest(key.token.encode(), token.encode()):
                 found = key
         return found
-
-
-def _canonical(body: Any) -> bytes:
-    return b"" if body is None else orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
-
-
-def sign(secret: str, timestamp: str, body: Any) -> str:
-    """The ``Signature`` header for ``body`` sent at ``timestamp``."""
-    digest = hmac.new(
-        secret.encode(), timestamp.encode() + b"." + _canonical(body), hashlib.sha256
-    ).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def signature_problem(

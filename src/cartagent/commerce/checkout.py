@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal
 
+from ..addresses import Address, Contact
 from ..errors import CheckoutError
 from ..money import Money, percent_of, unit_tax
 from .catalog import MerchantCatalog, Offer
@@ -23,12 +24,10 @@ from .terms import Discount, StoreTerms
 __all__ = [
     "MAX_LINES",
     "MAX_QUANTITY",
-    "Address",
     "AppliedDiscount",
     "Bill",
     "Changes",
     "Checkout",
-    "Contact",
     "Line",
     "LineCost",
     "Payment",
@@ -50,36 +49,6 @@ ADDRESS_FIELDS = {
 
 Status = Literal["open", "in_progress", "completed", "canceled"]
 Severity = Literal["error", "warning", "info"]
-
-
-@dataclass(frozen=True)
-class Address:
-    """Where the goods go, as far as it is known: UCP makes every field optional, so a platform
-    may send a country alone (enough to offer shipping) and the rest later. ``id`` is the id
-    the platform gave the destination, kept so its selection still names it."""
-
-    name: str = ""
-    line_one: str = ""
-    city: str = ""
-    state: str = ""
-    country: str = ""
-    postal_code: str = ""
-    line_two: str = ""
-    id: str = ""
-
-    def missing(self) -> list[str]:
-        """The fields a parcel needs that are not known yet (neutral names)."""
-        needed = ("name", "line_one", "city", "postal_code", "country")
-        return [name for name in needed if not getattr(self, name)]
-
-
-@dataclass(frozen=True)
-class Contact:
-    """Who receives the goods and the messages about them."""
-
-    name: str = ""
-    email: str = ""
-    phone: str = ""
 
 
 @dataclass(frozen=True)

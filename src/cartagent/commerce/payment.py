@@ -15,7 +15,6 @@ vault hands an agent; a declined capture is reported as :class:`PaymentDeclined`
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +32,6 @@ __all__ = [
     "PaymentDeclined",
     "PaymentNotApproved",
     "Receipt",
-    "is_payment_token",
     "paypal_order",
 ]
 
@@ -70,14 +68,6 @@ DECLINES = frozenset(
 # instrument is refused, not the merchant's order body.
 INSTRUMENT_FIELD = "/payment_source"
 TITLE_MAX = 127
-_TOKEN = re.compile(r"[0-9A-Za-z_-]{1,255}", re.ASCII)  # Orders v2's payment_source.token.id
-
-
-def is_payment_token(value: str) -> bool:
-    """Whether ``value`` can be a PayPal payment token at all (Orders v2's ``token.id``: 1 to
-    255 letters, digits, ``-`` and ``_``); a protocol refuses anything else as the agent's
-    mistake before PayPal is asked (PayPal would answer 400, a merchant bug)."""
-    return _TOKEN.fullmatch(value) is not None
 
 
 class PaymentDeclined(Exception):

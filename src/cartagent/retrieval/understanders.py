@@ -169,4 +169,4 @@ def get_understander(name: str, settings: Settings | None = None) -> Understande
     make = UNDERSTANDERS.get(name)
     if make is None:
         raise ConfigurationError(f"{name!r}: expected one of {', '.join(sorted(UNDERSTANDERS))}")
-    return make(settings if settings is not None else Settings.from_env({}))
+    return make(settings if settings is not None else Settings.defaults())

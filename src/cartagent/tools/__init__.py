@@ -8,18 +8,26 @@ add them.
 
 from __future__ import annotations
 
-from ._approval import ApprovalCallback, ApprovalRequest, SpendLimits, deny_all
-from ._config import ToolkitConfig
-from ._registry import ALL_TOOLS
-from ._tool import Tool, ToolAnnotations, ToolContext, tool
-from ._toolkit import Toolkit, ToolResult
-from .merchant_checkout import TOOLS as MERCHANT_TOOLS
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from ._approval import ApprovalCallback, ApprovalRequest, SpendLimits, deny_all
+    from ._config import ToolkitConfig
+    from ._models import Amount, Args
+    from ._registry import ALL_TOOLS
+    from ._tool import Tool, ToolAnnotations, ToolContext, tool
+    from ._toolkit import Toolkit, ToolResult
+    from .merchant_checkout import TOOLS as MERCHANT_TOOLS
 
 __all__ = [
     "ALL_TOOLS",
     "MERCHANT_TOOLS",
+    "Amount",
     "ApprovalCallback",
     "ApprovalRequest",
+    "Args",
     "SpendLimits",
     "Tool",
     "ToolAnnotations",
@@ -30,3 +38,24 @@ __all__ = [
     "deny_all",
     "tool",
 ]
+
+__getattr__, __dir__ = lazy_face(
+    __name__,
+    {
+        "ApprovalCallback": "._approval",
+        "ApprovalRequest": "._approval",
+        "SpendLimits": "._approval",
+        "deny_all": "._approval",
+        "ToolkitConfig": "._config",
+        "Amount": "._models",
+        "Args": "._models",
+        "ALL_TOOLS": "._registry",
+        "Tool": "._tool",
+        "ToolAnnotations": "._tool",
+        "ToolContext": "._tool",
+        "tool": "._tool",
+        "Toolkit": "._toolkit",
+        "ToolResult": "._toolkit",
+        "MERCHANT_TOOLS": ".merchant_checkout:TOOLS",
+    },
+)

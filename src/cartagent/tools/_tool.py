@@ -13,8 +13,8 @@ from pydantic import BaseModel
 from ..money import Money
 
 if TYPE_CHECKING:
-    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
+    from ..shopping.shop_client import ShopClient
 
 Args = TypeVar("Args", bound=BaseModel)
 

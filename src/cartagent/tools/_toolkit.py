@@ -20,8 +20,8 @@ from ._config import ToolkitConfig
 from ._tool import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from ..commerce.shop_client import ShopClient
     from ..paypal import AsyncPayPalClient
+    from ..shopping.shop_client import ShopClient
 
 log = logging.getLogger("cartagent.tools")
 

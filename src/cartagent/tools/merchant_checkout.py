@@ -1,7 +1,7 @@
 """Checkouts at another merchant over an agentic-commerce protocol (ACP, UCP), paid with PayPal.
 
 These tools act through the toolkit's ``merchant`` client (a
-:class:`~cartagent.commerce.shop_client.ShopClient`: ACP or UCP), not through PayPal directly:
+:class:`~cartagent.shopping.shop_client.ShopClient`: ACP or UCP), not through PayPal directly:
 the merchant prices the checkout (its tax and shipping are authoritative) and captures the
 payment itself. Completing
 moves money, so it passes the approval gate and spend limits like ``capture_order``, priced at
@@ -15,11 +15,10 @@ from typing import Any
 
 from pydantic import Field
 
-from ..commerce.acp.client import SessionView
-from ..commerce.checkout import Address, Contact
-from ..commerce.shop_client import ShopClient
+from ..addresses import Address, Contact
 from ..errors import CheckoutError, ToolError
 from ..money import Money
+from ..shopping.shop_client import SessionView, ShopClient
 from ._models import Args, PayPalId, id_field
 from ._tool import ToolContext, tool
 

@@ -1,5 +1,6 @@
 """The Agentic Commerce Protocol (ACP, release 2026-04-17): the merchant's REST and MCP
-bindings over one :class:`AcpService`, and an agent's :class:`AcpClient`."""
+bindings over one :class:`AcpService`. An agent's client is
+:class:`cartagent.shopping.AcpClient`."""
 
 from __future__ import annotations
 
@@ -8,29 +9,24 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .client import AcpClient, SessionView
+    from ...protocols.acp.schema import API_VERSION, SUPPORTED_VERSIONS
     from .routes import acp_router
-    from .schema import API_VERSION, SUPPORTED_VERSIONS
     from .service import AcpService, AcpSettings
 
 __all__ = [
     "API_VERSION",
     "SUPPORTED_VERSIONS",
-    "AcpClient",
     "AcpService",
     "AcpSettings",
-    "SessionView",
     "acp_router",
 ]
 
 __getattr__, __dir__ = lazy_face(
     __name__,
     {
-        "AcpClient": ".client",
-        "SessionView": ".client",
         "acp_router": ".routes",
-        "API_VERSION": ".schema",
-        "SUPPORTED_VERSIONS": ".schema",
+        "API_VERSION": "...protocols.acp.schema",
+        "SUPPORTED_VERSIONS": "...protocols.acp.schema",
         "AcpService": ".service",
         "AcpSettings": ".service",
     },

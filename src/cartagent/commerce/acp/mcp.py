@@ -20,10 +20,10 @@ import orjson
 from mcp.server import Server
 from starlette.applications import Starlette
 
+from ...protocols.acp.schema import definitions, spec_file
 from ..agents import AgentKey
 from ..mcp_binding import MCP_PATH, binding_app, binding_server, tool_result
 from ..requests import HttpMessage
-from .schema import definitions, spec_file
 from .service import OPERATIONS, AcpCall, AcpService
 
 __all__ = ["MCP_PATH", "acp_mcp_app", "acp_mcp_server", "acp_tools"]

@@ -7,7 +7,8 @@ import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import Response, StreamingResponse
 
-from . import feed, wire
+from ...protocols.acp import feed
+from . import wire
 from .service import OPERATIONS, AcpCall, AcpService
 
 __all__ = ["acp_router"]

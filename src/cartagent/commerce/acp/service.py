@@ -24,6 +24,7 @@ import orjson
 from starlette.concurrency import run_in_threadpool
 
 from ...errors import CheckoutError
+from ...protocols.acp.schema import SUPPORTED_VERSIONS, check
 from ..agents import AgentKey, Agents, signature_problem
 from ..checkout import Checkout
 from ..idempotency import Answer, Idempotency, KeyRules, Refusal
@@ -31,7 +32,6 @@ from ..merchant import Merchant, PaymentUnavailable
 from ..records import Event
 from ..requests import json_object
 from . import wire
-from .schema import SUPPORTED_VERSIONS, check
 
 __all__ = ["OPERATIONS", "AcpCall", "AcpService", "AcpSettings", "Operation"]
 

@@ -7,18 +7,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from ...addresses import Address, Contact
 from ...errors import CheckoutError
 from ...money import Money
-from ..checkout import Address, Bill, Changes, Checkout, Contact, LineCost, Problem
-from ..payment import is_payment_token
-from .schema import API_VERSION, json_path
+from ...protocols.acp.schema import API_VERSION, json_path
+from ...protocols.acp.shapes import fulfillment_details
+from ...protocols.payment_token import is_payment_token
+from ..checkout import Bill, Changes, Checkout, LineCost, Problem
 
 __all__ = [
     "PAYPAL_HANDLER_ID",
     "cart",
     "changes_from",
     "discovery",
-    "fulfillment_details",
     "payment_handler",
     "payment_token",
     "price_warnings",
@@ -156,32 +157,6 @@ def payment_handler(environment: str) -> dict[str, Any]:
             "credential_types": list(PAYMENT_TOKEN_TYPES),
         },
     }
-
-
-def fulfillment_details(contact: Contact | None, address: Address | None) -> dict[str, Any]:
-    """ACP ``FulfillmentDetails`` (empty when there is neither a contact nor an address)."""
-    details: dict[str, Any] = {}
-    if contact is not None:
-        details |= {
-            key: value
-            for key, value in (
-                ("name", contact.name),
-                ("email", contact.email),
-                ("phone_number", contact.phone),
-            )
-            if value
-        }
-    if address is not None:
-        details["address"] = {
-            "name": address.name,
-            "line_one": address.line_one,
-            **({"line_two": address.line_two} if address.line_two else {}),
-            "city": address.city,
-            "state": address.state,
-            "country": address.country,
-            "postal_code": address.postal_code,
-        }
-    return details
 
 
 def _total(kind: str, text: str, money: Money) -> dict[str, Any]:

@@ -23,8 +23,9 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
+from ...addresses import Address, Contact
 from ...errors import CheckoutError
-from ..checkout import Address, Bill, Changes, Checkout, Contact, LineCost, Problem
+from ..checkout import Bill, Changes, Checkout, LineCost, Problem
 
 __all__ = [
     "PROTOCOL",

@@ -1,7 +1,10 @@
 """The Universal Commerce Protocol (UCP): the store as a UCP business, built on release
-v2026-04-08 and answering platforms at v2026-01-11 in theirs (:mod:`.v2026_01_11`).
+v2026-04-08 and answering platforms at v2026-01-11 and v2026-08-25 in theirs (the protocol's
+shapes, schemas, signatures and releases are :mod:`cartagent.protocols.ucp`, shared with the
+agent's client).
 
-Discovery and capability negotiation (:mod:`.profile`, platform profiles from :mod:`.platforms`),
+Discovery and capability negotiation (:mod:`cartagent.protocols.ucp.profile`, platform profiles
+from :mod:`.platforms`),
 checkout sessions with the fulfillment extension and a PayPal payment handler, catalog search
 and lookup, and orders, over REST (:func:`ucp_router`) from one transport-neutral
 :class:`UcpService`::
@@ -17,14 +20,15 @@ from typing import TYPE_CHECKING
 from ..._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from ...protocols.ucp.profile import Negotiated, ProfileMalformed, business_profile, negotiate
+    from ...protocols.ucp.schema import UCP_VERSION, VERSIONS
+    from ...protocols.ucp.signatures import SignatureInvalid, verify_request
     from ..idempotency import Answer, Idempotency, KeyRules, Refusal
+    from .business_keys import BusinessKeys
     from .events import VerifiedWebhook, verify_order_webhook
     from .platforms import FetchedProfiles, KnownProfiles, PlatformProfiles, ProfileUnreachable
-    from .profile import Negotiated, ProfileMalformed, business_profile, negotiate
     from .routes import ucp_router
-    from .schema import UCP_VERSION, VERSIONS
     from .service import OPERATIONS, UcpCall, UcpPolicy, UcpService, UcpSettings
-    from .signatures import BusinessKeys, SignatureInvalid, verify_request
 
 __all__ = [
     "OPERATIONS",
@@ -67,20 +71,20 @@ __getattr__, __dir__ = lazy_face(
         "KnownProfiles": ".platforms",
         "PlatformProfiles": ".platforms",
         "ProfileUnreachable": ".platforms",
-        "Negotiated": ".profile",
-        "ProfileMalformed": ".profile",
-        "business_profile": ".profile",
-        "negotiate": ".profile",
+        "Negotiated": "...protocols.ucp.profile",
+        "ProfileMalformed": "...protocols.ucp.profile",
+        "business_profile": "...protocols.ucp.profile",
+        "negotiate": "...protocols.ucp.profile",
         "ucp_router": ".routes",
-        "UCP_VERSION": ".schema",
-        "VERSIONS": ".schema",
+        "UCP_VERSION": "...protocols.ucp.schema",
+        "VERSIONS": "...protocols.ucp.schema",
         "OPERATIONS": ".service",
         "UcpCall": ".service",
         "UcpPolicy": ".service",
         "UcpService": ".service",
         "UcpSettings": ".service",
-        "BusinessKeys": ".signatures",
-        "SignatureInvalid": ".signatures",
-        "verify_request": ".signatures",
+        "BusinessKeys": ".business_keys",
+        "SignatureInvalid": "...protocols.ucp.signatures",
+        "verify_request": "...protocols.ucp.signatures",
     },
 )

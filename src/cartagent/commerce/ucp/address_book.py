@@ -20,8 +20,8 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ...addresses import Address
 from ...errors import ConfigurationError
-from ..checkout import Address
 from ..terms_file import csv_rows
 
 __all__ = ["AddressBook", "seed_rows"]

@@ -3,9 +3,9 @@ the platform's webhook URL, signed per signatures.md's REST binding (RFC 9421).
 
 * The URL is the ``webhook_url`` in the platform profile's ``dev.ucp.shopping.order``
   capability ``config`` ("Webhook URL Configuration", checked by
-  :func:`~.profile.checked_webhook_url`). It is remembered with the checkout when it is
-  created (under :data:`WEBHOOK_KEY` in the checkout's metadata, which UCP never renders), so
-  the order goes to the platform that started the checkout.
+  :func:`~cartagent.protocols.ucp.profile.checked_webhook_url`). It is remembered with the
+  checkout when it is created (under :data:`WEBHOOK_KEY` in the checkout's metadata, which UCP
+  never renders), so the order goes to the platform that started the checkout.
 * :class:`OrderEvents` is UCP's announcer: when such a checkout completes it queues one "order
   created" event in the completion's transaction ("Order Event Webhook"; Guidelines: "MUST
   send 'Order created' event with fully populated order entity"). The body is the order as
@@ -36,15 +36,16 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from ...protocols.ucp import v2026_01_11 as v0111
+from ...protocols.ucp.agent_header import profile_url
+from ...protocols.ucp.profile import ORDER, ProfileMalformed, checked_webhook_url
+from ...protocols.ucp.schema import UCP_VERSION
+from ...protocols.ucp.signatures import SignatureInvalid, sign_request, verify_request
 from ..checkout import Bill, Checkout
 from ..records import Event, PendingEvent, new_event_id
-from . import v2026_01_11 as v0111
-from .agent_header import profile_url
+from .business_keys import BusinessKeys
 from .order import order_json
 from .platforms import PlatformProfiles, ProfileUnreachable
-from .profile import ORDER, ProfileMalformed, checked_webhook_url
-from .schema import UCP_VERSION
-from .signatures import BusinessKeys, SignatureInvalid, sign_request, verify_request
 from .wire import Site
 
 __all__ = [
@@ -164,7 +165,7 @@ def verify_order_webhook(
     """Verify an order event received at ``url`` as order.md's "Verification (Platform)"
     says: the ``UCP-Agent`` profile URL (https, pointing at ``/.well-known/ucp``), that
     profile's ``signing_keys`` (from ``profiles``, which caches), the ``Content-Digest`` and
-    the RFC 9421 signature. Raises :class:`~.signatures.SignatureInvalid`
+    the RFC 9421 signature. Raises :class:`~cartagent.protocols.ucp.signatures.SignatureInvalid`
     (``profile_unreachable``/``profile_malformed`` for the profile).
     """
     lower = {name.lower(): value for name, value in headers.items()}

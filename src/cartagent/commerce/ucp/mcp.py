@@ -25,10 +25,10 @@ import orjson
 from mcp.server import Server
 from starlette.applications import Starlette
 
+from ...protocols.ucp.schema import spec_file
 from ..agents import AgentKey
 from ..mcp_binding import MCP_PATH, binding_app, binding_server, tool_result
 from ..requests import HttpMessage
-from .schema import spec_file
 from .service import OPERATIONS, UcpCall, UcpService
 
 __all__ = ["MCP_PATH", "ucp_mcp_app", "ucp_mcp_server", "ucp_tools"]

@@ -22,9 +22,10 @@ from typing import Any
 import orjson
 import sqlalchemy as sa
 
+from ...protocols.ucp.shapes import postal_address
 from ..checkout import Bill, Checkout
 from ..records import CheckoutRecords, checkouts
-from .wire import Site, item_json, postal_address, totals
+from .wire import Site, item_json, totals
 
 __all__ = ["ADJUSTMENTS_KEY", "EVENTS_KEY", "find_order", "order_json"]
 

@@ -26,7 +26,7 @@ import orjson
 
 from ...errors import DestinationRefused
 from ...outbound import Resolver, guarded_transport, host_refusal, system_resolver
-from .profile import ProfileMalformed
+from ...protocols.ucp.profile import ProfileMalformed
 
 __all__ = ["FetchedProfiles", "KnownProfiles", "PlatformProfiles", "ProfileUnreachable"]
 
@@ -38,7 +38,7 @@ class ProfileUnreachable(Exception):
 class PlatformProfiles(Protocol):
     def document(self, url: str) -> dict[str, Any]:
         """The JSON document at ``url``; raises :class:`ProfileUnreachable`, or
-        :class:`~cartagent.commerce.ucp.profile.ProfileMalformed` if it is not a JSON object."""
+        :class:`~cartagent.protocols.ucp.profile.ProfileMalformed` if it is not a JSON object."""
         ...
 
 

@@ -36,7 +36,7 @@ is an ``error_response``. Transport errors carry ``{"code", "content"}`` (plus `
 body that breaks the schema).
 
 Order events (order.md, "Events"): the business's signing key lives in the merchant database
-(:class:`~.signatures.BusinessKeys`) and is published in the profile's ``signing_keys``; a
+(:class:`~.business_keys.BusinessKeys`) and is published in the profile's ``signing_keys``; a
 checkout created by a platform whose profile gives an order ``webhook_url`` remembers it, and
 its completion queues the signed "order created" event (:mod:`.events`); :meth:`UcpService.
 webhook_signer` is what the webhook sender signs UCP events with.
@@ -56,21 +56,11 @@ import orjson
 from starlette.concurrency import run_in_threadpool
 
 from ...errors import CheckoutError
-from ..agents import AgentKey, Agents
-from ..checkout import Checkout
-from ..idempotency import Answer, Idempotency, KeyRules, Refusal
-from ..merchant import Changes, Merchant, PaymentUnavailable
-from ..requests import HttpMessage, json_object
-from . import payment, testing, wire
-from . import v2026_01_11 as v0111
-from . import v2026_08_25 as v0825
-from .address_book import AddressBook
-from .agent_header import profile_url
-from .catalog import UcpCatalog
-from .events import VERSION_KEY, WEBHOOK_KEY, OrderEvents, UcpWebhookSigner
-from .order import ADJUSTMENTS_KEY, EVENTS_KEY, find_order, order_json
-from .platforms import PlatformProfiles, ProfileUnreachable
-from .profile import (
+from ...protocols.ucp import payment
+from ...protocols.ucp import v2026_01_11 as v0111
+from ...protocols.ucp import v2026_08_25 as v0825
+from ...protocols.ucp.agent_header import profile_url
+from ...protocols.ucp.profile import (
     BUYER_CONSENT,
     CHECKOUT,
     DISCOUNT,
@@ -85,8 +75,25 @@ from .profile import (
     platform_profile,
     profile_version,
 )
-from .schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
-from .signatures import BusinessKeys, SharedKey, SignatureInvalid, profile_keys, verify_request
+from ...protocols.ucp.schema import BASE, UCP_VERSION, RequestShape, json_path, request_problem
+from ...protocols.ucp.signatures import (
+    SharedKey,
+    SignatureInvalid,
+    profile_keys,
+    verify_request,
+)
+from ..agents import AgentKey, Agents
+from ..checkout import Checkout
+from ..idempotency import Answer, Idempotency, KeyRules, Refusal
+from ..merchant import Changes, Merchant, PaymentUnavailable
+from ..requests import HttpMessage, json_object
+from . import testing, wire
+from .address_book import AddressBook
+from .business_keys import BusinessKeys
+from .catalog import UcpCatalog
+from .events import VERSION_KEY, WEBHOOK_KEY, OrderEvents, UcpWebhookSigner
+from .order import ADJUSTMENTS_KEY, EVENTS_KEY, find_order, order_json
+from .platforms import PlatformProfiles, ProfileUnreachable
 
 __all__ = ["OPERATIONS", "Operation", "UcpCall", "UcpService", "UcpSettings"]
 

@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ...addresses import Address
 from ...errors import CheckoutError
 from ...money import Money
-from ..checkout import Address, Bill, Changes, Checkout, LineCost, Problem
-from .schema import json_path
+from ...protocols.ucp.schema import json_path
+from ...protocols.ucp.shapes import GROUP_ID, METHOD_ID, postal_address
+from ..checkout import Bill, Changes, Checkout, LineCost, Problem
 
 __all__ = [
-    "GROUP_ID",
-    "METHOD_ID",
     "OFFERED_KEY",
     "STOREFRONT",
     "Site",
@@ -45,7 +45,6 @@ __all__ = [
     "error_response",
     "item_json",
     "offered_destinations",
-    "postal_address",
     "totals",
     "ucp_path",
 ]
@@ -53,10 +52,8 @@ __all__ = [
 STOREFRONT = "/shop"
 """Where the merchant's own buyer pages are (:mod:`~cartagent.commerce.storefront`), the
 default site of ``continue_url`` and order permalinks."""
-METHOD_ID = "shipping"
 OFFERED_KEY = "ucp.offered_destinations"
 """The checkout metadata key holding the destinations the business offered (saved addresses)."""
-GROUP_ID = "package_1"
 MAX_TEXT = 256
 MAX_ID = 128
 MAX_BUYER_FIELDS = 20
@@ -166,22 +163,6 @@ def codes_from(data: dict[str, Any]) -> tuple[str, ...]:
 
 def _full_name(*parts: str) -> str:
     return " ".join(part for part in parts if part)
-
-
-def postal_address(address: Address) -> dict[str, Any]:
-    """``address`` as ``types/postal_address.json``: the fields that are known."""
-    first, _, last = address.name.partition(" ")
-    fields = {
-        "street_address": address.line_one,
-        "extended_address": address.line_two,
-        "address_locality": address.city,
-        "address_region": address.state,
-        "postal_code": address.postal_code,
-        "address_country": address.country,
-        "first_name": first,
-        "last_name": last,
-    }
-    return {name: value for name, value in fields.items() if value}
 
 
 def destination_id(address: Address) -> str:

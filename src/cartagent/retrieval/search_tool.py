@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, ValidationError
 
 from ..errors import ToolError
-from ._models import Amount, Args
-from ._tool import Tool, ToolContext, tool
+from ..tools import Amount, Args, Tool, ToolContext, tool
 
 if TYPE_CHECKING:
-    from ..retrieval.query import SearchQuery
-    from ..retrieval.search import Searcher
+    from .query import SearchQuery
+    from .search import Searcher
 
 __all__ = ["SearchProductsArgs", "search_tool"]
 
@@ -75,7 +74,7 @@ class SearchProductsArgs(Args):
 
 
 def _with_overrides(query: SearchQuery, args: SearchProductsArgs) -> SearchQuery:
-    from ..retrieval.query import Exclusion, SearchQuery
+    from .query import Exclusion, SearchQuery
 
     data = query.model_dump()
     if args.min_price is not None or args.max_price is not None or args.currency is not None:
@@ -133,7 +132,7 @@ def search_tool(searcher: Searcher) -> Tool[SearchProductsArgs]:
 
 
 def _search(searcher: Searcher, args: SearchProductsArgs) -> dict[str, Any]:
-    from ..retrieval.search import hit_summary, near_miss_summary
+    from .search import hit_summary, near_miss_summary
 
     query = _with_overrides(searcher.understand(args.request), args)
     result = searcher.search_query(query, args.k)

@@ -9,11 +9,12 @@
         if shop_user_says_yes(session.total):
             paid = shop.complete(session.id, payment_token)
 
-The surface and semantics of :class:`~cartagent.commerce.acp.client.AcpClient`, over UCP release
-2026-04-08 as shipped in ``commerce/specs/ucp``, or (``version=``, the release the platform
-profile declares) 2026-08-25 (typed destinations, :mod:`.v2026_08_25`) or 2026-01-11 (its
-profile's lists, ``currency`` and ``payment`` on create and update, the instrument as
-``payment_data``, refusals as HTTP errors; :mod:`.v2026_01_11`):
+The surface and semantics of :class:`~cartagent.shopping.acp.AcpClient`, over UCP release
+2026-04-08 as shipped in ``protocols/specs/ucp``, or (``version=``, the release the platform
+profile declares) 2026-08-25 (typed destinations, :mod:`cartagent.protocols.ucp.v2026_08_25`)
+or 2026-01-11 (its profile's lists, ``currency`` and ``payment`` on create and update, the
+instrument as ``payment_data``, refusals as HTTP errors;
+:mod:`cartagent.protocols.ucp.v2026_01_11`):
 
 * discovery (overview.md, ``discovery/profile_schema.json``, ``schemas/ucp.json``): the business
   profile at ``/.well-known/ucp`` must be valid against the release's ``business_profile``,
@@ -30,7 +31,7 @@ profile's lists, ``currency`` and ``payment`` on create and update, the instrume
 * checkout (``shopping/checkout.json`` with ``shopping/fulfillment.json``): update is a PUT whose
   ``line_items`` are required, so :meth:`UcpClient.update` reads the session first and sends its
   lines back when none are given; the shipping address is a fulfillment destination
-  (``types/postal_address.json``), a :class:`~cartagent.commerce.checkout.Contact` the
+  (``types/postal_address.json``), a :class:`~cartagent.addresses.Contact` the
   ``buyer``; payment is the PayPal handler's instrument (``commerce/ucp/payment.py``): type
   ``paypal`` with a ``paypal_payment_token`` token credential;
 * catalog (``shopping/catalog_search.json``, ``types/pagination.json``, ``types/product.json``,
@@ -43,7 +44,7 @@ profile's lists, ``currency`` and ``payment`` on create and update, the instrume
   :class:`~cartagent.errors.CheckoutError` with the code, the ``path`` JSONPath as ``param`` and
   the HTTP status (200 for those: UCP answers business outcomes 200).
 
-How an answer maps onto :class:`~cartagent.commerce.acp.client.SessionView` (see
+How an answer maps onto :class:`~cartagent.shopping.acp.SessionView` (see
 :class:`UcpSessionView`): ``status`` stays UCP's (``incomplete``, ``requires_escalation``,
 ``ready_for_complete``, ``complete_in_progress``, ``completed``, ``canceled``) and ``ready`` is
 true for ``ready_for_complete``; amounts are minor units in ``currency``; lines carry
@@ -59,9 +60,10 @@ completion that did not complete, and a create or update whose lines, address or
 option are not what was asked while an error message says why. Problems of the session itself
 (a missing address, an item out of stock) are returned in :attr:`SessionView.problems`.
 
-Everything the business answers is untrusted: bodies are read to at most :data:`MAX_BODY` bytes,
-shapes and types are checked, counts, lengths and amounts bounded; what does not fit raises
-:class:`CheckoutError` with code ``invalid_response`` (status 502).
+Everything the business answers is untrusted: bodies are read to at most
+:data:`~cartagent.shopping.transport.MAX_BODY` bytes, shapes and types are checked, counts,
+lengths and amounts bounded; what does not fit raises :class:`CheckoutError` with code
+``invalid_response`` (status 502).
 
 Signing (signatures.md, "REST Request Signing"): with ``signing_secret`` (the secret a cartagent
 merchant's ``--signing-secret`` shares with its agents) or ``signing_key`` (a P-256 key whose
@@ -93,32 +95,31 @@ import httpx
 import orjson
 from pydantic import ValidationError
 
-from ...catalog.product import Product, Variant
-from ...errors import CheckoutError, ConfigurationError, DestinationRefused
-from ...money import Money
-from ...outbound import Resolver, guarded_transport, system_resolver
-from ...paypal import path_segment
-from ..acp.client import RETRY_STATUSES, SessionLine, SessionView
-from ..checkout import Address, Contact
-from ..retries import (
-    MAX_WAIT,
+from ..addresses import Address, Contact
+from ..catalog.product import Product, Variant
+from ..errors import CheckoutError, ConfigurationError, DestinationRefused
+from ..money import Money
+from ..outbound import Resolver, guarded_transport, system_resolver
+from ..paypal import path_segment
+from ..protocols.ucp import payment
+from ..protocols.ucp import v2026_01_11 as v0111
+from ..protocols.ucp import v2026_08_25 as v0825
+from ..protocols.ucp.agent_header import profile_url as parse_agent_header
+from ..protocols.ucp.profile import CHECKOUT, SHOPPING
+from ..protocols.ucp.schema import BASE, UCP_VERSION, first_problem, validator
+from ..protocols.ucp.shapes import postal_address
+from ..protocols.ucp.signatures import SharedKey, Signer, SigningKey, sign_request
+from .shop_client import SessionLine, SessionView
+from .transport import (
     ClosingClient,
-    backoff,
+    ProtocolTransport,
+    Reply,
     checked_merchant_url,
+    read,
     refused_destination,
-    with_retries,
 )
-from . import payment
-from . import v2026_01_11 as v0111
-from . import v2026_08_25 as v0825
-from .agent_header import profile_url as parse_agent_header
-from .profile import CHECKOUT, SHOPPING
-from .schema import BASE, UCP_VERSION, first_problem, validator
-from .signatures import SharedKey, Signer, SigningKey, sign_request
-from .wire import postal_address
 
 __all__ = [
-    "MAX_BODY",
     "MAX_PRODUCTS",
     "UcpClient",
     "UcpSessionView",
@@ -126,7 +127,6 @@ __all__ = [
     "session_view",
 ]
 
-MAX_BODY = 4 * 1024 * 1024  # bytes read from one answer
 MAX_PRODUCTS = 10_000
 MAX_PAGES = 1_000
 PAGE_SIZE = 50
@@ -147,7 +147,6 @@ CREDENTIAL_TYPE = payment.CREDENTIAL_TYPES[0]  # paypal_payment_token
 _PROFILE_REF = BASE + "discovery/profile.json#/$defs/business_profile"
 SPOKEN = (v0825.VERSION, UCP_VERSION, v0111.VERSION)
 """The releases this client speaks (its platform profile must declare the one it is given)."""
-_IN_FLIGHT = ("idempotency_in_flight", "in_progress")
 _ESCALATIONS = ("requires_buyer_input", "requires_buyer_review")
 _PATH_PART = re.compile(
     r"\.(?P<name>[A-Za-z_][\w-]*)|\[(?P<index>\d{1,9})\]|\[(?P<q>['\"])(?P<key>[^'\"\\]*)(?P=q)\]"
@@ -340,74 +339,22 @@ def _blocking(view: SessionView) -> list[dict[str, Any]]:
     ]
 
 
-@dataclass(frozen=True)
-class _Reply:
-    status: int
-    headers: httpx.Headers
-    body: bytes
-
-    def json(self) -> Any:
-        return orjson.loads(self.body)
-
-    def code(self) -> str:
-        try:
-            body = self.json()
-        except ValueError:
-            return ""
-        return str(body.get("code", ""))[:128] if isinstance(body, dict) else ""
-
-    def retry_after(self, attempt: int) -> float:
-        wait = backoff(attempt)
-        with contextlib.suppress(ValueError):
-            wait = float(self.headers.get("Retry-After", ""))
-        return wait if math.isfinite(wait) else MAX_WAIT
-
-    def refusal(self) -> CheckoutError:
-        """A 4xx/5xx answer (UCP's ``{"code", "content", "path"}``) as a CheckoutError."""
-        try:
-            body = self.json()
-        except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            return CheckoutError(f"HTTP {self.status}", code="error", status=self.status)
-        if isinstance(body.get("messages"), list):  # an error_response on a 4xx
-            with contextlib.suppress(CheckoutError):
-                return _refusal(_messages(body["messages"]), self.status)
-        content = _text(body.get("content") or body.get("message"), 2000)
-        return CheckoutError(
-            content or f"HTTP {self.status}",
-            code=_text(body.get("code"), 128) or "error",
-            param=parse_json_path(body.get("path")),
-            status=self.status,
-        )
-
-
-def _retryable(reply: _Reply, attempt: int) -> float | None:
-    """Seconds to wait before retrying ``reply``, or ``None`` if it is the answer."""
-    if reply.status not in RETRY_STATUSES:
-        return None
-    if reply.status == 409 and reply.code() not in _IN_FLIGHT:
-        return None
-    return reply.retry_after(attempt)
-
-
-def _exchange(http: httpx.Client, request: httpx.Request) -> _Reply:
-    """Send ``request`` and read at most :data:`MAX_BODY` bytes of the answer."""
-    response = http.send(request, stream=True)
-    try:
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > MAX_BODY:
-            raise _invalid(f"an answer of more than {MAX_BODY} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise _invalid(f"an answer of more than {MAX_BODY} bytes")
-            chunks.append(chunk)
-    finally:
-        response.close()
-    return _Reply(response.status_code, response.headers, b"".join(chunks))
+def _refusal_of(reply: Reply) -> CheckoutError:
+    """A 4xx/5xx answer (UCP's ``{"code", "content", "path"}``, or an ``error_response`` with
+    ``messages``) as a CheckoutError."""
+    body = reply.object()
+    if body is None:
+        return CheckoutError(f"HTTP {reply.status}", code="error", status=reply.status)
+    if isinstance(body.get("messages"), list):  # an error_response on a 4xx
+        with contextlib.suppress(CheckoutError):
+            return _refusal(_messages(body["messages"]), reply.status)
+    content = _text(body.get("content") or body.get("message"), 2000)
+    return CheckoutError(
+        content or f"HTTP {reply.status}",
+        code=_text(body.get("code"), 128) or "error",
+        param=parse_json_path(body.get("path")),
+        status=reply.status,
+    )
 
 
 # ---------------------------------------------------------------- discovery
@@ -425,7 +372,7 @@ def _check_url(value: Any, where: str) -> str:
 
 def _fetch_profile(http: httpx.Client, url: str) -> dict[str, Any]:
     try:
-        reply = _exchange(http, http.build_request("GET", url))
+        reply = read(http, http.build_request("GET", url), who="the business")
     except DestinationRefused as error:
         raise refused_destination(error) from error
     except httpx.TransportError as error:
@@ -716,16 +663,23 @@ class UcpClient(ClosingClient):
             )
         self.version = version
         self.currency = currency.upper()  # what a v2026-01-11 create names
-        self.base_url = checked_merchant_url(endpoint.rstrip("/"), allow_private=allow_private)
+        self._transport = ProtocolTransport(
+            endpoint,
+            who="the business",
+            refusal=_refusal_of,
+            transport=transport,
+            timeout=timeout,
+            attempts=attempts,
+            sleep=sleep,
+            allow_private=allow_private,
+            resolver=resolver,
+        )
+        self.base_url = self._transport.base_url
         self.profile_url = profile_url
         self.payment_handler = payment_handler
         self.capabilities = capabilities
         self._agent = _agent_header(profile_url)
         self._token = token
-        guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
-        self._http = httpx.Client(base_url=self.base_url, transport=guarded, timeout=timeout)
-        self._attempts = max(1, attempts)
-        self._sleep = sleep
         self._signer: Signer | None = signing_key
         if signing_secret is not None:
             self._signer = SharedKey.from_secret(signing_secret)
@@ -986,22 +940,14 @@ class UcpClient(ClosingClient):
         if content is not None:
             headers["Content-Type"] = "application/json"
 
-        def send() -> _Reply:
-            headers["Request-Id"] = str(uuid.uuid4())
-            request = self._http.build_request(method, path, content=content, headers=headers)
+        def prepared(request: httpx.Request) -> None:
+            request.headers["Request-Id"] = str(uuid.uuid4())
             if self._signer is not None:
                 _sign(request, self._signer, content or b"")
-            return _exchange(self._http, request)
 
-        reply = with_retries(
-            send,
-            attempts=self._attempts,
-            sleep=self._sleep,
-            retry_after=_retryable,
-            who="business",
+        reply = self._transport.send(
+            method, path, content=content, headers=headers, prepare=prepared
         )
-        if not 200 <= reply.status < 300:
-            raise reply.refusal()
         try:
             answer = _obj(reply.json(), "the answer")
         except ValueError:

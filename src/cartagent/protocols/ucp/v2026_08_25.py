@@ -1,4 +1,5 @@
-"""UCP v2026-08-25 at the edge, read into and written from v2026-04-08's shapes (:mod:`.wire`).
+"""UCP v2026-08-25 at the edge, read into and written from v2026-04-08's shapes
+(:mod:`cartagent.commerce.ucp.wire`).
 
 The release keeps v2026-04-08's checkout and profile shapes and changes a few; those this
 business meets are bridged here, and checked end to end against the release's official models

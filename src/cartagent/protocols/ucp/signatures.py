@@ -34,27 +34,22 @@ import hmac
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-import sqlalchemy as sa
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import (
     decode_dss_signature,
     encode_dss_signature,
 )
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Engine
 
 from .agent_header import MAX_HEADER, Token, structured_dictionary
 
 __all__ = [
-    "BusinessKeys",
     "SharedKey",
     "SignatureInvalid",
     "Signer",
@@ -72,16 +67,6 @@ _COORDINATE = 32  # bytes per P-256 coordinate and per r / s
 _BODY_COMPONENTS = ("content-digest", "content-type")
 _COMPONENT = re.compile(r"@?[a-z0-9][a-z0-9\-]*")
 _MAX_KEYS = 32  # JWKs read from one profile
-
-_metadata = sa.MetaData()
-signing_keys = sa.Table(
-    "ucp_signing_keys",
-    _metadata,
-    sa.Column("slot", sa.String(64), primary_key=True),
-    sa.Column("kid", sa.String(64), nullable=False, unique=True),
-    sa.Column("private_key", sa.Text, nullable=False),  # PKCS#8 PEM
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-)
 
 
 class SignatureInvalid(Exception):
@@ -195,67 +180,6 @@ def public_key(jwk: Mapping[str, Any]) -> ec.EllipticCurvePublicKey:
         int.from_bytes(raw_x, "big"), int.from_bytes(raw_y, "big"), ec.SECP256R1()
     )
     return numbers.public_key()  # ValueError for a point not on the curve
-
-
-class BusinessKeys:
-    """The business's signing keys in the merchant database; the first use makes one.
-
-    Two processes starting together agree on one key: the insert of the ``current`` slot is
-    ``ON CONFLICT DO NOTHING`` and everyone then reads the row that won.
-    """
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        _metadata.create_all(engine)
-        self._current: SigningKey | None = None
-
-    def current(self) -> SigningKey:
-        """The key that signs now (made and stored if there is none yet)."""
-        if self._current is None:
-            self._current = self._load_or_make()
-        return self._current
-
-    def _load_or_make(self) -> SigningKey:
-        where = signing_keys.c.slot == "current"
-        with self.engine.begin() as conn:
-            row = conn.execute(sa.select(signing_keys).where(where)).first()
-        if row is None:
-            made = SigningKey.generate()
-            pem = made.private.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            ).decode()
-            values = {
-                "slot": "current",
-                "kid": made.kid,
-                "private_key": pem,
-                "created_at": datetime.now(UTC),
-            }
-            with self.engine.begin() as conn:
-                insert = (
-                    postgresql_insert(signing_keys)
-                    if conn.dialect.name == "postgresql"
-                    else sqlite_insert(signing_keys)
-                )
-                conn.execute(insert.values(**values).on_conflict_do_nothing())
-                row = conn.execute(sa.select(signing_keys).where(where)).one()
-        return _stored(row)
-
-    def jwks(self) -> list[dict[str, str]]:
-        """Every stored key's public JWK (the profile's ``signing_keys``), current first."""
-        current = self.current()
-        with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(signing_keys).order_by(signing_keys.c.created_at)).all()
-        others = [_stored(row).jwk() for row in rows if row.kid != current.kid]
-        return [current.jwk(), *others]
-
-
-def _stored(row: Any) -> SigningKey:
-    private = serialization.load_pem_private_key(row.private_key.encode(), password=None)
-    if not isinstance(private, ec.EllipticCurvePrivateKey):
-        raise ValueError(f"signing key {row.kid} is not an EC key")
-    return SigningKey(row.kid, private)
 
 
 # ------------------------------------------------------------------ RFC 9421 / RFC 9530

@@ -1,5 +1,6 @@
 """UCP v2026-01-11 at the edge: its profiles, request bodies and answers, read into and written
-from the shapes of the release the business is built on (v2026-04-08, :mod:`.wire`).
+from the shapes of the release the business is built on (v2026-04-08,
+:mod:`cartagent.commerce.ucp.wire`).
 
 What differs, and how it is bridged:
 
@@ -32,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import CheckoutError
-from ..payment import is_payment_token
+from ..payment_token import is_payment_token
 from . import payment
 from .profile import (
     BUYER_CONSENT,
@@ -48,7 +49,7 @@ from .profile import (
     checked_webhook_url,
 )
 from .schema import BASE, first_problem, validator
-from .wire import GROUP_ID, METHOD_ID
+from .shapes import GROUP_ID, METHOD_ID
 
 __all__ = [
     "CAPABILITIES",

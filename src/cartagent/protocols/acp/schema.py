@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ..requests import first_problem, json_path
+from ..schemas import first_problem, json_path
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -30,7 +30,7 @@ _SPECS = "specs/acp"
 
 def spec_file(name: str) -> dict[str, Any]:
     """A JSON file of the shipped ACP release (``schema.agentic_checkout.json``, ...)."""
-    text = resources.files("cartagent.commerce").joinpath(_SPECS, name).read_text("utf-8")
+    text = resources.files("cartagent.protocols").joinpath(_SPECS, name).read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 

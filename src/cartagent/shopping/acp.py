@@ -25,34 +25,27 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import orjson
 
-from ...catalog.product import Product
-from ...errors import CheckoutError, DestinationRefused
-from ...money import Money
-from ...outbound import Resolver, guarded_transport, system_resolver
-from ...paypal import path_segment
-from ..agents import sign
-from ..checkout import Address, Contact
-from ..retries import (
-    ClosingClient,
-    backoff,
-    checked_merchant_url,
-    refused_destination,
-    with_retries,
-)
-from .feed import products_from_feed
-from .schema import API_VERSION
-from .wire import fulfillment_details
+from ..addresses import Address, Contact
+from ..catalog.product import Product
+from ..errors import CheckoutError
+from ..money import Money
+from ..outbound import Resolver, system_resolver
+from ..paypal import path_segment
+from ..protocols.acp.feed import products_from_feed
+from ..protocols.acp.schema import API_VERSION
+from ..protocols.acp.shapes import fulfillment_details
+from ..protocols.acp.signing import sign
+from .shop_client import SessionLine, SessionView
+from .transport import MAX_FEED, ClosingClient, ProtocolTransport, Reply, malformed
 
-__all__ = ["AcpClient", "SessionLine", "SessionView"]
+__all__ = ["AcpClient", "parse_json_path", "session_view"]
 
-RETRY_STATUSES = (409, 503)
 _PATH_PART = re.compile(r"\.([A-Za-z_][\w]*)|\[(\d+)\]")
 
 
@@ -63,71 +56,36 @@ def parse_json_path(path: str | None) -> tuple[str | int, ...]:
     return tuple(int(index) if index else name for name, index in _PATH_PART.findall(path[1:]))
 
 
-@dataclass(frozen=True)
-class SessionLine:
-    item_id: str
-    name: str
-    quantity: int
-    unit_price: Money
-    total: Money
+def session_view(body: dict[str, Any]) -> SessionView:
+    """An ACP checkout session answer as a :class:`SessionView`."""
+    currency = str(body["currency"]).upper()
 
+    def money(amount: int) -> Money:
+        return Money.from_minor(int(amount), currency)
 
-@dataclass(frozen=True)
-class SessionView:
-    """A checkout session as the merchant last described it (``raw`` is the whole answer)."""
-
-    id: str
-    status: str
-    currency: str
-    lines: tuple[SessionLine, ...]
-    totals: dict[str, Money]
-    messages: tuple[dict[str, Any], ...]
-    order: dict[str, Any] | None
-    raw: dict[str, Any]
-
-    @classmethod
-    def from_json(cls, body: dict[str, Any]) -> SessionView:
-        currency = str(body["currency"]).upper()
-
-        def money(amount: int) -> Money:
-            return Money.from_minor(int(amount), currency)
-
-        lines = []
-        for line in body.get("line_items", []):
-            line_totals = {t["type"]: t["amount"] for t in line.get("totals", [])}
-            unit = line.get("unit_amount", line["item"].get("unit_amount", 0))
-            lines.append(
-                SessionLine(
-                    item_id=str(line["item"]["id"]),
-                    name=str(line.get("name") or line["item"].get("name") or line["item"]["id"]),
-                    quantity=int(line["quantity"]),
-                    unit_price=money(unit),
-                    total=money(line_totals.get("total", unit * int(line["quantity"]))),
-                )
+    lines = []
+    for line in body.get("line_items", []):
+        line_totals = {t["type"]: t["amount"] for t in line.get("totals", [])}
+        unit = line.get("unit_amount", line["item"].get("unit_amount", 0))
+        lines.append(
+            SessionLine(
+                item_id=str(line["item"]["id"]),
+                name=str(line.get("name") or line["item"].get("name") or line["item"]["id"]),
+                quantity=int(line["quantity"]),
+                unit_price=money(unit),
+                total=money(line_totals.get("total", unit * int(line["quantity"]))),
             )
-        return cls(
-            id=str(body["id"]),
-            status=str(body["status"]),
-            currency=currency,
-            lines=tuple(lines),
-            totals={t["type"]: money(t["amount"]) for t in body.get("totals", [])},
-            messages=tuple(body.get("messages", [])),
-            order=body.get("order"),
-            raw=body,
         )
-
-    @property
-    def total(self) -> Money:
-        return self.totals.get("total", Money.zero(self.currency))
-
-    @property
-    def ready(self) -> bool:
-        return self.status == "ready_for_payment"
-
-    @property
-    def problems(self) -> list[str]:
-        """The merchant's error messages, as text."""
-        return [m["content"] for m in self.messages if m.get("type") == "error"]
+    return SessionView(
+        id=str(body["id"]),
+        status=str(body["status"]),
+        currency=currency,
+        lines=tuple(lines),
+        totals={t["type"]: money(t["amount"]) for t in body.get("totals", [])},
+        messages=tuple(body.get("messages", [])),
+        order=body.get("order"),
+        raw=body,
+    )
 
 
 class AcpClient(ClosingClient):
@@ -144,13 +102,20 @@ class AcpClient(ClosingClient):
         allow_private: bool = False,
         resolver: Resolver = system_resolver,
     ) -> None:
-        self.base_url = checked_merchant_url(base_url.rstrip("/"), allow_private=allow_private)
+        self._transport = ProtocolTransport(
+            base_url,
+            who="the merchant",
+            refusal=_refusal,
+            transport=transport,
+            timeout=timeout,
+            attempts=attempts,
+            sleep=sleep,
+            allow_private=allow_private,
+            resolver=resolver,
+        )
+        self.base_url = self._transport.base_url
         self._token = token
         self._secret = signing_secret
-        guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
-        self._http = httpx.Client(base_url=self.base_url, transport=guarded, timeout=timeout)
-        self._attempts = max(1, attempts)
-        self._sleep = sleep
 
     @classmethod
     def discover(
@@ -168,26 +133,31 @@ class AcpClient(ClosingClient):
         Raises :class:`CheckoutError` if it has no discovery document or does not speak this
         client's API version (``destination_refused`` if it is at a non-public address).
         """
-        where = checked_merchant_url(
-            f"{url.rstrip('/')}/.well-known/acp.json", allow_private=allow_private
-        )
-        guarded = guarded_transport(transport, allow_private=allow_private, resolver=resolver)
-        with httpx.Client(transport=guarded, timeout=kwargs.get("timeout", 30.0)) as http:
-            try:
-                response = http.get(where)
-            except DestinationRefused as error:
-                raise refused_destination(error) from error
-            except httpx.TransportError as error:
-                raise CheckoutError(
-                    f"{url} cannot be reached: {error}", code="unreachable", status=503
-                ) from error
-        if response.status_code != 200:
-            raise CheckoutError(
-                f"{url} serves no ACP discovery document (HTTP {response.status_code})",
+
+        def absent(reply: Reply) -> CheckoutError:
+            return CheckoutError(
+                f"{url} serves no ACP discovery document (HTTP {reply.status})",
                 code="not_found",
                 status=404,
             )
-        document = response.json()
+
+        merchant = ProtocolTransport(
+            url,
+            who=url,
+            refusal=absent,
+            transport=transport,
+            timeout=kwargs.get("timeout", 30.0),
+            sleep=time.sleep,
+            allow_private=allow_private,
+            resolver=resolver,
+        )
+        try:
+            reply = merchant.send("GET", "/.well-known/acp.json", attempts=1)
+        finally:
+            merchant.close()
+        document = reply.object()
+        if document is None:
+            raise malformed("its discovery document is not a JSON object", who=url)
         versions = document.get("protocol", {}).get("supported_versions", [])
         if API_VERSION not in versions:
             raise CheckoutError(
@@ -205,17 +175,21 @@ class AcpClient(ClosingClient):
 
     def products(self) -> list[Product]:
         """The merchant's product feed as catalog products (variants priced, with stock)."""
-        try:
-            response = self._http.get("/feed/products.jsonl")
-        except DestinationRefused as error:
-            raise refused_destination(error) from error
-        if response.status_code != 200:
-            raise CheckoutError(
-                f"the merchant's feed answered HTTP {response.status_code}",
+
+        def absent(reply: Reply) -> CheckoutError:
+            return CheckoutError(
+                f"the merchant's feed answered HTTP {reply.status}",
                 code="not_found",
-                status=response.status_code,
+                status=reply.status,
             )
-        rows = (orjson.loads(line) for line in response.content.splitlines() if line.strip())
+
+        reply = self._transport.send(
+            "GET", "/feed/products.jsonl", attempts=1, limit=MAX_FEED, refusal=absent
+        )
+        try:
+            rows = [orjson.loads(line) for line in reply.body.splitlines() if line.strip()]
+        except ValueError:
+            raise malformed("its product feed is not JSON lines") from None
         return list(products_from_feed(rows))
 
     def create(
@@ -278,7 +252,7 @@ class AcpClient(ClosingClient):
         return self._session("POST", f"/checkout_sessions/{path_segment(session_id)}/cancel", {})
 
     def _session(self, method: str, path: str, body: dict[str, Any] | None) -> SessionView:
-        return SessionView.from_json(self._send(method, path, body))
+        return session_view(self._send(method, path, body))
 
     def _send(self, method: str, path: str, body: dict[str, Any] | None) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {self._token}", "API-Version": API_VERSION}
@@ -288,23 +262,17 @@ class AcpClient(ClosingClient):
         if content is not None:
             headers["Content-Type"] = "application/json"
 
-        def send() -> httpx.Response:
+        def signed(request: httpx.Request) -> None:
             if self._secret is not None:
                 stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-                headers.update(Timestamp=stamp, Signature=sign(self._secret, stamp, body))
-            return self._http.request(method, path, content=content, headers=headers)
+                signature = sign(self._secret, stamp, body)
+                request.headers.update({"Timestamp": stamp, "Signature": signature})
 
-        response = with_retries(
-            send,
-            attempts=self._attempts,
-            sleep=self._sleep,
-            retry_after=_retryable,
-            who="merchant",
-        )
-        if response.is_success:
-            answer: dict[str, Any] = response.json()
-            return answer
-        raise _refusal(response)
+        reply = self._transport.send(method, path, content=content, headers=headers, prepare=signed)
+        answer = reply.object()
+        if answer is None:
+            raise malformed("the answer is not a JSON object")
+        return answer
 
 
 def _people(
@@ -317,38 +285,12 @@ def _people(
     return out
 
 
-def _code(response: httpx.Response) -> str:
-    try:
-        return str(response.json().get("code", ""))
-    except ValueError:
-        return ""
-
-
-def _retryable(response: httpx.Response, attempt: int) -> float | None:
-    """Seconds to wait before retrying ``response``, or ``None`` if it is the answer."""
-    if response.status_code not in RETRY_STATUSES:
-        return None
-    if response.status_code == 409 and _code(response) not in (
-        "idempotency_in_flight",
-        "in_progress",
-    ):
-        return None
-    try:
-        return float(response.headers.get("Retry-After", ""))
-    except ValueError:
-        return backoff(attempt)
-
-
-def _refusal(response: httpx.Response) -> CheckoutError:
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    if not isinstance(body, dict):
-        body = {}
+def _refusal(reply: Reply) -> CheckoutError:
+    """A 4xx/5xx answer (ACP's ``{"code", "message", "param"}``) as a CheckoutError."""
+    body = reply.object() or {}
     return CheckoutError(
-        str(body.get("message") or f"HTTP {response.status_code}"),
+        str(body.get("message") or f"HTTP {reply.status}"),
         code=str(body.get("code") or "error"),
         param=parse_json_path(body.get("param")),
-        status=response.status_code,
+        status=reply.status,
     )

@@ -33,7 +33,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from ...errors import CheckoutError
-from ..requests import first_problem, json_path
+from ..schemas import first_problem, json_path
 
 __all__ = [
     "BASE",
@@ -64,7 +64,7 @@ _SERVICE_URI = "https://ucp.dev/services/service_schema.json"
 
 
 def _folder(version: str) -> Traversable:
-    return resources.files("cartagent.commerce").joinpath(_SPECS[version])
+    return resources.files("cartagent.protocols").joinpath(_SPECS[version])
 
 
 def spec_file(path: str, version: str = UCP_VERSION) -> dict[str, Any]:

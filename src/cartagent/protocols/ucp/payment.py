@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import CheckoutError
-from ..payment import is_payment_token
+from ..payment_token import is_payment_token
 from .schema import UCP_VERSION
 
 __all__ = [
