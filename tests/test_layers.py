@@ -208,6 +208,12 @@ def test_the_rule_finders_find_what_they_look_for(tmp_path: Path) -> None:
         "cartagent.tools._tool"
     ]
     assert list(_private_imports("from .._tool import tool", ("tools", "sub"))) == []
+    for folder, source in (("assistant", "from ..retrieval.rules import parse\n"),
+                           ("retrieval", "from .rules import parse\n"),
+                           ("web", "from ..retrieval import parse\n")):  # fmt: skip
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text(source)
+    assert _reaches_into("retrieval", tmp_path) == {"assistant/m.py -> retrieval.rules"}
 
 
 def _private_imports(source: str, package: tuple[str, ...]) -> Iterator[str]:
@@ -229,6 +235,36 @@ def _private_imports(source: str, package: tuple[str, ...]) -> Iterator[str]:
                 yield "cartagent." + ".".join(target)
 
 
+def _reaches_into(package: str, root: Path = PACKAGE) -> set[str]:
+    """``module -> cartagent.<package>.<submodule>`` for each import of one of ``package``'s
+    modules by a module of another package (the face, ``cartagent.<package>``, is allowed)."""
+    found = set()
+    for module in root.rglob("*.py"):
+        where = module.relative_to(root).parts[:-1]
+        if where[:1] == (package,):
+            continue
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = list(where[: len(where) - (node.level - 1)])
+                    target = base + (node.module.split(".") if node.module else [])
+                else:
+                    names = (node.module or "").split(".")
+                    target = names[1:] if names[0] == "cartagent" else []
+                if target[:1] == [package] and len(target) > 1:
+                    found.add(f"{module.relative_to(root)} -> {'.'.join(target)}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith(f"cartagent.{package}."):
+                        found.add(f"{module.relative_to(root)} -> {alias.name}")
+    return found
+
+
+def test_the_other_packages_use_retrieval_and_the_shopping_clients_through_their_faces() -> None:
+    assert _reaches_into("retrieval") == set()
+    assert _reaches_into("shopping") == set()
+
+
 def test_no_package_imports_another_packages_private_module() -> None:
     found = {
         f"{module.relative_to(PACKAGE)} -> {target}"
@@ -240,12 +276,29 @@ def test_no_package_imports_another_packages_private_module() -> None:
     assert found == set()
 
 
+_FACES = (
+    "cartagent.commerce", "cartagent.commerce.acp", "cartagent.commerce.ucp",
+    "cartagent.commerce.paypal_cart", "cartagent.catalog", "cartagent.tools",
+    "cartagent.shopping", "cartagent.retrieval",
+)  # fmt: skip
+
+
+def test_no_name_of_a_face_is_also_one_of_its_modules() -> None:
+    # Once the module is imported (by anyone), Python binds its name on the package, and
+    # ``from package import name`` gives the module instead of the function the face means.
+    import importlib
+    import pkgutil
+
+    for name in _FACES:
+        package = importlib.import_module(name)
+        modules = {found.name for found in pkgutil.iter_modules(package.__path__)}
+        assert set(package.__all__) & modules == set(), name
+
+
 def test_a_lazy_package_face_still_gives_every_name_it_lists() -> None:
     import importlib
 
-    for name in ("cartagent.commerce", "cartagent.commerce.acp", "cartagent.commerce.ucp",
-                 "cartagent.commerce.paypal_cart", "cartagent.catalog", "cartagent.tools",
-                 "cartagent.shopping"):  # fmt: skip
+    for name in _FACES:
         package = importlib.import_module(name)
         assert all(getattr(package, listed) is not None for listed in package.__all__), name
         assert set(package.__all__) <= set(dir(package))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from cartagent.assistant.back_office_sales import ORDER_COUNT, TOP_SELLERS, best_sellers
+from cartagent.assistant.specialists.back_office.sales import ORDER_COUNT, TOP_SELLERS, best_sellers
 
 
 def test_rows_without_usable_items_or_of_other_kinds_add_nothing() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cartagent.assistant.back_office_shipping import SHIPMENT, Shipment, read_shipment
+from cartagent.assistant.specialists.back_office.shipping import SHIPMENT, Shipment, read_shipment
 
 
 @pytest.mark.parametrize(

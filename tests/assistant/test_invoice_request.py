@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cartagent.assistant.invoice_request import (
+from cartagent.assistant.specialists.back_office.invoice_request import (
     MAX_REQUEST_CHARS,
     InvoiceDraft,
     Unclear,
@@ -171,7 +171,7 @@ def test_money_is_read_with_its_currency_and_whether_it_is_per_unit() -> None:
     ],
 )
 def test_a_draft_is_asked_for_in_words(text: str, draft: bool) -> None:
-    from cartagent.assistant.invoice_request import DRAFT_ONLY
+    from cartagent.assistant.specialists.back_office.invoice_request import DRAFT_ONLY
 
     assert bool(DRAFT_ONLY.search(text)) is draft
 
@@ -189,6 +189,6 @@ def test_a_draft_is_asked_for_in_words(text: str, draft: bool) -> None:
     ],
 )
 def test_send_it_is_read_only_as_a_whole_answer(text: str, sends: bool) -> None:
-    from cartagent.assistant.invoice_request import SEND_IT
+    from cartagent.assistant.specialists.back_office.invoice_request import SEND_IT
 
     assert bool(SEND_IT.search(text)) is sends

@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 
 from cartagent.assistant import Assistant, ConversationStore, Domain, EmbeddingRouter
+from cartagent.assistant.catalog_overview import CATALOG_QUESTION, CatalogOverview
 from cartagent.assistant.router import RouteContext, rule_route
 from cartagent.assistant.specialists import default_specialists
-from cartagent.assistant.store_catalog import CATALOG_QUESTION, CatalogOverview
 from cartagent.catalog import Product, Variant
 from cartagent.retrieval.search import Searcher
 from cartagent.testing import HashingEmbedder

@@ -15,18 +15,18 @@ import pytest
 from cartagent.assistant import Conversation, Domain, EmbeddingRouter, TurnContext
 from cartagent.assistant.specialist import check_specialists
 from cartagent.assistant.specialists import SPECIALISTS
-from cartagent.assistant.specialists.store_questions import (
-    DONT_KNOW,
-    NOT_SET_UP,
-    SUPPORT_EMAIL,
-    StoreQuestionsSpecialist,
-)
-from cartagent.assistant.store_knowledge import (
+from cartagent.assistant.specialists.store_questions.knowledge import (
     DOCUMENTS,
     StoreKnowledge,
     document_text,
     load_sections,
     split_sections,
+)
+from cartagent.assistant.specialists.store_questions.specialist import (
+    DONT_KNOW,
+    NOT_SET_UP,
+    SUPPORT_EMAIL,
+    StoreQuestionsSpecialist,
 )
 from cartagent.testing import HashingEmbedder
 

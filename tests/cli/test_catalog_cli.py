@@ -16,7 +16,7 @@ from cartagent.cli.search import search
 from cartagent.data import tau_retail
 from cartagent.indexing import BuildReport
 from cartagent.retrieval.embeddings import EMBEDDERS
-from cartagent.retrieval.store import BuildCounts, Manifest, read_manifest
+from cartagent.retrieval.index_folder import BuildCounts, Manifest, read_manifest
 from cartagent.testing import HashingEmbedder
 from tests.conftest import TAU
 

@@ -14,9 +14,9 @@ from cartagent.catalog import Product, RowProblem, synthetic_catalog
 from cartagent.errors import ConfigurationError
 from cartagent.indexing import BuildReport, LocalEngine, PreparedBatch, ProblemSink, build_index
 from cartagent.retrieval.embeddings import Embedder
+from cartagent.retrieval.index_folder import StoredIndex, open_index, read_manifest
 from cartagent.retrieval.product_vectors import product_fields
 from cartagent.retrieval.query import SearchQuery
-from cartagent.retrieval.store import StoredIndex, open_index, read_manifest
 from cartagent.testing import HashingEmbedder
 
 pytest.importorskip("faiss")

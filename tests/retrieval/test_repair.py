@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cartagent.errors import CartagentError
+from cartagent.retrieval.output_repair import UnrepairableOutput, repair
 from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
-from cartagent.retrieval.repair import UnrepairableOutput, repair
 
 
 def _repaired(text: str, request: str = "") -> tuple[dict[str, Any], list[str]]:

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from cartagent.child_process import LlamaServerProcess
 from cartagent.errors import ConfigurationError
 from cartagent.retrieval.query import SearchQuery
 from cartagent.retrieval.search import Understander
 from cartagent.retrieval.understanders import UNDERSTANDERS, get_understander
 from cartagent.retrieval.understanding import ModelUnderstander
 from cartagent.settings import Settings
+from tests.llama_server import LlamaServerProcess
 
 
 def built(name: str) -> Understander:

@@ -9,9 +9,9 @@ from typing import Any, cast
 import pytest
 
 from cartagent.catalog import tau_catalog
+from cartagent.retrieval.catalog_tool import SearchProductsArgs, search_tool
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.search import Searcher
-from cartagent.retrieval.search_tool import SearchProductsArgs, search_tool
 from cartagent.tools import ALL_TOOLS, Toolkit, ToolkitConfig, ToolResult
 from tests.conftest import TAU
 

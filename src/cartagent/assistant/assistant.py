@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import ModelError
 from ..redaction import redact
-from .back_office_sales import ORDER_COUNT, TOP_SELLERS
 from .cart import find_quantity_change
+from .catalog_overview import CatalogOverview
 from .confirmation import answers_confirmation
 from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
 from .domains import Domain
 from .exchange import EXCHANGE
-from .invoice_request import SEND_IT
 from .language import DEFAULT, detect, messages
 from .option_pick import find_option_pick
 from .product_talk import names_a_kind, names_constraints
@@ -36,13 +35,13 @@ from .safety import screen
 from .shown_questions import question_about_shown
 from .small_talk import small_talk
 from .specialist import Specialist, TurnContext, check_specialists
-from .store_catalog import CatalogOverview
+from .specialists.back_office.invoice_request import SEND_IT
+from .specialists.back_office.sales import ORDER_COUNT, TOP_SELLERS
 from .variant_change import find_variant_change
 
 if TYPE_CHECKING:
     from ..llm import Model
-    from ..retrieval.query import SearchQuery
-    from ..retrieval.search import Searcher
+    from ..retrieval import Searcher, SearchQuery
     from ..tools import Toolkit
 
 __all__ = ["Assistant"]

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from ..retrieval.vocabulary import NO, YES
+from ..retrieval import NO, YES
 
 if TYPE_CHECKING:
     from ..catalog import Product, Variant
-    from ..retrieval.filters import Hit
+    from ..retrieval import Hit
 
 __all__ = ["ProductCard", "card_from_hit", "option_words"]
 

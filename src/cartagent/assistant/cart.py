@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from ..commerce.terms import StoreTerms
-from ..retrieval.filters import canonical_key
+from ..retrieval import canonical_key
 from .cards import ProductCard, option_words
 from .conversation import CartLine, Conversation
 from .references import NUMBER, focus, number_value

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ..retrieval.query import SearchQuery
+from ..retrieval import SearchQuery
 from .cards import ProductCard
 from .domains import Domain
 

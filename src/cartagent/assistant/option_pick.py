@@ -15,8 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..catalog import Product, Variant
-from ..retrieval.filters import canonical_key, same_option_value
-from ..retrieval.rules import parse
+from ..retrieval import canonical_key, parse, same_option_value
 from .cards import ProductCard, card_from_variant
 from .conversation import Conversation
 from .product_questions import describe_options

@@ -13,7 +13,7 @@ from .reply import Reply
 from .specialist import TurnContext
 
 if TYPE_CHECKING:
-    from .specialists.store_questions import StoreQuestionsSpecialist
+    from .specialists.store_questions.specialist import StoreQuestionsSpecialist
 
 __all__ = ["is_question", "policy_answer"]
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..catalog import Product, Variant
-from ..retrieval.filters import canonical_key, shared_words
-from ..retrieval.vocabulary import NO, YES
+from ..retrieval import NO, YES, canonical_key, shared_words
 from .cards import ProductCard, option_words
 from .option_pick import describe_values, has_values, values_named
 from .product_questions import describe_options

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from ..catalog import Product
-from ..retrieval.filters import canonical_key
+from ..retrieval import canonical_key
 
 __all__ = ["ALL_OPTIONS", "describe_options", "find_option_question", "offers_option"]
 

@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING
 from rapidfuzz.distance import OSA
 
 from ..errors import ModelError
-from ..retrieval.filters import shared_words
-from ..retrieval.query import SearchQuery
-from ..retrieval.vocabulary import (
+from ..retrieval import (
     ATTRIBUTE_WORDS,
     BRANDS,
     CATEGORIES,
@@ -34,10 +32,12 @@ from ..retrieval.vocabulary import (
     MATERIALS,
     SIZE_WORDS,
     STOPWORDS,
+    SearchQuery,
+    shared_words,
 )
 
 if TYPE_CHECKING:
-    from ..retrieval.search import Searcher
+    from ..retrieval import Searcher
 
 __all__ = ["names_a_kind", "names_constraints", "said_constraints"]
 

@@ -22,9 +22,9 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..llm import Message, Model
-from ..retrieval.rules import parse
-from ..retrieval.vocabulary import CATEGORY_OF
+from ..retrieval import CATEGORY_OF, parse
 from .cart import ADD_LEAD, TO_CART
+from .catalog_overview import CATALOG_QUESTION
 from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
 from .more_results import wants_more
@@ -36,13 +36,12 @@ from .references import find_reference
 from .shown_superlatives import find_superlative
 from .similar import wants_similar
 from .small_talk import small_talk
-from .store_catalog import CATALOG_QUESTION
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 __all__ = [
     "EmbeddingRouter",

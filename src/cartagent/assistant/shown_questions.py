@@ -19,15 +19,13 @@ from dataclasses import dataclass
 from gettext import NullTranslations
 from typing import TYPE_CHECKING, Literal
 
-from ..retrieval.amounts import amount, units
-from ..retrieval.filters import Words, shared_words
-from ..retrieval.rules import gloss
+from ..retrieval import Words, amount, gloss, shared_words, units
 from .cards import ProductCard
 from .references import LAST, find_reference
 
 if TYPE_CHECKING:
     from ..catalog import Product
-    from ..retrieval.search import Searcher
+    from ..retrieval import Searcher
 
 __all__ = [
     "STATED_BOUND",

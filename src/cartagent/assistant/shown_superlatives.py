@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..retrieval.filters import canonical_key
+from ..retrieval import canonical_key
 from .cards import ProductCard
 
 __all__ = ["Superlative", "answer_superlative", "find_superlative"]

@@ -24,12 +24,12 @@ if TYPE_CHECKING:
     from gettext import NullTranslations
 
     from ..llm import Model
-    from ..retrieval.search import Searcher
+    from ..retrieval import Searcher
     from ..tools import Toolkit, ToolResult
 
 __all__ = ["Specialist", "TurnContext", "check_specialists", "load_prompt"]
 
-SEARCH_TOOL = "search_products"  # built per searcher (retrieval/search_tool.py), not in ALL_TOOLS
+SEARCH_TOOL = "search_products"  # built per searcher (retrieval/catalog_tool.py), not in ALL_TOOLS
 
 
 @dataclass

@@ -11,7 +11,7 @@ from .consent import approve_granted
 
 if TYPE_CHECKING:
     from ..paypal import AsyncPayPalClient
-    from ..shopping.shop_client import ShopClient
+    from ..shopping import ShopClient
 
 __all__ = ["assistant_toolkit"]
 

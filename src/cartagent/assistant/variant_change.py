@@ -18,9 +18,7 @@ from dataclasses import dataclass, replace
 
 from ..catalog import Product, Variant
 from ..commerce.terms import StoreTerms
-from ..retrieval.filters import canonical_key, same_option_value
-from ..retrieval.rules import parse
-from ..retrieval.vocabulary import SIZE_WORDS
+from ..retrieval import SIZE_WORDS, canonical_key, parse, same_option_value
 from .cards import option_words
 from .cart import describe_cart, focused_line, lines_named
 from .conversation import CartLine, Conversation, PendingConfirmation

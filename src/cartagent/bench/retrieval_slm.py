@@ -29,8 +29,7 @@ from .report import percentile, table
 if TYPE_CHECKING:
     from ..catalog.product import Product
     from ..evals.retrieval import RetrievalCase
-    from ..retrieval.embeddings import Embedder
-    from ..retrieval.search import Understander
+    from ..retrieval import Embedder, Understander
 
 __all__ = [
     "CACHED",
@@ -52,8 +51,7 @@ def with_semantic_cache(
 
     def build() -> Understander:
         from ..errors import ConfigurationError
-        from ..retrieval.cache import SemanticCache
-        from ..retrieval.understanding import ModelUnderstander
+        from ..retrieval import ModelUnderstander, SemanticCache
 
         understander = make()
         if not isinstance(understander, ModelUnderstander):
@@ -95,8 +93,7 @@ def _whole_turns(
 ) -> list[float]:
     """Milliseconds per search turn of the assistant, each in a fresh conversation."""
     from ..assistant import Assistant, ConversationStore
-    from ..retrieval.lexical import LexicalIndex
-    from ..retrieval.search import Searcher
+    from ..retrieval import LexicalIndex, Searcher
 
     with tempfile.TemporaryDirectory() as folder:
         store = ConversationStore.open(f"sqlite:///{Path(folder) / 'bench.db'}")
@@ -120,7 +117,7 @@ def _whole_turns(
 
 
 def _output_tokens(understand: Understander, requests: Sequence[str]) -> float:
-    from ..retrieval.understanding import ModelUnderstander
+    from ..retrieval import ModelUnderstander
 
     if not isinstance(understand, ModelUnderstander):
         return 0.0
@@ -148,9 +145,7 @@ def measure_slm(
     """Every figure of one model; ``router`` (the assistant's) adds whole-turn latency."""
     from ..evals.retrieval import Answer, System, evaluate_retrieval, shown
     from ..evals.understanding import score_set, webshop_agreement
-    from ..retrieval.dense import DenseIndex
-    from ..retrieval.lexical import LexicalIndex
-    from ..retrieval.search import Searcher
+    from ..retrieval import DenseIndex, LexicalIndex, Searcher
 
     test = score_set(understand, test_cases)
     labelled = score_set(understand, labelled_cases)

@@ -33,13 +33,11 @@ from tqdm import tqdm
 from ..catalog import Product, synthetic_catalog
 from ..catalog.synthetic import KINDS
 from ..heap import frozen_heap
-from ..retrieval import rules
-from ..retrieval.lexical import LexicalIndex
-from ..retrieval.query import SearchQuery
+from ..retrieval import LexicalIndex, SearchQuery, rules
 from .report import percentile, table
 
 if TYPE_CHECKING:
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 __all__ = [
     "QueryLatency",
@@ -327,9 +325,7 @@ def measure_dense(
     """
     import numpy as np
 
-    from ..retrieval.dense import DenseIndex
-    from ..retrieval.product_vectors import TextVectors, embed_products
-    from ..retrieval.search import Searcher
+    from ..retrieval import DenseIndex, Searcher, TextVectors, embed_products
 
     catalog_embedder, query_embedder = embedders
     cache = TextVectors(catalog_embedder, capacity=1_000_000)
@@ -358,7 +354,7 @@ def measure_dense(
     embed_s = time.perf_counter() - started
     started = time.perf_counter()
     dense = DenseIndex.from_vectors(ids, vectors[: len(ids)], query_embedder, products=lexical.get)
-    dense.screen = lexical.screened  # as a stored index opens (retrieval.store)
+    dense.screen = lexical.screened  # as a stored index opens (retrieval.index_folder)
     graph_s = time.perf_counter() - started
 
     alone = Searcher(dense)

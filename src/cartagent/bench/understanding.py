@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING
 from .report import percentile, table
 
 if TYPE_CHECKING:
-    from ..retrieval.embeddings import Embedder
-    from ..retrieval.search import Understander
+    from ..retrieval import Embedder, Understander
 
 __all__ = ["ModelLatency", "measure_model", "measure_models", "render_models"]
 
@@ -44,7 +43,7 @@ class ModelLatency:
 
 def _understand_once(understander: Understander, request: str) -> tuple[str, int]:
     """Understand ``request``; the path that answered and the tokens the model wrote."""
-    from ..retrieval.understanding import ModelUnderstander
+    from ..retrieval import ModelUnderstander
 
     if isinstance(understander, ModelUnderstander):
         outcome = understander.understand_sync(request)
@@ -90,8 +89,7 @@ def measure_models(
     progress: Callable[[str], None] | None = None,
 ) -> list[ModelLatency]:
     """:func:`measure_model` for each factory; with ``cache_embedder``, a cached repeat too."""
-    from ..retrieval.cache import SemanticCache
-    from ..retrieval.understanding import ModelUnderstander
+    from ..retrieval import ModelUnderstander, SemanticCache
 
     results: list[ModelLatency] = []
     for name, factory in factories.items():

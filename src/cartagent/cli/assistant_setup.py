@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..assistant import Assistant
     from ..assistant.remote_checkout import Shopper
     from ..paypal import AsyncPayPalClient
-    from ..shopping.shop_client import ShopClient
+    from ..shopping import ShopClient
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -164,9 +164,7 @@ def build_assistant(
     from ..assistant.specialists import default_specialists
     from ..assistant.toolkit import assistant_toolkit
     from ..errors import CheckoutError
-    from ..retrieval.catalog_search import catalog_searcher
-    from ..retrieval.embeddings import minilm_model_dir
-    from ..retrieval.understanding import ModelUnderstander
+    from ..retrieval import ModelUnderstander, catalog_searcher, minilm_model_dir
     from .embedders import ROUTER_EMBEDDER, make_embedder
 
     try:

@@ -34,7 +34,7 @@ def assistant_bench(
 ) -> None:
     """Per-stage and whole-turn latency, turns/s and peak RSS of `cartagent serve`."""
     from ..bench.assistant import SCRIPT, render, run_model
-    from ..retrieval.understanders import UNDERSTANDERS
+    from ..retrieval import UNDERSTANDERS
 
     names = [n.strip() for n in models.split(",") if n.strip()]
     unknown = [n for n in names if n not in UNDERSTANDERS]

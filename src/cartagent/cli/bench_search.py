@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..bench.build import BuildResult
     from ..bench.understanding import ModelLatency
     from ..indexing import Engine
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 
 def _sizes(raw: str) -> list[int]:
@@ -36,7 +36,7 @@ def _sizes(raw: str) -> list[int]:
 def _embedder_pair(name: str) -> tuple[Embedder, Embedder]:
     """The embedder on every core for catalogs, and on one thread (steadier latency) for
     queries; an ONNX embedder does both (one thread a call, a call per core for a catalog)."""
-    from ..retrieval.embeddings import MiniLMEmbedder
+    from ..retrieval import MiniLMEmbedder
 
     if name == "minilm":
         return MiniLMEmbedder(threads=None, batch_size=128), MiniLMEmbedder(threads=1)
@@ -74,7 +74,7 @@ def _time_builds(
 
 
 def _model_names(raw: str) -> list[str]:
-    from ..retrieval.understanders import UNDERSTANDERS
+    from ..retrieval import UNDERSTANDERS
 
     names = [n.strip() for n in raw.split(",") if n.strip()]
     unknown = [n for n in names if n not in UNDERSTANDERS]
@@ -92,7 +92,7 @@ def _time_models(names: list[str], requests: int, with_cache: bool) -> list[Mode
     chosen = [str(case["request"]) for case in load_cases()][:requests]
     embedder = None
     if with_cache and any(n != "rules" for n in names):
-        from ..retrieval.embeddings import MiniLMEmbedder
+        from ..retrieval import MiniLMEmbedder
 
         embedder = MiniLMEmbedder()
     try:

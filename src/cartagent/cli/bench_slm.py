@@ -66,8 +66,7 @@ def slm_bench(
     from ..errors import ConfigurationError
     from ..evals.retrieval import load_retrieval_cases
     from ..evals.understanding import load_cases
-    from ..retrieval.embeddings import MiniLMEmbedder
-    from ..retrieval.understanders import UNDERSTANDERS
+    from ..retrieval import UNDERSTANDERS, MiniLMEmbedder
     from ..tuning.dev_eval import cases_from
     from ..tuning.training_data import load_split
     from .embedders import embedder_name, make_embedder

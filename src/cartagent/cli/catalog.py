@@ -23,7 +23,7 @@ from .search import locate_catalog
 if TYPE_CHECKING:
     from ..catalog import RowProblem
     from ..indexing import BuildReport, Engine
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 __all__ = ["catalog"]
 

@@ -31,7 +31,7 @@ _FAILED = "That turn failed on our side; the conversation is as it was and goes 
 
 if TYPE_CHECKING:
     from ..assistant import ProductCard, Reply
-    from ..shopping.shop_client import ShopClient
+    from ..shopping import ShopClient
 
 
 def _card_line(card: ProductCard) -> str:
@@ -201,8 +201,7 @@ def _merchant(
     """The merchant's client; with ``signing_secret`` (``CARTAGENT_MERCHANT_SIGNING_SECRET``,
     what a merchant started with ``--signing-secret`` shares) every request is signed."""
     from ..errors import CheckoutError, ConfigurationError
-    from ..shopping import AcpClient
-    from ..shopping.ucp import UcpClient
+    from ..shopping import AcpClient, UcpClient
 
     if not token:
         raise click.UsageError(

@@ -18,7 +18,7 @@ from ..weight_loading import hide_weight_loading_bars
 from .settings import run_settings
 
 if TYPE_CHECKING:
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,7 +42,7 @@ def embedder_option(function: F) -> F:
 
 def embedder_name(option: str | None) -> str:
     """The embedder chosen by ``option``, the environment or the default."""
-    from ..retrieval.embeddings import DEFAULT_EMBEDDER
+    from ..retrieval import DEFAULT_EMBEDDER
 
     return option or run_settings().embedder or DEFAULT_EMBEDDER
 
@@ -55,7 +55,7 @@ def model_cache() -> Path:
 def make_embedder(name: str, *, threads: int | None = None) -> Embedder:
     """The embedder ``name`` with the data folder's model cache (``click.BadParameter`` for an
     unknown name)."""
-    from ..retrieval.embeddings import EmbedderOptions, get_embedder
+    from ..retrieval import EmbedderOptions, get_embedder
 
     try:
         made = get_embedder(name, EmbedderOptions(threads=threads, model_cache=model_cache()))

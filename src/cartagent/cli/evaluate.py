@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ..evals.discovery import Catalog, Conversation, Figures, TurnResult
     from ..evals.retrieval import SystemReport
     from ..evals.understanding import AgreementReport, UnderstandingReport
-    from ..retrieval.search import Understander
+    from ..retrieval import Understander
 
 _webshop_option = click.option(
     "--webshop",
@@ -256,7 +256,7 @@ def retrieval(
         raise click.ClickException(f"{error}{hint}") from None
     chosen = None
     if not no_dense:
-        from ..retrieval.embeddings import minilm_model_dir
+        from ..retrieval import minilm_model_dir
 
         try:
             minilm_model_dir()

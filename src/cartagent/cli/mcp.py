@@ -30,8 +30,7 @@ def resolve_base_url(value: str) -> str:
 
 def _search_tool(catalog_path: str, model: str) -> Tool[Any]:
     """``search_products`` over the catalog at ``catalog_path`` (hybrid, its vectors cached)."""
-    from ..retrieval.search_tool import search_tool
-    from ..retrieval.understanders import UNDERSTANDERS, get_understander
+    from ..retrieval import UNDERSTANDERS, get_understander, search_tool
     from .search import default_searcher, load_catalog, locate_catalog
 
     if model not in UNDERSTANDERS:

@@ -15,8 +15,7 @@ def plugins() -> None:
     ``cartagent.embedders`` or ``cartagent.specialists`` group; see the README's Layout.
     """
     from ..assistant.specialists import SPECIALIST_PLUGINS
-    from ..retrieval.embeddings import EMBEDDERS
-    from ..retrieval.understanders import UNDERSTANDERS
+    from ..retrieval import EMBEDDERS, UNDERSTANDERS
 
     for title, group in (
         ("understanding models (--model)", UNDERSTANDERS),

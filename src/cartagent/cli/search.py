@@ -19,7 +19,7 @@ import click
 import orjson
 
 from ..errors import ConfigurationError
-from ..retrieval.catalog_search import SEARCH_MODES, SearchMode
+from ..retrieval import SEARCH_MODES, SearchMode
 from .embedders import (
     ROUTER_EMBEDDER,
     embedder_name,
@@ -32,7 +32,7 @@ from .understanders import model_option, understander_for
 
 if TYPE_CHECKING:
     from ..catalog import Product, RowProblem
-    from ..retrieval.search import Searcher, SearchResult, Understander
+    from ..retrieval import Searcher, SearchResult, Understander
 
 
 def locate_catalog(path: str | None, *, option: str = "--catalog") -> Path:
@@ -70,7 +70,7 @@ def _dumps(value: Any) -> str:
 
 
 def _result_json(result: SearchResult) -> dict[str, Any]:
-    from ..retrieval.search import hit_summary, near_miss_summary
+    from ..retrieval import hit_summary, near_miss_summary
 
     return {
         "query": result.query.model_dump(mode="json", exclude_defaults=True),
@@ -96,7 +96,7 @@ def _print_hit(rank: int, summary: dict[str, Any], *, breaks: Sequence[str] = ()
 
 
 def _print_result(result: SearchResult) -> None:
-    from ..retrieval.search import hit_summary
+    from ..retrieval import hit_summary
 
     understood = result.query.model_dump(mode="json", exclude_defaults=True)
     click.echo(f"understood: {_dumps(understood)}")
@@ -181,8 +181,7 @@ def default_searcher(
     """The searcher over a catalog: ``mode`` (default hybrid, its vectors cached in the data
     folder) with ``embedder`` (default: ``CARTAGENT_EMBEDDER``, else the built-in default);
     without MiniLM installed the default is lexical, with a note on stderr."""
-    from ..retrieval.catalog_search import catalog_searcher
-    from ..retrieval.embeddings import minilm_model_dir
+    from ..retrieval import catalog_searcher, minilm_model_dir
 
     name = embedder_name(embedder)
     try:
@@ -209,7 +208,7 @@ def default_searcher(
 
 
 def _index_searcher(folder: Path, understand: Understander) -> Searcher:
-    from ..retrieval.catalog_search import index_searcher
+    from ..retrieval import index_searcher
 
     try:
         return index_searcher(folder, understand, model_cache=model_cache())
@@ -237,11 +236,11 @@ def understand(request: str | None, context: Sequence[str], model: str, with_cac
 
     Without REQUEST, reads one request per line from stdin and writes one JSON object per line.
     """
-    from ..retrieval.understanding import ModelUnderstander
+    from ..retrieval import ModelUnderstander
 
     parse = understander_for(model)
     if with_cache and isinstance(parse, ModelUnderstander):
-        from ..retrieval.cache import SemanticCache
+        from ..retrieval import SemanticCache
 
         cache = SemanticCache(make_embedder(ROUTER_EMBEDDER))
         parse = parse.with_cache(cache)

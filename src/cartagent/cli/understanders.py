@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import click
 
 from ..errors import ConfigurationError
-from ..retrieval.understanders import UNDERSTANDERS, get_understander
+from ..retrieval import UNDERSTANDERS, get_understander
 from .settings import run_settings
 
 if TYPE_CHECKING:
-    from ..retrieval.search import Understander
+    from ..retrieval import Understander
 
 __all__ = ["model_factory", "model_option", "understander_for", "untuned_warning"]
 

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from ..addresses import Address, Contact
     from ..protocols.acp.signing import sign
     from .agents import AgentKey, Agents
-    from .catalog import MerchantCatalog, Offer
     from .checkout import Bill, Checkout
     from .merchant import Changes, Merchant, PaymentUnavailable
+    from .offers import MerchantCatalog, Offer
     from .payment import PaymentDeclined, PayPalPayments
     from .records import CheckoutRecords
     from .server import create_merchant_app
@@ -55,8 +55,8 @@ __getattr__, __dir__ = lazy_face(
         "AgentKey": ".agents",
         "Agents": ".agents",
         "sign": "..protocols.acp.signing",
-        "MerchantCatalog": ".catalog",
-        "Offer": ".catalog",
+        "MerchantCatalog": ".offers",
+        "Offer": ".offers",
         "Address": "..addresses",
         "Bill": ".checkout",
         "Checkout": ".checkout",

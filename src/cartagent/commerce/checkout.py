@@ -18,7 +18,7 @@ from typing import Any, Literal
 from ..addresses import Address, Contact
 from ..errors import CheckoutError
 from ..money import Money, percent_of, unit_tax
-from .catalog import MerchantCatalog, Offer
+from .offers import MerchantCatalog, Offer
 from .terms import Discount, StoreTerms
 
 __all__ = [

@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..errors import CheckoutError, PayPalServerError
-from .catalog import MerchantCatalog
 from .checkout import Bill, Changes, Checkout, Payment, bill, merge_items
+from .offers import MerchantCatalog
 from .payment import PaymentDeclined, PaymentNotApproved, PayPalPayments, Receipt
 from .records import CheckoutRecords, Event
 from .terms import DEMO_STORE, StoreTerms

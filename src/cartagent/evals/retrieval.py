@@ -45,12 +45,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog import Product, Variant
 from ..errors import ConfigurationError
-from ..retrieval.filters import Hit
-from ..retrieval.query import SearchQuery
-from ..retrieval.search import Searcher, SearchResult, Understander
+from ..retrieval import Hit, Searcher, SearchQuery, SearchResult, Understander
 
 if TYPE_CHECKING:
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 __all__ = [
     "GROUPS",
@@ -385,8 +383,7 @@ def standard_systems(
     ``hybrid+grounded`` (that query placed on the catalog's own options and values, as the
     assistant searches). Without: ``lexical``, ``lexical+understanding``, ``lexical+grounded``.
     """
-    from ..retrieval.catalog_vocabulary import CatalogVocabulary, GroundedUnderstander
-    from ..retrieval.lexical import LexicalIndex
+    from ..retrieval import CatalogVocabulary, GroundedUnderstander, LexicalIndex
 
     lexical = LexicalIndex.build(products)
     grounded = GroundedUnderstander(understand, CatalogVocabulary(products))
@@ -396,7 +393,7 @@ def standard_systems(
             System("lexical+understanding", _searching(Searcher(lexical, understand), k)),
             System("lexical+grounded", _searching(Searcher(lexical, grounded), k)),
         ]
-    from ..retrieval.dense import DenseIndex
+    from ..retrieval import DenseIndex
 
     dense = DenseIndex.build(products, embedder)
     return [

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
-from ..retrieval.query import SearchQuery
+from ..retrieval import SearchQuery
 
 __all__ = ["Fact", "f1", "facts", "field_scores", "micro_f1", "precision", "recall"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from ..retrieval.query import SearchQuery, search_query_json_schema
+from ..retrieval import SearchQuery, search_query_json_schema
 from .scoring import f1, field_scores, precision, recall
 
 Understander = Callable[..., SearchQuery]

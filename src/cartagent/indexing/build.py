@@ -1,6 +1,6 @@
 """``build_index(source, out)``: a catalog source into a persistent, searchable index folder.
 
-The folder's layout is :mod:`cartagent.retrieval.store`'s. When ``out`` already holds a build
+The folder's layout is :mod:`cartagent.retrieval.index_folder`'s. When ``out`` already holds a build
 the new one is incremental: each product's :func:`~cartagent.indexing.fingerprints.content_hash`
 is compared with the previous build's, so unchanged products are neither re-indexed nor
 re-embedded, changed ones are replaced, new ones added and ids the source no longer has removed.
@@ -33,8 +33,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..catalog import RowProblem
 from ..errors import ConfigurationError
-from ..retrieval.lexical import LexicalIndex, LexicalWriter
-from ..retrieval.store import (
+from ..retrieval import (
     DENSE_FOLDER,
     FINGERPRINTS_FILE,
     FORMAT_VERSION,
@@ -42,6 +41,8 @@ from ..retrieval.store import (
     MANIFEST_FILE,
     BuildCounts,
     EmbedderInfo,
+    LexicalIndex,
+    LexicalWriter,
     Manifest,
     read_manifest,
 )
@@ -53,8 +54,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..retrieval.dense import DenseIndex
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import DenseIndex, Embedder
 
 __all__ = ["BuildReport", "build_index"]
 
@@ -341,7 +341,7 @@ class _Job:
         previous, embedder = self.previous, self.embedder
         if previous is None or embedder is None or previous.manifest.embedder != self.info:
             return None
-        from ..retrieval.dense import DenseIndex
+        from ..retrieval import DenseIndex
 
         try:
             return DenseIndex.open(previous.folder / DENSE_FOLDER, embedder)
@@ -353,7 +353,7 @@ class _Job:
     ) -> None:
         import numpy as np
 
-        from ..retrieval.dense import DenseIndex
+        from ..retrieval import DenseIndex
 
         if self.embedder is None:
             return

@@ -3,7 +3,7 @@
 Equal fingerprints mean nothing an index reads changed. Incremental index builds compare them
 to find the products to re-index (and, for dense retrieval, re-embed); every build engine
 (local or Spark) must compute them with :func:`content_hash`. A build folder keeps its
-products' fingerprints in ``fingerprints.sqlite`` (see :mod:`cartagent.retrieval.store`).
+products' fingerprints in ``fingerprints.sqlite`` (see :mod:`cartagent.retrieval.index_folder`).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog import Product, iter_catalog
 from ..errors import ConfigurationError
-from ..retrieval.product_vectors import TextVectors, embed_products
+from ..retrieval import TextVectors, embed_products
 from .fingerprints import content_hash
 from .prepared import PreparedBatch, ProblemSink
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 __all__ = ["LocalEngine"]
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..retrieval.embeddings import Embedder
+    from ..retrieval import Embedder
 
 __all__ = ["Engine", "PreparedBatch", "ProblemSink"]
 

@@ -152,8 +152,8 @@ def index_searcher(
     embedder this cartagent does not have.
     """
     from .embeddings import EMBEDDERS, EmbedderOptions
+    from .index_folder import open_index, read_manifest
     from .search import Searcher
-    from .store import open_index, read_manifest
 
     try:
         manifest = read_manifest(folder)

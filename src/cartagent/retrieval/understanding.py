@@ -3,8 +3,9 @@
 ``ModelUnderstander(model)`` asks a :class:`~cartagent.llm.Model` for a :class:`SearchQuery` as
 JSON (the prompt and response format of :mod:`cartagent.retrieval.prompt`) and never trusts it:
 
-1. the reply is validated; invalid JSON goes through :func:`~cartagent.retrieval.repair.repair`
-   (code fences, chatter, trailing commas, truncated output, common wrong shapes);
+1. the reply is validated; invalid JSON goes through
+   :func:`~cartagent.retrieval.output_repair.repair` (code fences, chatter, trailing commas,
+   truncated output, common wrong shapes);
 2. :func:`~cartagent.retrieval.grounding.ground` removes structured values the shopper's words
    do not support (hallucinations, injected constraints; the rule is documented there);
 3. when the model fails, or nothing usable is left, the fallback (the rule parser) answers;
@@ -46,6 +47,7 @@ from ..llm import Model, Usage
 from .cache import SemanticCache
 from .grounding import ground
 from .merging import fill_gaps
+from .output_repair import UnrepairableOutput, repair
 from .prompt import (
     RESPONSE_FORMAT,
     Example,
@@ -56,7 +58,6 @@ from .prompt import (
 )
 from .query import SearchQuery
 from .query_line import parse_query_line
-from .repair import UnrepairableOutput, repair
 from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, parse
 from .search import Understander
 from .spans import stage

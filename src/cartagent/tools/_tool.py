@@ -14,7 +14,7 @@ from ..money import Money
 
 if TYPE_CHECKING:
     from ..paypal import AsyncPayPalClient
-    from ..shopping.shop_client import ShopClient
+    from ..shopping import ShopClient
 
 Args = TypeVar("Args", bound=BaseModel)
 

@@ -21,7 +21,7 @@ from ._tool import Tool, ToolContext
 
 if TYPE_CHECKING:
     from ..paypal import AsyncPayPalClient
-    from ..shopping.shop_client import ShopClient
+    from ..shopping import ShopClient
 
 log = logging.getLogger("cartagent.tools")
 

@@ -18,7 +18,7 @@ from pydantic import Field
 from ..addresses import Address, Contact
 from ..errors import CheckoutError, ToolError
 from ..money import Money
-from ..shopping.shop_client import SessionView, ShopClient
+from ..shopping import SessionView, ShopClient
 from ._models import Args, PayPalId, id_field
 from ._tool import ToolContext, tool
 

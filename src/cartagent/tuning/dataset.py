@@ -29,8 +29,7 @@ from typing import Any, Final
 
 from ..catalog.product import Product
 from ..errors import ConfigurationError
-from ..retrieval.prompt import query_json, understanding_messages
-from ..retrieval.query import SearchQuery
+from ..retrieval import SearchQuery, query_json, understanding_messages
 from .card import DataCard, data_card
 from .families import FAMILIES, Family, Template
 from .holdout import HeldOut, normalise

@@ -21,8 +21,7 @@ from ..bench.report import percentile
 from ..errors import ConfigurationError
 from ..llm.model import Completion, Message, ToolSpec
 from ..llm.packaged import PACKAGED_MODELS, packaged_model_path
-from ..retrieval.prompt import PromptStyle, answer_tokens, answers_in_line
-from ..retrieval.query import SearchQuery
+from ..retrieval import PromptStyle, SearchQuery, answer_tokens, answers_in_line
 from .export import served_model
 from .training_data import Example
 
@@ -107,7 +106,7 @@ class DevEvaluator:
 
     def __call__(self, adapter: Path) -> dict[str, float]:
         from ..evals.understanding import score_set
-        from ..retrieval.understanding import ModelUnderstander
+        from ..retrieval import ModelUnderstander
 
         model = self._model(adapter)
         latencies: list[float] = []
@@ -140,7 +139,7 @@ class DevEvaluator:
     def _conversations(self) -> list[list[Message]]:
         """The messages the pipeline would send the model for each case (none for a request
         the rule parser reads whole when ``rules_first``)."""
-        from ..retrieval.understanding import ModelUnderstander
+        from ..retrieval import ModelUnderstander
 
         recorder = _Recorder()
         with ModelUnderstander(recorder, style=self.style, rules_first=self.rules_first) as ask:

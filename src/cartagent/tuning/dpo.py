@@ -22,9 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 from ..errors import ConfigurationError
-from ..retrieval.prompt import PromptStyle, answers_in_line
-from ..retrieval.query_line import parse_query_line
-from ..retrieval.repair import UnrepairableOutput, repair
+from ..retrieval import PromptStyle, UnrepairableOutput, answers_in_line, parse_query_line, repair
 from .base_model import load_base_model
 from .sft import ADAPTER, RECORD, last_checkpoint, loss_listener, training_arguments
 from .training_config import TrainingConfig
@@ -98,7 +96,7 @@ def gguf_answerer(sft_adapter: Path, base: str, style: PromptStyle = "short") ->
     grammar-constrained JSON (``short``) or a free query line (``line``, ``guided``, ``patch``)."""
     import asyncio
 
-    from ..retrieval.prompt import RESPONSE_FORMAT, understanding_messages
+    from ..retrieval import RESPONSE_FORMAT, understanding_messages
     from .export import served_model
 
     model = served_model(sft_adapter, base, style)

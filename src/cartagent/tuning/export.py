@@ -112,7 +112,7 @@ def served_model(adapter: Path, base: str, style: str) -> LlamaCppModel:
     are logged to MLflow and copied into the registry, and it weighs as much as the base."""
     from ..llm.llama_cpp import LlamaCppModel
     from ..llm.packaged import packaged_model_path
-    from ..retrieval.prompt import answer_tokens
+    from ..retrieval import answer_tokens
     from .base_model import load_base_config
 
     gguf = export_gguf_lora(adapter, load_base_config(base), adapter / "adapter.gguf")

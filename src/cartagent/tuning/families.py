@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ..retrieval.query import Sort
-from ..retrieval.vocabulary import BRANDS, COLORS
+from ..retrieval import BRANDS, COLORS, Sort
 from .follow_ups import FOLLOW_UP_TEMPLATES
 from .languages import LANGUAGE_TEMPLATES
 from .lexicon import AVAILABILITY, OCCASIONS, RELATIONS, SLANG, SYNONYMS

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from ..retrieval.vocabulary import CATEGORIES, COLORS
+from ..retrieval import CATEGORIES, COLORS
 from .lexicon import AVAILABILITY
 from .listing import Facet, Listing, Offer, is_quantity
 from .wording import Ask, Draft, TemplateFn, ceiling_price, floor_price, money, subject

@@ -28,8 +28,7 @@ from typing import Literal
 
 from ..catalog.product import Product
 from ..catalog.synthetic import KINDS
-from ..retrieval.rules import canonical_quantity
-from ..retrieval.vocabulary import (
+from ..retrieval import (
     ATTRIBUTE_OF,
     BRAND_OF,
     CATEGORIES,
@@ -42,6 +41,7 @@ from ..retrieval.vocabulary import (
     STOPWORDS,
     UNIT_KEY,
     UNITS,
+    canonical_quantity,
 )
 
 __all__ = [

@@ -29,9 +29,7 @@ from typing import Any, Final
 from rapidfuzz import fuzz
 
 from ..llm.model import Message, Model
-from ..retrieval.prompt import query_json
-from ..retrieval.query import SearchQuery
-from ..retrieval.rules import gloss, parse
+from ..retrieval import SearchQuery, gloss, parse, query_json
 from .holdout import HeldOut, normalise
 from .listing import Facet, Listing, Offer
 from .wording import Ask, ceiling_price

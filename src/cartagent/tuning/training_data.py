@@ -20,9 +20,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigurationError
-from ..retrieval.prompt import PromptStyle, gold_answer, query_json, understanding_messages
-from ..retrieval.query import SearchQuery
-from ..retrieval.rules import parse
+from ..retrieval import (
+    PromptStyle,
+    SearchQuery,
+    gold_answer,
+    parse,
+    query_json,
+    understanding_messages,
+)
 
 __all__ = ["Example", "Split", "asked", "chat", "load_split", "needs_model", "prompt_messages"]
 

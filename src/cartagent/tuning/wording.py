@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-from ..retrieval.query import Exclusion, PriceRange, SearchQuery, Sort
+from ..retrieval import Exclusion, PriceRange, SearchQuery, Sort
 from .listing import Facet, Listing, Offer
 
 __all__ = [

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from cartagent.assistant import Conversation, Domain, Reply, StoredMessage, TurnContext
 from cartagent.assistant.specialist import load_prompt
-from cartagent.assistant.specialists.back_office import (
+from cartagent.assistant.specialists.back_office.specialist import (
     _CONFIRM,
     BACK_OFFICE_TOOLS,
     BackOfficeSpecialist,

@@ -10,20 +10,20 @@ from typing import TYPE_CHECKING
 
 from ...errors import ConfigurationError
 from ...plugins import GROUPS, PluginGroup
+from ..catalog_overview import CatalogOverview
 from ..domains import Domain
 from ..specialist import Specialist
-from ..store_catalog import CatalogOverview
-from .back_office import BackOfficeSpecialist
+from .back_office.specialist import BackOfficeSpecialist
 from .checkout import CheckoutSpecialist
 from .discovery import DiscoverySpecialist
 from .orders import OrdersSpecialist
 from .out_of_scope import OutOfScopeSpecialist
 from .returns import ReturnsSpecialist
-from .store_questions import StoreQuestionsSpecialist
+from .store_questions.specialist import StoreQuestionsSpecialist
 
 if TYPE_CHECKING:
     from ...catalog import Product
-    from ...retrieval.embeddings import Embedder
+    from ...retrieval import Embedder
     from ..remote_checkout import Shopper
 
 __all__ = [

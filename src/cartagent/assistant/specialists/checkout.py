@@ -65,7 +65,7 @@ from ..variant_change import SWAP, change_variant, confirm_swap, find_variant_ch
 
 if TYPE_CHECKING:
     from ...catalog import Product
-    from .store_questions import StoreQuestionsSpecialist
+    from .store_questions.specialist import StoreQuestionsSpecialist
 
 __all__ = ["PAY_ORDER", "CheckoutSpecialist"]
 

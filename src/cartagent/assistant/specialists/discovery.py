@@ -14,7 +14,7 @@
   it come in?" lists what the product offers; "is it in stock?", "how much is it?", "is it
   waterproof?" are answered from the catalog (:mod:`..product_facts`).
 * "Show me more", "any others?" show the next matches of the last search; "what do you
-  sell?" lists the store's departments (:mod:`..store_catalog`), which also tell a search
+  sell?" lists the store's departments (:mod:`..catalog_overview`), which also tell a search
   for a kind of product the store has none of.
 
 Answers are rendered from results, never generated prose.
@@ -34,15 +34,24 @@ from typing import TYPE_CHECKING, Any
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
 from ...money import CURRENCY_DECIMALS
-from ...retrieval.catalog_vocabulary import asks_nothing
-from ...retrieval.common_words import is_common
-from ...retrieval.filters import Plan, Words, analyzer, matching_variants
-from ...retrieval.near_misses import what_it_breaks
-from ...retrieval.query import Exclusion, PriceRange, SearchQuery
-from ...retrieval.rules import gloss, price_clash
-from ...retrieval.vocabulary import YES
+from ...retrieval import (
+    YES,
+    Exclusion,
+    Plan,
+    PriceRange,
+    SearchQuery,
+    Words,
+    analyzer,
+    asks_nothing,
+    gloss,
+    is_common,
+    matching_variants,
+    price_clash,
+    what_it_breaks,
+)
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, ADDED, TO_CART, add_card
+from ..catalog_overview import CATALOG_QUESTION, CatalogOverview
 from ..comparison import compare_cards, find_comparison
 from ..conversation import Conversation
 from ..domains import Domain
@@ -63,12 +72,10 @@ from ..shown_questions import (
 from ..shown_superlatives import answer_superlative, find_superlative
 from ..similar import wants_similar
 from ..specialist import TurnContext
-from ..store_catalog import CATALOG_QUESTION, CatalogOverview
 
 if TYPE_CHECKING:
     from ...catalog import Product
-    from ...retrieval.filters import Hit
-    from ...retrieval.search import Searcher
+    from ...retrieval import Hit, Searcher
 
 __all__ = ["DiscoverySpecialist"]
 

@@ -22,7 +22,7 @@ from ..shipment import describe_shipping
 from ..specialist import TurnContext
 
 if TYPE_CHECKING:
-    from .store_questions import StoreQuestionsSpecialist
+    from .store_questions.specialist import StoreQuestionsSpecialist
 
 __all__ = ["OrdersSpecialist"]
 

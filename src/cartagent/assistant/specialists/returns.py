@@ -38,7 +38,7 @@ from ..specialist import TurnContext
 from .orders import ORDER_ID
 
 if TYPE_CHECKING:
-    from .store_questions import StoreQuestionsSpecialist
+    from .store_questions.specialist import StoreQuestionsSpecialist
 
 __all__ = ["REFUND", "ReturnsSpecialist"]
 

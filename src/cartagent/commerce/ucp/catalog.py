@@ -29,9 +29,8 @@ from typing import Any
 from ...catalog.product import Product, Variant
 from ...errors import CheckoutError
 from ...money import Money
-from ...retrieval.lexical import LexicalIndex
-from ...retrieval.query import PriceRange, SearchQuery
-from ..catalog import MerchantCatalog
+from ...retrieval import LexicalIndex, PriceRange, SearchQuery
+from ..offers import MerchantCatalog
 
 __all__ = ["MAX_IDS", "MAX_LIMIT", "Found", "UcpCatalog"]
 

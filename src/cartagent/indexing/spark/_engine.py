@@ -24,7 +24,7 @@ from ._sources import Job
 from ._stream import Wanted, assemble, embed, hash_of, portable
 
 if TYPE_CHECKING:
-    from ...retrieval.embeddings import Embedder
+    from ...retrieval import Embedder
 
 __all__ = ["SparkEngine"]
 

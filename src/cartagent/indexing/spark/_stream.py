@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ...retrieval.embeddings import Embedder
+    from ...retrieval import Embedder
 
 __all__ = ["Wanted", "assemble", "embed", "hash_of", "portable"]
 
@@ -71,7 +71,7 @@ _BUILT: dict[_MiniLMRecipe, Embedder] = {}  # per Python worker: the model loads
 
 
 def _built(recipe: _MiniLMRecipe) -> Embedder:
-    from ...retrieval.embeddings import MiniLMEmbedder
+    from ...retrieval import MiniLMEmbedder
 
     embedder = _BUILT.get(recipe)
     if embedder is None:
@@ -83,7 +83,7 @@ def _built(recipe: _MiniLMRecipe) -> Embedder:
 
 def portable(embedder: Embedder) -> Embedder:
     """What is sent to executors: a MiniLM recipe, or the embedder itself if it pickles."""
-    from ...retrieval.embeddings import MiniLMEmbedder
+    from ...retrieval import MiniLMEmbedder
 
     if isinstance(embedder, MiniLMEmbedder):
         return _MiniLMRecipe(embedder.threads, embedder.batch_size, embedder._model_dir)
@@ -105,7 +105,7 @@ def embed(
     """Add each wanted product's vector, embedding ``_EMBED_CHUNK`` products a call."""
     import numpy as np
 
-    from ...retrieval.product_vectors import TextVectors, embed_products
+    from ...retrieval import TextVectors, embed_products
 
     embedder = shipped.value
     cache = TextVectors(embedder)  # per partition: repeated field texts are embedded once

@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ..schemas import first_problem, json_path
+from ..validation import first_problem, json_path
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator

@@ -33,7 +33,7 @@ from referencing import Registry
 from referencing.jsonschema import DRAFT202012
 
 from ...errors import CheckoutError
-from ..schemas import first_problem, json_path
+from ..validation import first_problem, json_path
 
 __all__ = [
     "BASE",

@@ -14,15 +14,15 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from ..money import Money
-from .back_office_payments import CHECKOUT_PAYMENT, Transactions, search_transactions
-from .back_office_subscriptions import failure
-from .domains import Domain
-from .reply import Reply
+from ....money import Money
+from ...domains import Domain
+from ...reply import Reply
+from .payments import CHECKOUT_PAYMENT, Transactions, search_transactions
+from .subscriptions import failure
 
 if TYPE_CHECKING:
-    from ..tools import ToolResult
-    from .specialist import TurnContext
+    from ....tools import ToolResult
+    from ...specialist import TurnContext
 
 __all__ = ["ORDER_COUNT", "TOP_SELLERS", "SoldItem", "best_sellers", "count_orders", "top_sellers"]
 

@@ -16,13 +16,13 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .back_office_payments import find_payment
-from .back_office_subscriptions import failure
-from .domains import Domain
-from .reply import Reply
+from ...domains import Domain
+from ...reply import Reply
+from .payments import find_payment
+from .subscriptions import failure
 
 if TYPE_CHECKING:
-    from .specialist import TurnContext
+    from ...specialist import TurnContext
 
 __all__ = ["SHIPMENT", "Shipment", "read_shipment", "ship"]
 

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ..tools.subscriptions import CreateSubscriptionArgs
-from .domains import Domain
+from ....tools.subscriptions import CreateSubscriptionArgs
+from ...domains import Domain
+from ...reply import Reply
 from .invoice_request import Unclear
-from .reply import Reply
 
 if TYPE_CHECKING:
-    from ..tools import ToolResult
-    from .specialist import TurnContext
+    from ....tools import ToolResult
+    from ...specialist import TurnContext
 
 __all__ = [
     "MAX_PLAN_PAGES",

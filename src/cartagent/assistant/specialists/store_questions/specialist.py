@@ -1,8 +1,8 @@
 """Store questions: answered by quoting the store's policy documents, never from memory.
 
-The best-matching section of the policies (:mod:`cartagent.assistant.store_knowledge`) is
-quoted verbatim and named; when no section matches well enough the answer is "I don't know"
-and where to ask instead. The knowledge base is built on the first question and kept.
+The best-matching section of the policies (:mod:`.knowledge`) is quoted verbatim and named;
+when no section matches well enough the answer is "I don't know" and where to ask instead.
+The knowledge base is built on the first question and kept.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..domains import Domain
-from ..reply import Reply
-from ..specialist import TurnContext
-from ..store_knowledge import Match, StoreKnowledge
+from ...domains import Domain
+from ...reply import Reply
+from ...specialist import TurnContext
+from .knowledge import Match, StoreKnowledge
 
 if TYPE_CHECKING:
-    from ...retrieval.embeddings import Embedder
+    from ....retrieval import Embedder
 
 __all__ = ["DONT_KNOW", "NOT_SET_UP", "SUPPORT_EMAIL", "StoreQuestionsSpecialist"]
 
@@ -68,7 +68,7 @@ class StoreQuestionsSpecialist:
             if self._knowledge is None:
                 embedder = self._embedder
                 if embedder is None:
-                    from ...retrieval.embeddings import MiniLMEmbedder
+                    from ....retrieval import MiniLMEmbedder
 
                     embedder = MiniLMEmbedder()
                 knowledge = StoreKnowledge(embedder)

@@ -21,16 +21,16 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from ..money import Money, percent_of
-from .back_office_subscriptions import failure
-from .domains import Domain
+from ....money import Money, percent_of
+from ...domains import Domain
+from ...reply import Reply
+from ...shipment import describe_shipping
 from .invoice_request import money_mentions
-from .reply import Reply
-from .shipment import describe_shipping
+from .subscriptions import failure
 
 if TYPE_CHECKING:
-    from ..tools import ToolResult
-    from .specialist import TurnContext
+    from ....tools import ToolResult
+    from ...specialist import TurnContext
 
 __all__ = [
     "CHECKOUT_PAYMENT",

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from ..money import CURRENCY_DECIMALS
-from ..tools.invoice_args import CreateInvoiceArgs
+from ....money import CURRENCY_DECIMALS
+from ....tools.invoice_args import CreateInvoiceArgs
 
 __all__ = [
     "DRAFT_ONLY",

@@ -39,12 +39,28 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from pydantic import ValidationError
 
-from ...errors import ModelError, StepLimitExceeded
-from ...llm import Message
-from ...money import CURRENCY_DECIMALS, Money
-from ...tools import ALL_TOOLS
-from ...tools.plans import CreatePlanArgs
-from ..back_office_payments import (
+from ....errors import ModelError, StepLimitExceeded
+from ....llm import Message
+from ....money import CURRENCY_DECIMALS, Money
+from ....tools import ALL_TOOLS
+from ....tools.plans import CreatePlanArgs
+from ...confirmation import read_answer
+from ...consent import Grant, granting
+from ...conversation import PendingConfirmation
+from ...domains import Domain
+from ...policy_fallback import is_question
+from ...reply import Reply
+from ...runner import run_turn
+from ...specialist import TurnContext, load_prompt
+from .invoice_request import (
+    DRAFT_ONLY,
+    EMAIL,
+    SEND_IT,
+    InvoiceDraft,
+    money_mentions,
+    read_invoice_request,
+)
+from .payments import (
     RECENT,
     REFUND,
     SHOW_LAST,
@@ -58,30 +74,14 @@ from ..back_office_payments import (
     search_transactions,
     show_order,
 )
-from ..back_office_sales import ORDER_COUNT, SHOWN, TOP_SELLERS, count_orders, top_sellers
-from ..back_office_shipping import SHIPMENT, ship
-from ..back_office_subscriptions import SUBSCRIBE, show_subscription, subscribe
-from ..back_office_subscriptions import failure as _message
-from ..confirmation import read_answer
-from ..consent import Grant, granting
-from ..conversation import PendingConfirmation
-from ..domains import Domain
-from ..invoice_request import (
-    DRAFT_ONLY,
-    EMAIL,
-    SEND_IT,
-    InvoiceDraft,
-    money_mentions,
-    read_invoice_request,
-)
-from ..policy_fallback import is_question
-from ..reply import Reply
-from ..runner import run_turn
-from ..specialist import TurnContext, load_prompt
+from .sales import ORDER_COUNT, SHOWN, TOP_SELLERS, count_orders, top_sellers
+from .shipping import SHIPMENT, ship
+from .subscriptions import SUBSCRIBE, show_subscription, subscribe
+from .subscriptions import failure as _message
 
 if TYPE_CHECKING:
-    from ...llm import Model
-    from ...tools import Toolkit
+    from ....llm import Model
+    from ....tools import Toolkit
 
 __all__ = ["BACK_OFFICE_TOOLS", "BackOfficeSpecialist"]
 

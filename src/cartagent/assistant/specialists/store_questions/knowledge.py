@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from ..retrieval.filters import Words, analyzer
+from ....retrieval import Words, analyzer
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from ..retrieval.embeddings import Embedder
+    from ....retrieval import Embedder
 
 __all__ = [
     "DOCUMENTS",
@@ -121,7 +121,11 @@ def load_sections(documents: Iterable[str] = DOCUMENTS) -> list[Section]:
 
 def document_text(document: str) -> str:
     """The Markdown text of the shipped policy document ``document``."""
-    return resources.files(__package__).joinpath("policies", f"{document}.md").read_text("utf-8")
+    return (
+        resources.files("cartagent.assistant")
+        .joinpath("policies", f"{document}.md")
+        .read_text("utf-8")
+    )
 
 
 class StoreKnowledge:
