@@ -259,6 +259,10 @@ def test_canonical_quantity(text: str, canonical: str | None) -> None:
         ("phone, no refurbished", {(None, "refurbished")}),
         ("anything but a backpack", {("category", "backpack")}),
         ("chaussures sans cuir", {("material", "leather")}),
+        # An "or" list goes on past a word the vocabulary does not know, either way round.
+        ("espresso machine, no pods or capsules", {(None, "pods"), (None, "capsule")}),
+        ("boots, not leather or pleather", {("material", "leather"), (None, "pleather")}),
+        ("no refurbished nor used phones", {(None, "refurbished"), (None, "used")}),
     ],
 )
 def test_negations(request_: str, exclusions: set[tuple[str | None, str]]) -> None:

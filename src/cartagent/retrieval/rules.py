@@ -216,6 +216,7 @@ _NEGATION_RE = re.compile(
     r"|sea|sean|aus|en|de|du|in|le|la|les|el|los|las|das|die|der|den)\s)*"
     # "que no sea rojo", "nicht aus Eisen", "pas en noir", "sauf le noir"
 )
+_OR_GLUE_RE = re.compile(r"\s?(?:,\s?(?:or|nor)\s|\sor\s|\snor\s|/)\s?")
 _LIST_GLUE_RE = re.compile(r"\s?(?:,\s?(?:or\s|nor\s|and\s)?|\sor\s|\snor\s|\sand\s|/)\s?")
 _BARE_NUMBER_RE = re.compile(r"(?<![\w.$€£])(?P<v>\d{1,2}(?:\.5)?)(?![\w.%])")
 _BARE_SIZE_WORD_RE = re.compile(r"(?<![\w'-])(?P<v>small|medium|large)(?![\w-])")
@@ -666,26 +667,46 @@ def _pass_negation(work: _Work, draft: _Draft) -> None:
         start, end = cue.start(), cue.end()
         found = _vocab_at(work.s, end)
         if found is None:
-            token = _TOKEN_RE.match(work.s, end)
-            if token is None:
+            word_end = _negated_word(work.s, end, draft)
+            if word_end is None:
                 continue
-            word = token.group(0).strip(".'")
-            if not word or word in STOPWORDS or word in _CUES_BY_WORD or word in {"too", "so"}:
+            end = word_end
+        else:
+            while found is not None:
+                m, (kind, key, canonical) = found
+                draft.add_exclusion(key if kind != "brand" else "brand", canonical)
+                end = m.end()
+                glue = _LIST_GLUE_RE.match(work.s, end)
+                found = _vocab_at(work.s, glue.end()) if glue else None
+                if found is not None and found[1][1] != key and glue and "and" in glue.group(0):
+                    found = None  # "no red and size 30": the list ended at "red"
+        # "no pods or capsules", "not leather or pleather": an "or" list goes on, known or not.
+        while (glue := _OR_GLUE_RE.match(work.s, end)) is not None:
+            found = _vocab_at(work.s, glue.end())
+            if found is not None:
+                m, (kind, key, canonical) = found
+                draft.add_exclusion(key if kind != "brand" else "brand", canonical)
+                end = m.end()
                 continue
-            draft.add_exclusion(None, word)
-            work.claim(start, token.end())
-            pos = token.end()
-            continue
-        while found is not None:
-            m, (kind, key, canonical) = found
-            draft.add_exclusion(key if kind != "brand" else "brand", canonical)
-            end = m.end()
-            glue = _LIST_GLUE_RE.match(work.s, end)
-            found = _vocab_at(work.s, glue.end()) if glue else None
-            if found is not None and found[1][1] != key and glue and "and" in glue.group(0):
-                found = None  # "no red and size 30": the list ended at "red"
+            word_end = _negated_word(work.s, glue.end(), draft)
+            if word_end is None:
+                break
+            end = word_end
         work.claim(start, end)
         pos = end
+
+
+def _negated_word(text: str, at: int, draft: _Draft) -> int | None:
+    """Exclude the word at ``at`` (no vocabulary word: the caller tried); its end, or ``None``
+    for a word that carries no meaning ("not too", "no the")."""
+    token = _TOKEN_RE.match(text, at)
+    if token is None:
+        return None
+    word = token.group(0).strip(".'")
+    if not word or word in STOPWORDS or word in _CUES_BY_WORD or word in {"too", "so"}:
+        return None
+    draft.add_exclusion(None, word)
+    return token.end()
 
 
 def _size_value(raw: str) -> str:
