@@ -259,6 +259,17 @@ def test_an_amount_is_the_same_value_however_its_unit_is_spaced() -> None:
     )
 
 
+def test_an_amount_in_another_unit_is_the_same_value_and_a_range_is_not_an_amount() -> None:
+    assert same_option_value("capacity", "1 l", "1000ml")
+    assert same_option_value("storage", "1 tb", "1000GB")
+    assert same_option_value("length", "2 ft", "24 inches")
+    assert not same_option_value("capacity", "1 l", "500ml")
+    assert not same_option_value("capacity", "32 oz", "1 l")  # another dimension
+    assert not same_option_value("weight range", "5-25 lbs", "5-30 lbs")
+    bottle = _product(_variant("small", capacity="500ml"), _variant("big", capacity="1000ml"))
+    assert _matching(SearchQuery(options={"capacity": ["1 l"]}), bottle) == ["big"]
+
+
 # The "matched" report tells the shopper why a result fits: it must name only what matched.
 
 BLUE_MUG = Product(

@@ -4,10 +4,11 @@ one holds more?")."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
-__all__ = ["Amount", "amount", "units"]
+__all__ = ["Amount", "amount", "same_amount", "units"]
 
 Amount = tuple[str, float]
 """(dimension, number in that dimension's unit): ("ml", 1500.0)."""
@@ -40,3 +41,19 @@ def amount(value: str) -> Amount | None:
 def units(value: str) -> list[str]:
     """The units ``value`` writes its amounts in: "4 cups" -> ["cups"], "1000ml" -> ["ml"]."""
     return [match.group(2) for match in _AMOUNT.finditer(value) if match.group(2)]
+
+
+def same_amount(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are one amount written in two units ("1 l" and "1000ml", "2 ft"
+    and "24 inches"): each a single number with a unit this module knows, of one dimension."""
+    found = []
+    for value in (a, b):
+        matches = list(_AMOUNT.finditer(value))
+        unit = (matches[0].group(2) or "").casefold() if len(matches) == 1 else ""
+        if unit not in _UNIT_SCALE:
+            return False
+        found.append(amount(value))
+    first, second = found
+    if first is None or second is None or first[0] != second[0]:
+        return False
+    return math.isclose(first[1], second[1], rel_tol=1e-6)

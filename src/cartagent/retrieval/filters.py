@@ -45,6 +45,7 @@ import tantivy
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..catalog import Product, Variant
+from .amounts import same_amount
 from .query import Exclusion, SearchQuery
 from .vocabulary import NO, SIZE_WORDS, YES
 
@@ -220,15 +221,18 @@ _NUMBER_IN = re.compile(r"\d")
 def same_option_value(name: str, wanted: str, offered: str) -> bool:
     """Whether ``offered``, a variant's value of the option ``name``, is the value ``wanted``:
     sizes by :func:`_same_size` ("large" is "L", "10" is "10.0"), "grey" is "gray", amounts
-    with their unit however spaced ("128 gb" is "128GB"), other values case and spacing
-    aside."""
+    with their unit however spaced ("128 gb" is "128GB") or in another unit ("1 l" is
+    "1000ml"), other values case and spacing aside."""
     if "size" in canonical_key(name):
         return _same_size(wanted, offered)
     a, b = _normalised(wanted), _normalised(offered)
     if a == b or _SPELLINGS.get(a, a) == _SPELLINGS.get(b, b):
         return True
-    # "128 gb" is "128GB": an amount and its unit, however they are spaced or spelled.
-    return bool(_NUMBER_IN.search(a)) and _size_parts(a) == _size_parts(b)
+    # "128 gb" is "128GB": an amount and its unit, however they are spaced or spelled; and
+    # "1 l" is "1000ml": one amount in two units.
+    if not _NUMBER_IN.search(a):
+        return False
+    return _size_parts(a) == _size_parts(b) or same_amount(wanted, offered)
 
 
 def _fmt_price(value: Decimal) -> str:
@@ -381,7 +385,10 @@ def _value_matches(key: str, wanted: str, offered: str, words: Words) -> bool:
     want = words(wanted)
     if not want:
         return _normalised(wanted) == _normalised(offered)
-    return want <= words(offered)
+    if want <= words(offered):
+        return True
+    # "1 l" is "1000ml": one amount in another unit.
+    return bool(_NUMBER_IN.search(wanted)) and same_amount(wanted, offered)
 
 
 def _variant_values(view: _ProductView, variant: Variant | None) -> dict[str, list[str]]:
