@@ -377,6 +377,8 @@ def test_a_follow_ups_own_words_replace_exclude_or_let_go_of_what_was_shown() ->
         "egal welches Material",  # glossed: "egal welches material"
         "peu importe le material",
         "el material me da igual",
+        "doesn't have to be fibreglass",
+        "no need for fibreglass",
     ],
 )
 def test_a_turn_that_only_lets_go_of_an_option_refines_the_search_without_it(
@@ -388,6 +390,20 @@ def test_a_turn_that_only_lets_go_of_an_option_refines_the_search_without_it(
     )
     refined = grounded.refine(request_text, shown)
     assert refined.category == "tent" and refined.options == {"sleeps": ["4 people"]}
+
+
+def test_letting_go_of_an_option_lets_go_of_its_exclusions_and_words_too() -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    shown = SearchQuery(
+        text="tent fibreglass",
+        category="tent",
+        options={"sleeps": ["4 people"]},
+        exclude=[Exclusion(field="pole material", value="aluminium")],
+    )
+    refined = grounded.refine("pole material doesn't matter", shown)
+    assert refined.exclude == [] and refined.options == {"sleeps": ["4 people"]}
+    unworded = grounded.refine("doesn't have to be fibreglass", shown)
+    assert "fibreglass" not in unworded.text.split()
 
 
 def test_a_value_read_under_another_name_is_found_by_its_other_words() -> None:

@@ -81,11 +81,14 @@ _BOUND = re.compile(
     r"|or less|or below|or lower)"
 )
 # What lets go of an option: "any height", "forget the battery thing", "colour doesn't matter",
-# and (glossed first) "egal welche Größe", "peu importe le type", "el material me da igual".
+# "doesn't have to be charcoal", and (glossed first) "egal welche Größe", "peu importe le
+# type", "el material me da igual".
 _ANY = re.compile(
     r"\b(?:any|whatever|either|no matter the|regardless of|forget(?: about)?(?: the)?"
     r"|never ?mind(?: the)?|drop the|don'?t care about(?: the)?|egal welche[rsnm]?"
-    r"|peu importe(?: le| la| les)?|n'importe quel(?:le)?s?|cualquier|da igual(?: el| la)?)"
+    r"|peu importe(?: le| la| les)?|n'importe quel(?:le)?s?|cualquier|da igual(?: el| la)?"
+    r"|(?:doesn'?t|does not|don'?t|do not|needn'?t) (?:have to |need to )?be(?: an?| the)?"
+    r"|no need for(?: an?| the)?)"
     r"\s+([a-z]+)"
     r"|\b([a-z]+)\s+(?:doesn'?t|does not|don'?t|do not)\s+matter"
     r"|\b([a-z]+)\s+(?:ist )?egal\b|\b([a-z]+)\s+me da igual"
@@ -629,8 +632,8 @@ class CatalogVocabulary:
         return (option, inside_values) if inside_values else (None, [])
 
     def dropping(self, query: SearchQuery, request: str) -> SearchQuery:
-        """``query`` without the options ``request`` lets go of ("any height", "whatever
-        colour", "any size is fine")."""
+        """``query`` without the options and exclusions ``request`` lets go of ("any height",
+        "whatever colour", "any size is fine", "doesn't have to be charcoal")."""
         let_go = {
             stem
             for match in _ANY.finditer(gloss(request.casefold()))
@@ -644,9 +647,18 @@ class CatalogVocabulary:
 
         kept = {k: v for k, v in query.options.items() if not named(k, v)}
         attributes = {k: v for k, v in query.attributes.items() if not named(k, v)}
-        if kept == query.options and attributes == query.attributes:
+        # "colour doesn't matter" lets go of "not black" too.
+        exclude = [e for e in query.exclude if not named(e.field or "", [e.value])]
+        text = " ".join(w for w in query.text.split() if not self._words(w) & let_go)
+        if (kept, attributes, exclude, text) == (
+            query.options,
+            query.attributes,
+            query.exclude,
+            query.text,
+        ):
             return query
-        return query.model_copy(update={"options": kept, "attributes": attributes})
+        update = {"options": kept, "attributes": attributes, "exclude": exclude, "text": text}
+        return query.model_copy(update=update)
 
     def fits(self, query: SearchQuery, category: str) -> bool:
         """Whether every option ``query`` names is one the products of ``category`` have, with
