@@ -223,6 +223,18 @@ def test_quantities(request_: str, key: str, value: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("request_", "value"),
+    [
+        ("adjustable dumbbells 30-50 lb", "30-50 lb"),
+        ("dumbbell set 5 to 25 lbs", "5-25 lb"),
+        ("dumbbell set 50-30 lb", "30 lb"),  # no range: the first number is not below
+    ],
+)
+def test_an_amount_range_is_one_value(request_: str, value: str) -> None:
+    assert parse(request_).options["weight"] == [value]
+
+
+@pytest.mark.parametrize(
     ("text", "canonical"),
     [
         ("32oz", "32 oz"),

@@ -186,6 +186,8 @@ _UNIT_RE = re.compile(
     + r")(?![\w])|(?<![\w.])(?P<num_in>\d{1,3}(?:\.\d)?)(?P<unit_in>in\b|\"|-inch\b)"
     r"|(?<![\w])(?:pack|set|box|case) of (?P<num_of>\d{1,4})(?![\w.])"
 )
+# The lower end of an amount range right before its upper end: "30-" of "30-50 lb".
+_RANGE_LOW_RE = re.compile(r"(?<![\w.])(?P<low>\d{1,6}(?:\.\d{1,3})?)\s?(?:-|\u2013|to)\s?$")
 _RAM_AFTER_RE = re.compile(r"\s(?:of\s)?(?:ram|memory)(?![\w])")
 _NAMED_SIZES = "|".join(
     re.escape(f) for f in sorted(SIZE_OF, key=len, reverse=True) if f not in {"xs", "xxs"}
@@ -639,6 +641,12 @@ def _pass_units(work: _Work, draft: _Draft) -> None:
             continue
         work.claim(m.start(), m.end())
         key, value = _quantity(m)
+        low = _RANGE_LOW_RE.search(work.s, 0, m.start()) if m.group("num") else None
+        if low is not None and (below := _decimal(low.group("low"))) is not None:
+            high = _decimal(m.group("num"))
+            if high is not None and below < high:  # "30-50 lb": a range is one value
+                value = f"{_number_text(below)}-{value}"
+                work.claim(low.start(), low.end())
         after = _RAM_AFTER_RE.match(work.s, m.end())
         if key == "storage" and after:
             key = "ram"
