@@ -223,6 +223,15 @@ def test_quantities(request_: str, key: str, value: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "request_",
+    ["laptop 16gb ram", "laptop with 16 gb of memory", "un portátil con 16 GB de RAM",
+     "Laptop mit 16 GB Arbeitsspeicher"],
+)  # fmt: skip
+def test_memory_is_read_as_ram_in_each_language(request_: str) -> None:
+    assert parse(request_).options.get("ram") == ["16 gb"]
+
+
+@pytest.mark.parametrize(
     ("request_", "value"),
     [
         ("adjustable dumbbells 30-50 lb", "30-50 lb"),

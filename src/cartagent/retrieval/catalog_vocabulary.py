@@ -291,6 +291,13 @@ class Leftover(NamedTuple):
 
 
 _JUST = re.compile(r"^\W*(?:(?:ok(?:ay)?|fine|alright|then|well)\W+)*just\b", re.IGNORECASE)
+# "red anything then", "what has 8gb ram then", "any 2 litre one in stock then": after no
+# exact match, only what this turn names (when it names an option).
+_ONLY_THIS = re.compile(
+    r"^(?=.*\bthen\b)\W*(?:any\b|what(?:ever)?\s+(?:has|have)\b"
+    r"|which(?:\s+ones?)?\s+(?:has|have)\b|.*\banything\b)",
+    re.IGNORECASE,
+)
 _MEASURE = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -941,7 +948,8 @@ class GroundedUnderstander:
                 and self._continues(shown, inside.model_copy(update={"category": None}))
             )
         ):
-            if _JUST.search(request):
+            said_option = bool((inside or latest).options or (inside or latest).attributes)
+            if _JUST.search(request) or (said_option and _ONLY_THIS.search(request)):
                 # "ok just wireless then": of that kind, only what this turn says.
                 shown = shown.model_copy(update={"options": {}, "attributes": {}, "text": ""})
             return self.vocabulary.dropping(_refined(shown, inside or latest), request)

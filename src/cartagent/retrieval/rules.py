@@ -188,7 +188,10 @@ _UNIT_RE = re.compile(
 )
 # The lower end of an amount range right before its upper end: "30-" of "30-50 lb".
 _RANGE_LOW_RE = re.compile(r"(?<![\w.])(?P<low>\d{1,6}(?:\.\d{1,3})?)\s?(?:-|\u2013|to)\s?$")
-_RAM_AFTER_RE = re.compile(r"\s(?:of\s)?(?:ram|memory)(?![\w])")
+# "16gb ram", "16 gb of memory", "16 GB de RAM", "16 Go de mémoire", "16 GB Arbeitsspeicher".
+_RAM_AFTER_RE = re.compile(
+    r"\s(?:of\s|de\s)?(?:ram|memory|memoria|m[ée]moire|arbeitsspeicher)(?![\w])"
+)
 _NAMED_SIZES = "|".join(
     re.escape(f) for f in sorted(SIZE_OF, key=len, reverse=True) if f not in {"xs", "xxs"}
 )
