@@ -101,8 +101,13 @@ def test_a_plugin_specialist_takes_its_domain_and_keeps_the_built_in_beside_it(
 
 
 def test_with_no_plugins_the_built_in_specialists_are_used() -> None:
-    made = default_specialists(plugins={})
-    assert [type(s) for s in made] == [type(s) for s in SPECIALISTS]
+    from cartagent.assistant import specialists
+
+    made = {s.domain: type(s).__name__ for s in default_specialists(plugins={})}
+    assert len(made) == len(Domain)
+    # Every one is cartagent's own class, listed on the package's face.
+    assert all(name in specialists.__all__ for name in made.values()), made
+    assert made[Domain.OUT_OF_SCOPE] == "OutOfScopeSpecialist"
 
 
 def test_the_installed_plugins_reach_the_command_line_and_the_registries(

@@ -948,11 +948,12 @@ class GroundedUnderstander:
                 and self._continues(shown, inside.model_copy(update={"category": None}))
             )
         ):
-            said_option = bool((inside or latest).options or (inside or latest).attributes)
+            reading = inside or latest
+            said_option = bool(reading.options or reading.attributes)
             if _JUST.search(request) or (said_option and _ONLY_THIS.search(request)):
                 # "ok just wireless then": of that kind, only what this turn says.
                 shown = shown.model_copy(update={"options": {}, "attributes": {}, "text": ""})
-            return self.vocabulary.dropping(_refined(shown, inside or latest), request)
+            return self.vocabulary.dropping(_refined(shown, reading), request)
         # Only here are the earlier requests read again (a model answers the turn once above).
         merged = self.vocabulary.ground(self.inner(request, context=context))
         merged = self.vocabulary.dropping(self.vocabulary.bounded(merged, request), request)

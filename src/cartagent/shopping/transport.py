@@ -193,20 +193,21 @@ class ProtocolTransport:
         return reply
 
     def _with_retries(self, one_try: Callable[[], Reply], tries: int) -> Reply:
-        for attempt in range(max(1, tries)):
+        tries = max(1, tries)
+        for attempt in range(tries):
             try:
                 reply = one_try()
             except DestinationRefused as error:
                 raise refused_destination(error) from error
             except httpx.TransportError as error:
-                if attempt + 1 >= max(1, tries):
+                if attempt + 1 >= tries:
                     raise CheckoutError(
                         f"{self.who} cannot be reached: {error}", code="unreachable", status=503
                     ) from error
                 self._sleep(backoff(attempt))
                 continue
             wait = reply.retryable(attempt)
-            if wait is None or attempt + 1 >= max(1, tries):
+            if wait is None or attempt + 1 >= tries:
                 return reply
             self._sleep(max(0.0, min(MAX_WAIT, wait)))
         raise AssertionError("unreachable: the last try returns or raises")

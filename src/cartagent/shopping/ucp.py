@@ -115,6 +115,7 @@ from .transport import (
     ProtocolTransport,
     Reply,
     checked_merchant_url,
+    malformed,
     read,
     refused_destination,
 )
@@ -185,9 +186,7 @@ class UcpSessionView(SessionView):
 
 
 def _invalid(message: str) -> CheckoutError:
-    return CheckoutError(
-        f"the business answered something malformed: {message}", code="invalid_response", status=502
-    )
+    return malformed(message, who="the business")
 
 
 def _obj(value: Any, where: str) -> dict[str, Any]:
