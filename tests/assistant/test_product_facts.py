@@ -49,6 +49,9 @@ def _card(variant_id: str) -> ProductCard:
         ("is it waterproof?", FactQuestion("has", "waterproof")),
         ("does it have a vibram sole?", FactQuestion("has", "vibram sole")),
         ("are they breathable", FactQuestion("has", "breathable")),
+        ("is that one gas?", FactQuestion("has", "gas")),
+        ("are those leather", FactQuestion("has", "leather")),
+        ("is the second one the stainless steel one?", FactQuestion("has", "stainless steel")),
         ("does it come in black?", FactQuestion("comes_in", "black")),
         ("do you have the first one in a size 11", FactQuestion("comes_in", "size 11")),
         ("is it available in size 9?", FactQuestion("comes_in", "size 9")),
@@ -169,3 +172,24 @@ def test_a_feature_asked_in_another_form_of_the_options_name_is_answered() -> No
     question = find_fact_question("is the first one water resistant at all")
     assert question == FactQuestion("has", "water resistant")
     assert answer_fact(question, earbuds, card).startswith("No:")
+
+
+def test_another_versions_value_is_answered_with_this_ones() -> None:
+    """ "Is that one gas?" of the electric grill: no, and what it is instead."""
+    grill = Product(
+        id="g",
+        title="Grill",
+        variants=(
+            Variant(id="e", options={"type": "electric", "size": "portable"}, price=Decimal("9")),
+            Variant(id="c", options={"type": "gas", "size": "large"}, price=Decimal("9")),
+        ),
+    )
+    card = ProductCard("g", "Grill", "e", Decimal("9"), "USD", True, 1)
+    question = find_fact_question("is that one gas?")
+    assert question is not None
+    assert answer_fact(question, grill, card) == (
+        "No: Grill (electric, portable) has type electric; gas is another version of it."
+    )
+    # Asked by the option's name, a value that is no yes or no is stated as it is.
+    asked = answer_fact(FactQuestion("has", "typed"), grill, card)
+    assert asked == "Grill (electric, portable) has type: electric."

@@ -23,8 +23,9 @@ __all__ = ["FactQuestion", "answer_fact", "find_fact_question"]
 MAX_WORDS = 10
 MAX_LISTED = 3
 
+# Longer forms first: "is that one gas?" is about "that one", not the feature "one gas".
 _THE_ONE = (
-    r"(?:it|they|this|that|this\s+one|that\s+one|the\s+\w+(?:\s+one)?|#\d{1,2}|number\s+\d{1,2})"
+    r"(?:this\s+one|that\s+one|the\s+\w+(?:\s+one)?|it|they|this|that|#\d{1,2}|number\s+\d{1,2})"
 )
 _STOCK = re.compile(
     rf"\b(?:is|are)\s+{_THE_ONE}\s+(?:still\s+)?(?:in\s+stock|available|sold\s+out|out\s+of\s+stock)"
@@ -50,7 +51,7 @@ _RATING = re.compile(
     rf"|^(?:any|what\s+are\s+the)\s+reviews(?:\s+(?:of|for)\s+{_OBJECT})?\s*\?*\s*$"
 )
 _HAS = re.compile(
-    rf"^(?:and\s+)?(?:is|are)\s+{_THE_ONE}\s+(?P<is>[a-z][\w\s-]{{1,30}}?)\s*\?*\s*$"
+    rf"^(?:and\s+)?(?:is|are)\s+(?:{_THE_ONE}|these|those)\s+(?P<is>[a-z][\w\s-]{{1,30}}?)\s*\?*\s*$"
     rf"|^(?:and\s+)?(?:does|do)\s+{_THE_ONE}\s+(?:have|come\s+with|include|support)\s+"
     r"(?:a\s+|an\s+|any\s+)?(?P<has>[a-z][\w\s-]{1,30}?)\s*\?*\s*$"
 )
@@ -58,6 +59,8 @@ _HAS = re.compile(
 # something else ("is it a good gift").
 # What a question may end with that asks for nothing: "water resistant at all", "... tho".
 _TRAILING = re.compile(r"\s+(?:at all|though|tho|then|anyway|really|btw)$")
+# "is the second one the stainless steel one?": the feature is "stainless steel".
+_THE_FEATURE = re.compile(r"^the\s+(?P<feature>.+?)\s+one$")
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -105,6 +108,9 @@ def find_fact_question(text: str) -> FactQuestion | None:
     if found is None:
         return None
     feature = _TRAILING.sub("", (found["is"] or found["has"] or "").strip())
+    named = _THE_FEATURE.match(feature)
+    if named is not None:
+        feature = named["feature"]
     if not feature or _NOT_FEATURES.search(feature):
         return None
     return FactQuestion("has", feature)
@@ -174,9 +180,15 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
         if same and value.casefold() in YES | NO:
             answer = "Yes" if value.casefold() in YES else "No"
             return f"{answer}: {named} says {name}: {value}."
+        if same:  # "is it water resistant?" of "water resistance: IPX4"
+            return f"{named} has {name}: {value}."
     for name, value in facts:
-        if key in (value.casefold(), canonical_key(value)) or key in value.casefold().split():
+        if _is_value(key, value):
             return f"Yes: {named} has {name} {value}."
+    # Another version's value ("is that one gas?" of the electric grill): no, it is its own.
+    for option, value in options.items():
+        if any(_is_value(key, v.options.get(option, "")) for v in product.variants):
+            return f"No: {named} has {option} {value}; {feature} is another version of it."
     words = re.compile(rf"\b{re.escape(feature)}\b", re.IGNORECASE)
     for sentence in re.split(r"(?<=[.!?])\s+", product.description):
         if words.search(sentence):
@@ -187,6 +199,12 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
         f"The catalog does not say that {named} is or has {feature}: "
         "I would not count on it. Ask me what options it comes in to see what it offers."
     )
+
+
+def _is_value(key: str, value: str) -> bool:
+    """Whether the feature asked (its canonical key) is ``value`` or one of its words."""
+    folded = value.casefold()
+    return bool(folded) and (key in (folded, canonical_key(value)) or key in folded.split())
 
 
 def answer_fact(question: FactQuestion, product: Product, card: ProductCard) -> str:

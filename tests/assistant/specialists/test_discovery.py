@@ -454,7 +454,11 @@ async def test_stock_price_and_features_of_the_product_meant(shop_searcher: Sear
     # The list shows one product: a question about the product needs no number.
     _, cotton = await _say(conversation, shop_searcher, "is the first one cotton?")
 
-    assert which.text == "Which one? Ask, for example, 'is the second one in stock?'"
+    # "It" points at none of the three cards: each is answered, as a clerk would.
+    lines = which.text.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["#1", "#2", "#3"]
+    assert lines[0] == "#1: Yes: T-Shirt (blue, M, cotton) is in stock, 50.88 USD."
+    assert lines[2].startswith("#3: No: T-Shirt (blue, S, polyester) is sold out.")
     assert len(which.cards) == 3
     assert gone.text == (
         "No: T-Shirt (blue, S, polyester) is sold out. In stock: blue, M, cotton (50.88 USD); "
@@ -545,6 +549,34 @@ async def test_a_word_the_catalog_uses_that_a_card_lacks_makes_it_no_exact_match
     _, reply = await _say(_conversation(), grounded_searcher, "backpack for my laptop")
     assert _claimed(reply) == []
     assert reply.text.startswith("No exact match for backpack laptop")
+
+
+async def test_what_the_product_is_to_come_with_is_a_requirement_even_in_unknown_words(
+    grounded_searcher: Searcher,
+) -> None:
+    _, reply = await _say(_conversation(), grounded_searcher, "a backpack with a water bladder")
+    assert _claimed(reply) == []
+    assert reply.text.startswith("No exact match for backpack (I could not check: water, bladder)")
+
+
+@pytest.mark.parametrize(
+    ("said", "unknown", "asked"),
+    [
+        ("a 60% keyboard with a number pad", ["number", "pad"], ["number", "pad"]),
+        ("thermostat that works with siri", ["works", "siri"], ["siri"]),
+        ("Rucksack mit Trinkblase", ["trinkblase"], ["trinkblase"]),
+        # a part with a word that was understood is checked by it
+        ("office chair with arms that adjust", ["arms"], []),
+        ("camping with my kids", ["kids"], []),
+        ("what's with all this sold out garbage", ["sold", "garbage"], []),
+    ],
+)
+def test_the_parts_a_product_is_to_come_with_are_read(
+    said: str, unknown: list[str], asked: list[str]
+) -> None:
+    from cartagent.assistant.specialists.discovery import _asked_with
+
+    assert _asked_with(said, unknown) == asked
 
 
 async def test_words_the_catalog_never_uses_check_nothing_and_are_said(

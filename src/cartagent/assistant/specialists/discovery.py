@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from decimal import Decimal
 from functools import partial
@@ -89,6 +90,28 @@ _DEARER = re.compile(r"\b(pricier|more expensive|higher[- ]end|fancier)\b")
 MAX_UNCHECKED_SHOWN = 8
 """At most this many of a turn's words that nothing could check are listed in the reply."""
 _WORD = re.compile(r"[\w][\w.'-]*")
+# What the product is to come with: "with a number pad", "works with siri", "mit Laptopfach".
+_WITH = re.compile(r"(?:\bwith|\bw/|\bcon|\bmit|\bavec)\s+([^,.;:!?]+)")
+# "with my kids", "what's with all this": company or chat, not a part of the product.
+_NOT_PARTS = frozenset(
+    re.findall(
+        r"\w+",
+        "my your his her our their all this that these those it me you him them us mi mis tu su "
+        "sus mein meine meinem meiner dem den mon ma mes",
+    )
+)
+
+
+def _asked_with(said: str, unknown: Sequence[str]) -> list[str]:
+    """The words of ``said``'s "with ..." parts of which nothing was understood ("with a
+    number pad"); a part with a word that was ("with arms that adjust") is checked by it."""
+    asked: list[str] = []
+    for part in _WITH.findall(said.casefold()):
+        words = _WORD.findall(part)
+        content = [w for w in words if not asks_nothing(w)]
+        if words and words[0] not in _NOT_PARTS and content and set(content) <= set(unknown):
+            asked += content
+    return asked
 
 
 def _ms(start: float) -> float:
@@ -402,9 +425,38 @@ class DiscoverySpecialist:
         example = f"what {asked or 'option'}s does the second one have?"
         meant = await self._meant(turn, example, of_product=True)
         if isinstance(meant, Reply):
-            return meant
+            each = await self._each(
+                turn, lambda product, _: describe_options(product, asked), of_product=True
+            )
+            return each or meant
         product, _, cards = meant
         return Reply(describe_options(product, asked), self.domain, cards)
+
+    async def _each(
+        self, turn: TurnContext, answer: Callable[[Product, ProductCard], str], *, of_product: bool
+    ) -> Reply | None:
+        """``answer`` for each card of the latest list, when the question points at none of
+        them and the list is short: "is the band leather?" over three close alternatives is
+        asked of all three, as a clerk would answer it. ``of_product``: once per product."""
+        conversation, searcher = turn.conversation, turn.searcher
+        shown = conversation.results
+        if (
+            searcher is None
+            or not 1 < len(shown) <= self.max_cards
+            or find_reference(turn.text) is not None
+            or focus(conversation) is not None
+        ):
+            return None
+        lines: list[str] = []
+        seen: set[str] = set()
+        for card in shown:
+            if of_product and card.id in seen:
+                continue
+            seen.add(card.id)
+            product = await asyncio.to_thread(searcher.product, card.id)
+            if product is not None:
+                lines.append(f"#{card.rank}: {answer(product, card)}")
+        return Reply("\n".join(lines), self.domain, tuple(shown)) if lines else None
 
     async def _fact(self, turn: TurnContext, question: FactQuestion) -> Reply:
         """Stock, price, a feature or the option values of the product meant, from the
@@ -419,7 +471,12 @@ class DiscoverySpecialist:
         about_product = question.kind in ("has", "comes_in", "rating")
         meant = await self._meant(turn, examples[question.kind], of_product=about_product)
         if isinstance(meant, Reply):
-            return meant
+            each = await self._each(
+                turn,
+                lambda product, card: answer_fact(question, product, card),
+                of_product=question.kind in ("comes_in", "rating"),
+            )
+            return each or meant
         product, card, cards = meant
         return Reply(answer_fact(question, product, card), self.domain, cards)
 
@@ -601,6 +658,7 @@ class DiscoverySpecialist:
             searcher,
             foreign=turn.text if turn.language != DEFAULT else "",
             language=turn.language,
+            said=turn.text,
         )
         turn.timings["retrieve"] = _ms(start)
         wanted = describe(query, tr)
@@ -678,6 +736,7 @@ class DiscoverySpecialist:
         *,
         foreign: str = "",
         language: str = DEFAULT,
+        said: str = "",
     ) -> tuple[list[ProductCard], list[str]]:
         """``cards``, exact matches first, each other saying what it lacks; and the words of
         the request nothing could check.
@@ -689,7 +748,10 @@ class DiscoverySpecialist:
         the closest. In ``foreign``, the turn's words when they are not the catalog's
         language, such a word is most likely a requirement in that language ("argenté",
         "kabellose"): no card is an exact match while the turn itself says one, unless it is
-        one of ``language``'s common words ("dazu", "entonces"), which are chat."""
+        one of ``language``'s common words ("dazu", "entonces"), which are chat. Words the
+        turn (``said``) asks to come "with" the product ("with a number pad", "works with
+        siri") are requirements too, in any language: while nothing checks them, no card is
+        an exact match."""
         vocabulary = searcher.vocabulary
         if vocabulary is None:
             return cards, []
@@ -697,6 +759,8 @@ class DiscoverySpecialist:
         structured = not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
         foreign_words = set(_WORD.findall(foreign.casefold()))
         untranslated = [w for w in unknown if w in foreign_words and not is_common(w, language)]
+        asked = _asked_with(said, [*unplaced, *unknown])
+        untranslated += [w for w in asked if w not in untranslated]
         # An option the turn names in its language ("Laptopfach": compartment) with no value
         # read for it is no more checked than an untranslated word.
         glossed = set(_WORD.findall(gloss(foreign.casefold()))) - foreign_words
