@@ -219,9 +219,10 @@ async def test_does_it_come_in_is_answered_then_taken_at_its_word(
     await assistant.turn(sid, "the first one")
     answer = await assistant.turn(sid, "does it come in red?")
     assert answer.domain is Domain.DISCOVERY
+    # Red comes only in L: said, since the shirt in focus is an M.
     assert answer.text == (
-        "Yes: T-Shirt comes in red: red, L, cotton (46.66 USD). Say 'add red' to put it in your "
-        "cart."
+        "Not like this one (M, cotton): T-Shirt in red comes as: red, L, cotton (46.66 USD). Say "
+        "'add red' to put it in your cart."
     )
     added = await assistant.turn(sid, "add red")
     assert [line.variant_id for line in memory_store.load(sid).cart] == ["tee-red-l"]

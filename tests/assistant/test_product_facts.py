@@ -117,10 +117,17 @@ def test_option_values_asked_are_answered_with_the_versions_that_have_them() -> 
         assert question is not None
         return answer_fact(question, BOOTS, _card("b9"))
 
+    # Size 11 comes, but not waterproof as the card shown (b9) is: said, not hidden.
     assert asked("does it come in size 11?") == (
-        "Yes: Hiking Boots comes in size 11: 11, not waterproof (101.00 USD). Say 'add size 11' "
-        "to put it in your cart."
+        "Not like this one (waterproof): Hiking Boots in size 11 comes as: 11, not waterproof "
+        "(101.00 USD). Say 'add size 11' to put it in your cart."
     )
+    same = answer_fact(FactQuestion("comes_in", "size 9"), BOOTS, _card("b11"))
+    assert same.startswith(
+        "Not like this one (not waterproof): Hiking Boots in size 9 comes as: 9,"
+    )
+    kept = answer_fact(FactQuestion("comes_in", "size 11"), BOOTS, _card("b10"))
+    assert kept.startswith("Yes: Hiking Boots comes in size 11: 11, not waterproof (101.00 USD).")
     assert asked("is it available in size 10?") == "Hiking Boots in size 10 is sold out."
     assert asked("does it come in black?").startswith(
         "No: Hiking Boots does not come in black. Hiking Boots: no choice of color"

@@ -530,4 +530,5 @@ def test_option_values_are_compared_as_sizes_spellings_or_amounts() -> None:
     assert same_option_value("Size", "L", "large")
     assert same_option_value("size", "queen", "Queen Sized")
     assert same_option_value("color", "gray", "grey")
+    assert same_option_value("color", "space gray", "Space Grey")
     assert spellings("gray") == ("gray", "grey") and spellings("red") == ("red",)

@@ -30,6 +30,7 @@ __all__ = [
     "find_option_pick",
     "find_shown_by_option",
     "has_values",
+    "shown_one_named",
     "unshown",
     "values_named",
 ]
@@ -87,6 +88,24 @@ def find_shown_by_option(text: str, conversation: Conversation) -> OptionPick | 
         return None
     cards = tuple(c for c in conversation.results if has_values(c.options, values))
     return OptionPick(values, cards)
+
+
+_THE_VALUE_ONE_IN = re.compile(r"\b(?:the|that|this)\s+(?P<what>[\w -]{1,30}?)\s+ones?\b")
+
+
+def shown_one_named(text: str, conversation: Conversation) -> ProductCard | None:
+    """The one shown card a question points at by its options ("does the i9 one come in
+    space grey?"), or ``None`` when it points at none, or at several."""
+    for found in _THE_VALUE_ONE_IN.finditer(" ".join(text.casefold().split())):
+        said = set(found["what"].split())
+        cards = [
+            card
+            for card in conversation.results
+            if said <= {w for value in card.options.values() for w in value.casefold().split()}
+        ]
+        if len(cards) == 1:
+            return cards[0]
+    return None
 
 
 def find_option_pick(text: str, conversation: Conversation) -> OptionPick | None:

@@ -9,6 +9,7 @@ product and the variant shown, and says so when the catalog does not tell.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,7 +19,7 @@ from .cards import ProductCard, option_words
 from .option_pick import describe_values, has_values, values_named
 from .product_questions import describe_options
 
-__all__ = ["FactQuestion", "answer_fact", "find_fact_question"]
+__all__ = ["FactQuestion", "answer_fact", "find_fact_question", "has_asked_values"]
 
 MAX_WORDS = 10
 MAX_LISTED = 3
@@ -241,12 +242,34 @@ def _comes_in(product: Product, variant: Variant | None, asked: str) -> str:
         option = values[0][0] or values[0][1]
         offered = describe_options(product, option)
         return f"No: {product.title} does not come in {described}. {offered}"
-    in_stock = [v for v in fitting if v.available]
+    kept = _kept(variant, values)
+    # "Does it come in navy?" of the L full-zip jacket: in navy AND as it is otherwise.
+    same = [v for v in fitting if has_values(dict(v.options), tuple(kept.items()))]
+    lead = f"Yes: {product.title} comes in {described}"
+    if not same:
+        lead = f"Not like this one ({option_words(kept)}): {product.title} in {described} comes as"
+        same = fitting
+    in_stock = [v for v in same if v.available]
     if not in_stock:
         return f"{product.title} in {described} is sold out."
     listed = "; ".join(f"{option_words(v.options)} ({_price(v)})" for v in in_stock[:MAX_LISTED])
     more = f" and {len(in_stock) - MAX_LISTED} more" if len(in_stock) > MAX_LISTED else ""
-    return (
-        f"Yes: {product.title} comes in {described}: {listed}{more}. Say 'add {described}' to "
-        "put it in your cart."
-    )
+    return f"{lead}: {listed}{more}. Say 'add {described}' to put it in your cart."
+
+
+def _kept(variant: Variant | None, values: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``variant``'s options other than those ``values`` change (none when a value's option
+    is not known: then nothing else can be kept for sure)."""
+    asked = {canonical_key(name) for name, _ in values}
+    if variant is None or "" in asked:
+        return {}
+    return {k: v for k, v in variant.options.items() if canonical_key(k) not in asked}
+
+
+def has_asked_values(question: FactQuestion, card: ProductCard) -> bool:
+    """Whether ``card`` is the version asked about by a "comes in" ``question`` ("does it come
+    in navy?" of a navy card); any other question asks for no version."""
+    if question.kind != "comes_in":
+        return True
+    values = values_named(question.feature)
+    return not values or has_values(card.options, values)

@@ -226,7 +226,7 @@ def same_option_value(name: str, wanted: str, offered: str) -> bool:
     if "size" in canonical_key(name):
         return _same_size(wanted, offered)
     a, b = _normalised(wanted), _normalised(offered)
-    if a == b or _SPELLINGS.get(a, a) == _SPELLINGS.get(b, b):
+    if a == b or _spelled_one_way(a) == _spelled_one_way(b):  # "space gray" is "space grey"
         return True
     # "128 gb" is "128GB": an amount and its unit, however they are spaced or spelled; and
     # "1 l" is "1000ml": one amount in two units.
@@ -243,6 +243,10 @@ def _fmt_price(value: Decimal) -> str:
 # Keys and values are stemmed forms, as the analyzer emits them.
 _SPELLINGS = {"grey": "gray", "colour": "color", "jewelleri": "jewelri", "aluminium": "aluminum"}
 _OTHER_SPELLINGS = {american: british for british, american in _SPELLINGS.items()}
+
+
+def _spelled_one_way(value: str) -> str:
+    return " ".join(_SPELLINGS.get(word, word) for word in value.split())
 
 
 def spellings(word: str) -> tuple[str, ...]:

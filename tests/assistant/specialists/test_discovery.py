@@ -694,3 +694,15 @@ async def test_a_contradiction_is_asked_about_not_searched(tau_grounded_searcher
 )
 def test_the_request_is_said_back_without_the_chat_around_it(query: SearchQuery, said: str) -> None:
     assert describe(query) == said
+
+
+async def test_a_version_asked_about_by_its_options_is_answered_and_shown_as_no_match(
+    shop_searcher: Searcher,
+) -> None:
+    conversation = _conversation()
+    await _say(conversation, shop_searcher, "blue t-shirt under 60")
+    _, reply = await _say(conversation, shop_searcher, "does the polyester one come in red?")
+    # "The polyester one" is the one card with polyester; red keeps none of its other options.
+    assert [card.options["material"] for card in reply.cards] == ["polyester"]
+    assert reply.cards[0].breaks == ("not red",)
+    assert reply.text.startswith("Not like this one (S, polyester): T-Shirt in red comes as:")

@@ -58,8 +58,8 @@ from ..conversation import Conversation
 from ..domains import Domain
 from ..language import DEFAULT
 from ..more_results import wants_more
-from ..option_pick import find_shown_by_option
-from ..product_facts import FactQuestion, answer_fact, find_fact_question
+from ..option_pick import find_shown_by_option, shown_one_named
+from ..product_facts import FactQuestion, answer_fact, find_fact_question, has_asked_values
 from ..product_questions import describe_options, find_option_question, offers_option
 from ..product_talk import names_constraints
 from ..references import LAST, Reference, find_reference, focus, pointed_card
@@ -100,6 +100,16 @@ _NOT_PARTS = frozenset(
         "sus mein meine meinem meiner dem den mon ma mes",
     )
 )
+
+
+def _asked_of(question: FactQuestion, cards: Sequence[ProductCard]) -> tuple[ProductCard, ...]:
+    """``cards``, each that is not the version a "comes in" ``question`` asks about saying
+    so: "does it come in navy?" of a black jacket shows it as no match for navy."""
+    values = question.feature
+    return tuple(
+        card if has_asked_values(question, card) else replace(card, breaks=(f"not {values}",))
+        for card in cards
+    )
 
 
 def _asked_with(said: str, unknown: Sequence[str]) -> list[str]:
@@ -391,7 +401,7 @@ class DiscoverySpecialist:
         if reference is not None:
             card = pointed_card(conversation, reference)
         else:
-            card = focus(conversation)
+            card = shown_one_named(turn.text, conversation) or focus(conversation)
         # The list still stands (no card singled out) when it shows one product.
         cards = (card,) if isinstance(card, ProductCard) else tuple(shown)
         matches = [c for c in shown if not c.breaks] or shown
@@ -476,9 +486,11 @@ class DiscoverySpecialist:
                 lambda product, card: answer_fact(question, product, card),
                 of_product=question.kind in ("comes_in", "rating"),
             )
-            return each or meant
+            if each is None:
+                return meant
+            return replace(each, cards=_asked_of(question, each.cards))
         product, card, cards = meant
-        return Reply(answer_fact(question, product, card), self.domain, cards)
+        return Reply(answer_fact(question, product, card), self.domain, _asked_of(question, cards))
 
     def _compare(self, conversation: Conversation, ranks: tuple[int, ...]) -> Reply:
         shown = conversation.results
