@@ -43,6 +43,9 @@ def _card(variant_id: str) -> ProductCard:
         ("is it in stock?", FactQuestion("stock")),
         ("Is the second one still available", FactQuestion("stock")),
         ("do you have it in stock", FactQuestion("stock")),
+        ("the ceramic one's sold out, isn't it", FactQuestion("stock", "sold out")),
+        ("it's in stock, right?", FactQuestion("stock")),
+        ("the ceramic one is sold out", None),  # said, not asked
         ("how much is it?", FactQuestion("price")),
         ("how much does the first one cost", FactQuestion("price")),
         ("what's the price?", FactQuestion("price")),
@@ -81,6 +84,17 @@ def test_stock_is_read_from_the_catalog_with_what_else_is_in_stock() -> None:
     assert answer_fact(stock, BOOTS, _card("b10")) == (
         "No: Hiking Boots (10, not waterproof) is sold out. In stock: 9, waterproof (120.00 USD); "
         "11, not waterproof (101.00 USD)."
+    )
+
+
+def test_asked_whether_it_is_sold_out_yes_means_sold_out() -> None:
+    question = find_fact_question("the second one's sold out, isn't it?")
+    assert question is not None
+    assert answer_fact(question, BOOTS, _card("b10")).startswith(
+        "Yes: Hiking Boots (10, not waterproof) is sold out."
+    )
+    assert answer_fact(question, BOOTS, _card("b9")) == (
+        "No: Hiking Boots (9, waterproof) is in stock, 120.00 USD."
     )
 
 

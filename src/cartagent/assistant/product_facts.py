@@ -22,6 +22,7 @@ from .product_questions import describe_options
 __all__ = ["FactQuestion", "answer_fact", "find_fact_question", "has_asked_values"]
 
 MAX_WORDS = 10
+SOLD_OUT = "sold out"
 MAX_LISTED = 3
 
 # Longer forms first: "is that one gas?" is about "that one", not the feature "one gas".
@@ -32,6 +33,9 @@ _STOCK = re.compile(
     rf"\b(?:is|are)\s+{_THE_ONE}\s+(?:still\s+)?(?:in\s+stock|available|sold\s+out|out\s+of\s+stock)"
     rf"|\b(?:do|does)\s+(?:you|the\s+store)\s+(?:still\s+)?have\s+{_THE_ONE}\s+in\s+stock"
     r"|^(?:still\s+)?(?:in\s+stock|available)\s*\?+\s*$|\bcan\s+i\s+(?:still\s+)?buy\s+(?:it|them)\b"
+    # "the ceramic one's sold out, isn't it": said, then asked with a tag.
+    rf"|^{_THE_ONE}(?:'s|\s+is|\s+are)\s+(?:still\s+)?(?:in\s+stock|available|sold\s+out"
+    r"|out\s+of\s+stock)\b.*(?:\?|\b(?:isn't|is|aren't|are)\s+(?:it|they)\b|\bright\b)"
 )
 _PRICE = re.compile(
     rf"\bhow\s+much\s+(?:is|are|does|do|for|would)\b(?:\s+{_THE_ONE})?"
@@ -101,8 +105,10 @@ def find_fact_question(text: str) -> FactQuestion | None:
     comes = _COMES_IN.search(said)
     if comes is not None and comes["value"] != "stock":  # "do you have it in stock" is below
         return FactQuestion("comes_in", comes["value"])
-    if _STOCK.search(said):
-        return FactQuestion("stock")
+    stock = _STOCK.search(said)
+    if stock is not None:
+        gone = re.search(r"\b(?:sold\s+out|out\s+of\s+stock)\b", stock[0])
+        return FactQuestion("stock", SOLD_OUT if gone else "")
     if _PRICE.search(said):
         return FactQuestion("price")
     found = _HAS.search(said)
@@ -130,13 +136,16 @@ def _price(variant: Variant) -> str:
     return f"{variant.price} {variant.currency}"
 
 
-def _stock(product: Product, variant: Variant | None) -> str:
+def _stock(product: Product, variant: Variant | None, *, asked_sold_out: bool = False) -> str:
+    """Whether the version is in stock; ``asked_sold_out``: the question was whether it is
+    sold out ("it's sold out, isn't it?"), so "yes" means sold out."""
+    yes, no = ("No", "Yes") if asked_sold_out else ("Yes", "No")
     if variant is None:
         return f"{product.title} has no version that can be bought right now."
     if variant.available:
-        return f"Yes: {_named(product, variant)} is in stock, {_price(variant)}."
+        return f"{yes}: {_named(product, variant)} is in stock, {_price(variant)}."
     others = [v for v in product.variants if v.available]
-    text = f"No: {_named(product, variant)} is sold out."
+    text = f"{no}: {_named(product, variant)} is sold out."
     if not others:
         return text + f" No other version of {product.title} is in stock either."
     listed = "; ".join(
@@ -212,7 +221,7 @@ def answer_fact(question: FactQuestion, product: Product, card: ProductCard) -> 
     """The answer to ``question`` about ``card``'s variant of ``product``, from the catalog."""
     variant = _variant(product, card)
     if question.kind == "stock":
-        return _stock(product, variant)
+        return _stock(product, variant, asked_sold_out=question.feature == SOLD_OUT)
     if question.kind == "price":
         return _cost(product, variant)
     if question.kind == "comes_in":

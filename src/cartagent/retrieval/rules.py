@@ -22,6 +22,7 @@ should a pass fail unexpectedly the result degrades to a text-only query.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
@@ -441,7 +442,49 @@ _ARTICLE_INSIDE_RE = re.compile(
 )
 
 
+# A request pasted as a search form's JSON ('{"query": "kettle", "max_price": 100}'): its keys
+# say what its values are.
+_JSON_BOUNDS = {
+    "max_price": "under",
+    "price_max": "under",
+    "maxprice": "under",
+    "max": "under",
+    "budget": "under",
+    "min_price": "over",
+    "price_min": "over",
+    "minprice": "over",
+    "min": "over",
+}
+_JSON_TEXT = frozenset({"query", "q", "search", "text", "keywords", "product", "item"})
+
+
+def _json_request(request: str) -> str:
+    """``request`` in words when it is a flat JSON object, else as it is."""
+    stripped = request.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return request
+    try:
+        found = json.loads(stripped)
+    except ValueError:
+        return request
+    if not isinstance(found, dict):
+        return request
+    words: list[str] = []
+    for key, value in found.items():
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            continue
+        name = str(key).casefold().replace("-", "_")
+        if name in _JSON_BOUNDS and not isinstance(value, str):
+            words.append(f"{_JSON_BOUNDS[name]} {value}")
+        elif name in _JSON_TEXT:
+            words.append(str(value))
+        else:
+            words.append(f"{name.replace('_', ' ')} {value}")
+    return ", ".join(words)
+
+
 def _normalise(request: str) -> str:
+    request = _json_request(request[: MAX_REQUEST_CHARS * 2])
     text = unicodedata.normalize("NFKC", request[: MAX_REQUEST_CHARS * 2])[:MAX_REQUEST_CHARS]
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2013", "-")
