@@ -60,7 +60,8 @@ def test_the_question_is_read_against_the_shown_products_options(
 @pytest.mark.parametrize(
     "text",
     ["what about a sleeping bag?", "show me kettles", "red ones", "do you carry dog food too?",
-     "cheaper than 210?", "anything more expensive than $50?"],
+     "cheaper than 210?", "anything more expensive than $50?",
+     "got anything cheaper than that?", "something bigger?"],
 )  # fmt: skip
 def test_a_new_search_is_not_a_question_about_the_shown_cards(text: str) -> None:
     assert _read(text) is None

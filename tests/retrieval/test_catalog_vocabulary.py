@@ -555,3 +555,21 @@ def test_non_a_yes_no_option_rules_it_out_and_an_unknown_word_rules_out_nothing(
         SearchQuery(category="hiking boots", exclude=[Exclusion(value="waterproof")])
     )
     assert said.exclude == [Exclusion(field="waterproof", value="yes")]
+
+
+def test_a_short_typo_is_a_value_of_the_kind_with_one_letter_dropped() -> None:
+    shades = _product("shades", "Sunglasses", {"frame color": "brown"}, {"frame color": "black"})
+    weights = _product("weights", "Dumbbell Set", {"weight range": "30-50 lbs"})
+    vocabulary = CatalogVocabulary([shades, weights, TENT])
+    typo = vocabulary.ground(SearchQuery(category="sunglasses", text="brwn frame"))
+    assert typo.options == {"frame color": ["brown"]}
+    assert typo.text == "frame"  # the misspelt word is not said back beside its correction
+    # Not without a kind (too many short words are one letter from a value), nor a first
+    # letter changed.
+    assert vocabulary.ground(SearchQuery(text="brwn")).options == {}
+    assert vocabulary.ground(SearchQuery(category="sunglasses", text="rown")).options == {}
+    # A range's unit, however it is written.
+    ranged = vocabulary.ground(
+        SearchQuery(category="dumbbell set", options={"weight": ["30-50 lb"]})
+    )
+    assert ranged.options == {"weight range": ["30-50 lbs"]}

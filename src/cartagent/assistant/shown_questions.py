@@ -94,6 +94,12 @@ _MIN = frozenset(
 )
 STATED_BOUND = re.compile(r"\bthan\s+(?:[$€£]\s?)?\d")
 """"cheaper than 210": a price bound said outright, not a comparison with the cards shown."""
+# "Got anything cheaper than that?", "something less expensive?": other products, asked by
+# comparison with those shown; a new search, not a question about which shown one is.
+_ANYTHING_ELSE = re.compile(
+    r"\b(?:anything|something|any|others?|else)\s+(?:\w+\s+)?(?:cheaper|less\s+expensive"
+    r"|pricier|dearer|more\s+expensive|bigger|smaller|larger|lighter)\b"
+)
 _CHEAP = frozenset(
     {
         "cheap",
@@ -231,7 +237,7 @@ def read_shown_question(
     raw = set(_LETTERS.findall(folded))
     words = shared_words()
     said = words(folded)
-    if _names_a_value(products, said, words):
+    if _names_a_value(products, said, words) or _ANYTHING_ELSE.search(folded):
         return None  # "what about for medium skin then?": a refinement, not a question
     reference = find_reference(text)
     rank = None if reference is None else reference.rank

@@ -19,7 +19,12 @@ if TYPE_CHECKING:
     from .cache import SemanticCache
     from .catalog_search import SEARCH_MODES, SearchMode, catalog_searcher, index_searcher
     from .catalog_tool import search_tool
-    from .catalog_vocabulary import CatalogVocabulary, GroundedUnderstander, asks_nothing
+    from .catalog_vocabulary import (
+        CatalogVocabulary,
+        GroundedUnderstander,
+        asks_nothing,
+        says_nothing,
+    )
     from .common_words import is_common
     from .dense import DenseIndex
     from .embeddings import (
@@ -179,6 +184,7 @@ __all__ = [
     "read_manifest",
     "repair",
     "same_option_value",
+    "says_nothing",
     "search_query_json_schema",
     "search_tool",
     "shared_words",
@@ -200,6 +206,7 @@ __getattr__, __dir__ = lazy_face(
         "CatalogVocabulary": ".catalog_vocabulary",
         "GroundedUnderstander": ".catalog_vocabulary",
         "asks_nothing": ".catalog_vocabulary",
+        "says_nothing": ".catalog_vocabulary",
         "is_common": ".common_words",
         "DenseIndex": ".dense",
         "DEFAULT_EMBEDDER": ".embeddings",

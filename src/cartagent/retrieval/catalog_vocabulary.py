@@ -52,6 +52,7 @@ from .vocabulary import ATTRIBUTE_WORDS, SIZE_WORDS, STOPWORDS
 __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 
 _MAX_NGRAM = 4
+_UNIT_TOKENS = {"lbs": "lb", "pound": "lb", "kgs": "kg", "kilo": "kg"}
 _MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
 _AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*-?\s*[^\W\d_]+$")  # "750ml", "13-inch", "2 liters"
 # Units as people say them, where a catalog writes the short form.
@@ -209,6 +210,12 @@ def asks_nothing(word: str) -> bool:
     return word in STOPWORDS or word in _FILLER or word in _FOREIGN_FUNCTION_WORDS
 
 
+def says_nothing(word: str) -> bool:
+    """Whether ``word`` checks nothing by itself: chat (:func:`asks_nothing`), a spoken unit
+    whose amount was read ("gigs" of "16 gigs") or a single letter ("w" of "w/")."""
+    return len(word) < 2 or asks_nothing(word) or word.casefold() in _SPOKEN_UNITS
+
+
 @dataclass(frozen=True)
 class Term:
     """What a surface form means in one product: ``name`` (the option, as the catalog writes
@@ -308,6 +315,11 @@ def _values_of(product: Product) -> str:
     return " ".join(values)
 
 
+def _one_dropped(short: str, long: str) -> bool:
+    """Whether ``short`` is ``long`` with one letter left out."""
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
 class CatalogVocabulary:
     """Every option name and value of a catalog, by the surface forms that mean them."""
 
@@ -352,7 +364,9 @@ class CatalogVocabulary:
         """The key a form is filed under: stemmed words, quantities spelled one way ("16
         gigs" is "16 gb")."""
         spoken = _SPOKEN_UNIT.sub(lambda m: f"{m.group(1)} {_SPOKEN_UNITS[m.group(2)]}", text)
-        return " ".join(self._words.tokens(canonical_quantity(spoken) or spoken))
+        tokens = self._words.tokens(canonical_quantity(spoken) or spoken)
+        # A range's unit, which canonical_quantity leaves: "30-50 lbs" is "30-50 lb".
+        return " ".join(_UNIT_TOKENS.get(t, t) for t in tokens)
 
     def _add(self, product: Product) -> None:
         offered: dict[str, list[str]] = {}  # in the catalog's order, which answers keep
@@ -413,7 +427,19 @@ class CatalogVocabulary:
             for t in self._values.get(key, ())
             if t.product in allowed and not (whole and t.partial)
         ]
-        if found or not typos or " " in key or len(key) < _MIN_TYPO_CHARS:
+        if found or not typos or " " in key:
+            return found
+        if len(key) == _MIN_TYPO_CHARS - 1 and not whole:
+            # "brwn", "blak", "whte": a short word is a typo only as a value of these
+            # products with one letter dropped, the first kept.
+            return [
+                t
+                for k in self._single_word
+                if len(k) == len(key) + 1 and k[0] == key[0] and _one_dropped(key, k)
+                for t in self._values[k]
+                if t.product in allowed and not t.partial
+            ]
+        if len(key) < _MIN_TYPO_CHARS:
             return found
         limit = 1 if len(key) < 9 else 2
         close = [
@@ -488,7 +514,7 @@ class CatalogVocabulary:
             stem for e in query.exclude for stem in self._words(f"{e.field or ''} {e.value}")
         }
         for raw in words:
-            if asks_nothing(raw) or raw in _SPOKEN_UNITS or len(raw) < 2:
+            if says_nothing(raw):
                 continue
             if raw.startswith("non-") and self._words(raw[4:]) <= ruled_out:
                 continue  # "non-waterproof": an exclusion checks it
@@ -829,6 +855,7 @@ class CatalogVocabulary:
         if not raw:
             return text
         used = [False] * len(raw)
+        misspelt: set[str] = set()
         category_words = self._words(category) if category else frozenset()
         start = 0
         while start < len(raw):
@@ -849,6 +876,8 @@ class CatalogVocabulary:
                     name, values = self._choose(found)
                     bucket = options.setdefault(name, [])
                     bucket.extend(v for v in values if v not in bucket)
+                    if size == 1 and not self._values.get(self.surface(phrase)):
+                        misspelt.add(phrase.casefold())
                     used[start : start + size] = [True] * size
                     start += size
                     placed = True
@@ -856,8 +885,11 @@ class CatalogVocabulary:
             if not placed:
                 start += 1
         # The words stay: they still rank (BM25, the embedding), and a word left alone may
-        # match nothing ("stove" of "induction stove").
-        return text
+        # match nothing ("stove" of "induction stove"). A misspelt one ranks nothing and would
+        # be said back beside its correction ("brown sunglasses brwn").
+        if not misspelt:
+            return text
+        return " ".join(w for w in text.split() if w.casefold() not in misspelt)
 
     def _ground_grades(
         self, text: str, among: frozenset[str], options: dict[str, list[str]]

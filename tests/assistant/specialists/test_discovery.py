@@ -706,3 +706,13 @@ async def test_a_version_asked_about_by_its_options_is_answered_and_shown_as_no_
     assert [card.options["material"] for card in reply.cards] == ["polyester"]
     assert reply.cards[0].breaks == ("not red",)
     assert reply.text.startswith("Not like this one (S, polyester): T-Shirt in red comes as:")
+
+
+def test_what_is_said_back_leaves_out_words_a_value_says_and_units_already_read() -> None:
+    from cartagent.assistant.specialists.discovery import _said_back
+
+    query = SearchQuery(
+        category="laptop", options={"ram": ["16GB"], "set type": ["adjustable"]},
+        text="w gigs adjustible commute damn",
+    )  # fmt: skip
+    assert _said_back(query, ["damn"]).text == "commute"

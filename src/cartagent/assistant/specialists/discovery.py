@@ -48,6 +48,8 @@ from ...retrieval import (
     is_common,
     matching_variants,
     price_clash,
+    says_nothing,
+    shared_words,
     what_it_breaks,
 )
 from ..cards import ProductCard, card_from_hit
@@ -91,7 +93,7 @@ MAX_UNCHECKED_SHOWN = 8
 """At most this many of a turn's words that nothing could check are listed in the reply."""
 _WORD = re.compile(r"[\w][\w.'-]*")
 # What the product is to come with: "with a number pad", "works with siri", "mit Laptopfach".
-_WITH = re.compile(r"(?:\bwith|\bw/|\bcon|\bmit|\bavec)\s+([^,.;:!?]+)")
+_WITH = re.compile(r"(?:\bwith|\bw/|\bcon|\bmit|\bavec)\s+([^,.;:!?\n]+)")
 # "with my kids", "what's with all this": company or chat, not a part of the product.
 _NOT_PARTS = frozenset(
     re.findall(
@@ -100,6 +102,22 @@ _NOT_PARTS = frozenset(
         "sus mein meine meinem meiner dem den mon ma mes",
     )
 )
+
+
+def _said_back(query: SearchQuery, unknown: Sequence[str]) -> SearchQuery:
+    """``query`` as said back to the shopper: without the words nothing checked, nor those a
+    value it holds already says ("adjustible" beside "adjustable")."""
+    stems = shared_words()
+    values = stems(" ".join(v for vs in (*query.options.values(), *query.attributes.values())
+                            for v in vs))  # fmt: skip
+    kept = [
+        w
+        for w in _WORD.findall(query.text)
+        if w.casefold() not in unknown
+        and not says_nothing(w)
+        and not (stems(w) and stems(w) <= values)
+    ]
+    return query.model_copy(update={"text": " ".join(kept)})
 
 
 def _asked_of(question: FactQuestion, cards: Sequence[ProductCard]) -> tuple[ProductCard, ...]:
@@ -673,10 +691,9 @@ class DiscoverySpecialist:
             said=turn.text,
         )
         turn.timings["retrieve"] = _ms(start)
-        wanted = describe(query, tr)
+        described = _said_back(query, unknown)
+        wanted = describe(described, tr)
         if unknown:
-            checked = [w for w in _WORD.findall(query.text) if w.casefold() not in unknown]
-            wanted = describe(query.model_copy(update={"text": " ".join(checked)}), tr)
             # Said once, on the turn that says them: words carried from earlier turns were
             # listed then, and a long story's words are not all repeated back.
             lowered = turn.text.casefold()
@@ -690,7 +707,7 @@ class DiscoverySpecialist:
                 unchecked = tr.gettext("(I could not check: %(words)s)") % {"words": words}
                 wanted = f"{wanted} {unchecked}"
         if not cards and relative is not None:
-            unbounded = describe(query.model_copy(update={"price": None}), tr)
+            unbounded = describe(described.model_copy(update={"price": None}), tr)
             text = tr.gettext(
                 "Nothing %(relative)s matches %(wanted)s; the results above still stand."
             ) % {"relative": relative, "wanted": unbounded}
