@@ -483,12 +483,20 @@ def _json_request(request: str) -> str:
     return ", ".join(words)
 
 
+# "PVC ones give me a headache": a complaint about what is named before it is "not PVC".
+_COMPLAINT_RE = re.compile(
+    r"(?<![\w-])(?P<what>[\w-]+(?: [\w-]+)?) (?:ones? |stuff |things? )?(?:give|gives|gave|make"
+    r"|makes|made) me (?:a |an |so )?(?:headaches?|rash(?:es)?|sick|nauseous|migraines?|itch)"
+)
+
+
 def _normalise(request: str) -> str:
     request = _json_request(request[: MAX_REQUEST_CHARS * 2])
     text = unicodedata.normalize("NFKC", request[: MAX_REQUEST_CHARS * 2])[:MAX_REQUEST_CHARS]
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2013", "-")
     text = _FILLER_RE.sub(" ", text).lower()
+    text = _COMPLAINT_RE.sub(lambda m: f"not {m['what']}", text)
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
     text = _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
     text = gloss(text)

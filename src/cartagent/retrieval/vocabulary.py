@@ -605,7 +605,8 @@ NEGATION_CUES: Final[tuple[str, ...]] = (
     "don't want", "dont want", "do not want", "isn't", "isnt", "aren't", "arent", "is not",
     "are not", "nor", "nada de", "nicht", "kein", "keine", "keinen", "auf keinen fall",
     "pas de", "pas en", "surtout pas", "pas", "sauf", "außer", "ausser", "nichts", "excepto",
-    "salvo",
+    "salvo", "i hate", "hate", "can't stand", "cant stand", "allergic to", "i dislike",
+    "not a fan of",
 )  # fmt: skip
 
 PRICE_MAX_CUES: Final[tuple[str, ...]] = (

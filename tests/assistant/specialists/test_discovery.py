@@ -648,6 +648,13 @@ async def test_a_follow_up_naming_no_kind_stays_with_the_kind_on_screen(
         ("A5/A4 notebook", {"size": ["A5", "A4"]}, None),
         ("only non-polarized ones", {"lens type": ["non-polarized", "polarized"]}, None),
         ("nylon and leather backpacks", {"material": ["nylon", "leather"]}, None),  # not opposites
+        (
+            "a robot vacuum, but an upright one i push around myself",
+            {"type": ["robotic", "upright"]},
+            ("type", "robotic", "upright"),
+        ),
+        ("ein Rennrad, aber ein Mountainbike", {"type": ["road", "mountain"]}, None),  # unnamed
+        ("a red shirt, but show me blue or green", {"color": ["red", "blue", "green"]}, None),
     ],
 )
 def test_two_opposite_values_said_at_once_are_a_contradiction(

@@ -30,7 +30,7 @@ from dataclasses import replace
 from decimal import Decimal
 from functools import partial
 from gettext import NullTranslations
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import TYPE_CHECKING, Any
 
 from ...commerce.terms import DEMO_STORE, StoreTerms
@@ -308,7 +308,23 @@ def both_at_once(query: SearchQuery, text: str) -> tuple[str, str, str] | None:
             heads = a.split()[-1] == b.split()[-1] and len(a.split()) > 1 and len(b.split()) > 1
             if a.endswith(b) or b.endswith(a) or heads:
                 return option, first, second
+        # "a robot vacuum, but an upright one": one value, then "but" another.
+        said_at = sorted((at, v) for v in values if (at := _mention(said, v)) is not None)
+        for (start, first), (end, second) in pairwise(said_at):
+            if _BUT.search(said, start, end):
+                return option, first, second
     return None
+
+
+_BUT = re.compile(r"(?<![\w-])(?:but|aber|pero|mais)(?![\w-])")
+
+
+def _mention(said: str, value: str) -> int | None:
+    """Where casefolded ``said`` names ``value`` by its first word's start ("robot" of
+    "robotic"), or ``None``."""
+    head = value.casefold().split()[0][:5] if value.strip() else ""
+    found = re.search(rf"(?<![\w-]){re.escape(head)}", said) if len(head) >= 3 else None
+    return None if found is None else found.start()
 
 
 class DiscoverySpecialist:
