@@ -36,3 +36,27 @@ def test_other_json_or_broken_json_is_no_constraint(text: str) -> None:
 )
 def test_a_complaint_about_a_value_rules_it_out(text: str, excluded: str) -> None:
     assert excluded in {e.value for e in parse(text).exclude}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mancuernas de 55 a 75 libras", {"weight": ["55-75 lb"]}),
+        ("Hanteln 5 bis 25 kg", {"weight": ["5-25 kg"]}),
+    ],
+)
+def test_a_range_in_another_language_is_one_value(
+    text: str, expected: dict[str, list[str]]
+) -> None:
+    assert parse(text).options == expected
+
+
+def test_a_count_of_something_else_is_no_price() -> None:
+    laptop = parse("15 inch laptop, at least a 512 ssd")
+    assert laptop.price is None and "512" in laptop.text
+    assert parse("a puzzle, up to 500 pieces").price is None
+    assert parse("a puzzle, up to 50").price is not None
+
+
+def test_a_bike_helmet_in_spanish_is_a_helmet_not_a_bike() -> None:
+    assert parse("casco de bici talla L").category == "cycling helmet"

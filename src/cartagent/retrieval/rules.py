@@ -140,12 +140,18 @@ _RANGE_WORD_RE = re.compile(
     rf"{_AMOUNT2}(?![\w.])"
 )
 _RANGE_DASH_RE = re.compile(rf"(?<![\w.]){_AMOUNT}\s?(?:-|to)\s?{_AMOUNT2}(?![\w.])")
+# "at least a 512 ssd", "up to 500 pieces": a count of something other than money.
+_NOT_MONEY = (
+    r"(?!\s(?:ssd|hdd|emmc|storage|ram|memory|gigs?|pieces?|pcs|people|persons|watts?|lumens"
+    r"|mah|cups?)\b)"
+)
 _MAX_RE = re.compile(
     rf"(?<![\w])(?:{_alternation(PRICE_MAX_CUES)})\s{{0,1}}{_PRICE_WORDS}{_AMOUNT}(?![\w.])"
+    rf"{_NOT_MONEY}"
 )
 _MIN_RE = re.compile(
     rf"(?<![\w])(?:{_alternation(PRICE_MIN_CUES)})\s{{0,1}}{_PRICE_WORDS}{_AMOUNT}"
-    rf"(?:\s(?:or|and)\s(?:more|above|up|over))?(?![\w.])"
+    rf"(?:\s(?:or|and)\s(?:more|above|up|over))?(?![\w.]){_NOT_MONEY}"
 )
 _MAX_AFTER_RE = re.compile(
     rf"(?<![\w.]){_AMOUNT}\s(?:or|and)\s(?:less|under|below|cheaper|lower)(?![\w])"
@@ -188,7 +194,9 @@ _UNIT_RE = re.compile(
     r"|(?<![\w])(?:pack|set|box|case) of (?P<num_of>\d{1,4})(?![\w.])"
 )
 # The lower end of an amount range right before its upper end: "30-" of "30-50 lb".
-_RANGE_LOW_RE = re.compile(r"(?<![\w.])(?P<low>\d{1,6}(?:\.\d{1,3})?)\s?(?:-|\u2013|to)\s?$")
+_RANGE_LOW_RE = re.compile(
+    r"(?<![\w.])(?P<low>\d{1,6}(?:\.\d{1,3})?)\s?(?:-|\u2013|to|a|à|bis)\s?$"
+)  # "30-50 lb", "5 to 25 lbs", "de 55 a 75 libras", "de 5 à 25 kg", "5 bis 25 kg"
 # "16gb ram", "16 gb of memory", "16 GB de RAM", "16 Go de mémoire", "16 GB Arbeitsspeicher".
 _RAM_AFTER_RE = re.compile(
     r"\s(?:of\s|de\s)?(?:ram|memory|memoria|m[ée]moire|arbeitsspeicher)(?![\w])"

@@ -473,7 +473,9 @@ GLOSSES: Final[dict[str, tuple[str, ...]]] = {
                      "bicicleta de carretera", "bicicleta de ruta"),
     "mountain": ("vtt", "montaña", "montagne"),
     "bicycle": ("bici", "velo"),
-    "helmet": ("helm", "casque"),
+    "bike helmet": ("casco de bici", "casco de bicicleta", "casque de vélo", "casque vélo",
+                    "fahrradhelm", "radhelm"),
+    "helmet": ("helm", "casque", "casco", "cascos"),
     "over-ear": ("de diadema", "diadema", "arceau", "ohrumschließend"),
     "in-ear": ("de botón", "intra-auriculaires", "intra-auriculaire"),
     "upright": ("bodenstaubsauger", "balai"),
@@ -580,6 +582,7 @@ UNITS: Final[dict[str, tuple[str, str]]] = {
     "mah": ("capacity", "mah"),
     "lb": ("weight", "lb"), "lbs": ("weight", "lb"), "pound": ("weight", "lb"),
     "pounds": ("weight", "lb"), "kg": ("weight", "kg"), "kilo": ("weight", "kg"),
+    "libras": ("weight", "lb"), "libra": ("weight", "lb"), "pfund": ("weight", "lb"),
     "kilos": ("weight", "kg"), "kilogram": ("weight", "kg"), "kilograms": ("weight", "kg"),
     "g": ("weight", "g"), "gram": ("weight", "g"), "grams": ("weight", "g"),
     "inch": ("length", "inch"), "incher": ("length", "inch"), "inches": ("length", "inch"),
@@ -605,7 +608,7 @@ NEGATION_CUES: Final[tuple[str, ...]] = (
     "don't want", "dont want", "do not want", "isn't", "isnt", "aren't", "arent", "is not",
     "are not", "nor", "nada de", "nicht", "kein", "keine", "keinen", "auf keinen fall",
     "pas de", "pas en", "surtout pas", "pas", "sauf", "außer", "ausser", "nichts", "excepto",
-    "salvo", "i hate", "hate", "can't stand", "cant stand", "allergic to", "i dislike",
+    "salvo", "i hate", "hate", "allergic to", "i dislike",
     "not a fan of",
 )  # fmt: skip
 
