@@ -609,8 +609,9 @@ NEGATION_CUES: Final[tuple[str, ...]] = (
     "are not", "nor", "nada de", "nicht", "kein", "keine", "keinen", "auf keinen fall",
     "pas de", "pas en", "surtout pas", "pas", "sauf", "außer", "ausser", "nichts", "excepto",
     "salvo", "i hate", "hate", "allergic to", "i dislike",
-    "not a fan of",
 )  # fmt: skip
+# Every word of a cue is dropped from the text that is searched: a cue must not hold a word that
+# names products ("not a fan of" would drop "fan" from "a ceiling fan").
 
 PRICE_MAX_CUES: Final[tuple[str, ...]] = (
     "under", "below", "less than", "cheaper than", "lower than", "at most", "up to", "max",
