@@ -12,6 +12,7 @@ from cartagent.assistant.language import messages
 from cartagent.assistant.shown_questions import (
     ShownQuestion,
     answer_shown_question,
+    answer_value_question,
     read_shown_question,
 )
 from cartagent.catalog import Product, Variant
@@ -167,3 +168,22 @@ def test_which_of_those_have_a_yes_or_no_option_is_a_filter_not_a_question() -> 
     )
     shown = [card_from_variant(boots, v, rank) for rank, v in enumerate(boots.variants, 1)]
     assert read_shown_question("which of those are waterproof?", shown, [boots]) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "answer"),
+    [
+        ("is the first one glass?", "en", "No: #1, Flask, has material steel, not glass."),
+        ("is the first one 1000 ml?", "en", "Yes: #1, Flask, has capacity 1000ml."),
+        ("steel or glass on the first one?", "en", "#1, Flask, has material steel."),
+        ("¿la primera es de vidrio?", "es", "No: el n.º 1, Flask, tiene material steel, no glass."),
+        ("Ist die erste aus Glas?", "de", "Nein: Nr. 1, Flask, hat material steel, nicht glass."),
+        ("is the first one titanium?", "en", None),  # no value it comes in: not guessed
+        ("the first one", "en", None),  # no question
+        ("is the first one in stock?", "en", None),  # no value of it named
+    ],
+)
+def test_a_question_about_a_cards_values_is_answered_with_its_own(
+    text: str, language: str, answer: str | None
+) -> None:
+    assert answer_value_question(text, SHOWN[0], FLASK, messages(language)) == answer

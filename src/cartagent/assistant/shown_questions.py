@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from gettext import NullTranslations
 from typing import TYPE_CHECKING, Literal
 
-from ..retrieval import Words, amount, gloss, shared_words, units
+from ..retrieval import Words, amount, gloss, parse, same_option_value, shared_words, units
 from .cards import ProductCard
 from .references import LAST, find_reference
 
@@ -31,6 +31,7 @@ __all__ = [
     "STATED_BOUND",
     "ShownQuestion",
     "answer_shown_question",
+    "answer_value_question",
     "products_shown",
     "question_about_shown",
     "read_shown_question",
@@ -372,3 +373,51 @@ def answer_shown_question(
     )
     text = tr.gettext("%(option)s of each one shown: %(values)s.")
     return text % {"option": name, "values": listed}, tuple(meant)
+
+
+_ASKS = re.compile(
+    r"\?|^\s*(?:is|are|does|do|has|ist|hat|es|est|tiene|a)\b|\b(?:or|oder|ou|o)\b", re.IGNORECASE
+)
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"[^\w%.]|(?<!\d)\.|\.(?!\d)", " ", text.casefold()).split())
+
+
+def answer_value_question(
+    text: str, card: ProductCard, product: Product, tr: NullTranslations
+) -> str | None:
+    """The answer to a question about one card's option values, named in the question ("is
+    the first one 13 inch?", "nylon or polyester on the first one?", "Ist die erste silber
+    oder schwarz?"): its own value, said outright; ``None`` when ``text`` asks no such thing."""
+    if not _ASKS.search(text):
+        return None
+    said = f" {_plain(gloss(text.casefold()))} "
+    read = parse(text)  # the parser's own words for values ("silber oder schwarz")
+    read_values = [
+        (name, value)
+        for table in (read.options, read.attributes)
+        for name, listed in table.items()
+        for value in listed
+    ]
+    named: dict[str, list[str]] = {}
+    for option, values in product.option_values().items():
+        for value in sorted(values):
+            if f" {_plain(value)} " in said or any(
+                same_option_value(option, wanted, value) for _, wanted in read_values
+            ):
+                named.setdefault(option, []).append(value)
+    asked = {option: values for option, values in named.items() if option in card.options}
+    if not asked:
+        return None
+    option, found = next(iter(asked.items()))
+    own = card.options[option]
+    shown = {"rank": card.rank, "title": card.title, "option": option, "value": own}
+    if len(found) > 1:  # "nylon or polyester?": which one it is
+        return tr.gettext("#%(rank)d, %(title)s, has %(option)s %(value)s.") % shown
+    if own == found[0]:
+        return tr.gettext("Yes: #%(rank)d, %(title)s, has %(option)s %(value)s.") % shown
+    return tr.gettext("No: #%(rank)d, %(title)s, has %(option)s %(value)s, not %(asked)s.") % {
+        **shown,
+        "asked": found[0],
+    }

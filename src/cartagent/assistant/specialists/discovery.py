@@ -69,6 +69,7 @@ from ..reply import Reply
 from ..shown_questions import (
     STATED_BOUND,
     answer_shown_question,
+    answer_value_question,
     products_shown,
     question_about_shown,
 )
@@ -383,7 +384,8 @@ class DiscoverySpecialist:
             return answered
         reference = find_reference(turn.text)
         if reference is not None:
-            return self._pick(turn.conversation, reference)
+            valued = await self._value_question(turn, reference)
+            return valued or self._pick(turn.conversation, reference)
         pointed = find_shown_by_option(turn.text, turn.conversation)
         if pointed is not None and pointed.cards:  # "the over-ear one"; none shown: a refinement
             if len(pointed.cards) == 1:
@@ -408,6 +410,18 @@ class DiscoverySpecialist:
             return None
         text, cards = answer_shown_question(question, shown, turn.messages)
         return Reply(text, self.domain, cards)
+
+    async def _value_question(self, turn: TurnContext, reference: Reference) -> Reply | None:
+        """The answer to a question about the option values of the card pointed at ("is the
+        first one 13 inch?"), or ``None`` when it asks none."""
+        card = pointed_card(turn.conversation, reference)
+        if reference.action != "show" or isinstance(card, str) or turn.searcher is None:
+            return None
+        product = await asyncio.to_thread(turn.searcher.product, card.id)
+        if product is None:
+            return None
+        answer = answer_value_question(turn.text, card, product, turn.messages)
+        return None if answer is None else Reply(answer, self.domain, (card,))
 
     # ------------------------------------------------------------------ references
 
