@@ -576,3 +576,29 @@ async def test_a_slow_or_down_backend_gets_an_apology_and_changes_nothing(
     after = conversations.load(sid)
     assert (after.results, after.cart, after.pending) == (before.results, [], None)
     assert [m.text for m in after.messages[-2:]] == ["show me t-shirts in red", reply.text]
+
+
+class _StoreQuestionsRouter:
+    """Sends every turn but the first search to the store's questions, as a router may send
+    "how long does it last?"."""
+
+    def __init__(self) -> None:
+        self.turns = 0
+
+    async def route(self, text: str, context: RouteContext | None = None) -> Route:
+        self.turns += 1
+        domain = Domain.DISCOVERY if self.turns == 1 else Domain.STORE_QUESTIONS
+        return Route(domain, 1.0, "embedding")
+
+
+async def test_a_question_about_an_option_of_the_products_on_screen_is_answered_from_them(
+    memory_store: ConversationStore, shop_searcher: Searcher
+) -> None:
+    assistant = Assistant(_StoreQuestionsRouter(), memory_store, searcher=shop_searcher)
+    sid = assistant.open_session()
+    await assistant.turn(sid, "show me t-shirts in blue")
+    asked = await assistant.turn(sid, "what material are they made of?")
+    assert asked.domain is Domain.DISCOVERY
+    assert "cotton" in asked.text and "polyester" in asked.text
+    policy = await assistant.turn(sid, "how long does shipping take?")
+    assert policy.domain is Domain.STORE_QUESTIONS

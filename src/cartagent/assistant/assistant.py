@@ -27,6 +27,7 @@ from .domains import Domain
 from .exchange import EXCHANGE
 from .language import DEFAULT, detect, messages
 from .option_pick import find_option_pick
+from .product_facts import STORE_MATTERS
 from .product_talk import names_a_kind, names_constraints
 from .references import find_reference
 from .reply import STAGES, Reply
@@ -160,6 +161,8 @@ class Assistant:
             )
             if declined and await self._asks_for_products(text, conversation):
                 domain = Domain.DISCOVERY
+            elif domain is Domain.STORE_QUESTIONS and await self._about_shown(text, conversation):
+                domain = Domain.DISCOVERY  # "how long does its battery last?": the product's
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
 
     @staticmethod
@@ -172,6 +175,14 @@ class Assistant:
             return not conversation.orders and not _ORDER_WORDS.search(text)
         return False
 
+    async def _about_shown(self, text: str, conversation: Conversation) -> bool:
+        """Whether ``text`` asks about an option the products on screen have."""
+        shown = conversation.results
+        if not shown or self.searcher is None or STORE_MATTERS.search(text.casefold()):
+            return False  # "how long does shipping take?" is the store's
+        asked = await asyncio.to_thread(question_about_shown, text, shown, self.searcher)
+        return asked is not None
+
     async def _asks_for_products(self, text: str, conversation: Conversation) -> bool:
         """Whether a turn the router declined names a kind of product the store has ("labtop
         with i9 procesor", "ich suche einen Wasserkocher"), or says something about products
@@ -182,10 +193,8 @@ class Assistant:
         shown = conversation.results
         if shown and find_reference(text) is not None:
             return True  # "Was kostet der zweite?"
-        if shown:
-            asked = await asyncio.to_thread(question_about_shown, text, shown, self.searcher)
-            if asked is not None:
-                return True  # "Welcher ist billiger?"
+        if await self._about_shown(text, conversation):
+            return True  # "Welcher ist billiger?"
         on_screen = conversation.shown_query()
         if conversation.results or on_screen is not None:
             if await asyncio.to_thread(names_constraints, text, self.searcher):

@@ -19,7 +19,7 @@ from .cards import ProductCard, option_words
 from .option_pick import describe_values, has_values, values_named
 from .product_questions import describe_options
 
-__all__ = ["FactQuestion", "answer_fact", "find_fact_question", "has_asked_values"]
+__all__ = ["STORE_MATTERS", "FactQuestion", "answer_fact", "find_fact_question", "has_asked_values"]
 
 MAX_WORDS = 10
 SOLD_OUT = "sold out"
@@ -80,7 +80,7 @@ _NOT_FEATURES = re.compile(
 
 
 # The store's terms, not the product's: "how much is shipping?" is a policy question.
-_STORE_MATTERS = re.compile(
+STORE_MATTERS = re.compile(
     r"\b(?:shipping|delivery|postage|tax|taxes|returns?|refunds?|warranty|discount)\b"
 )
 
@@ -98,7 +98,7 @@ class FactQuestion:
 def find_fact_question(text: str) -> FactQuestion | None:
     """The fact ``text`` asks about the product being talked about, or ``None``."""
     said = " ".join(text.casefold().split())
-    if len(said.split()) > MAX_WORDS or _STORE_MATTERS.search(said):
+    if len(said.split()) > MAX_WORDS or STORE_MATTERS.search(said):
         return None
     if _RATING.search(said):
         return FactQuestion("rating")
