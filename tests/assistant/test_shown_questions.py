@@ -187,3 +187,12 @@ def test_a_question_about_a_cards_values_is_answered_with_its_own(
     text: str, language: str, answer: str | None
 ) -> None:
     assert answer_value_question(text, SHOWN[0], FLASK, messages(language)) == answer
+
+
+def test_is_it_in_stock_is_asked_of_the_one_match_among_alternatives() -> None:
+    alternatives = [SHOWN[0], *(replace(card, breaks=("not steel",)) for card in SHOWN[1:])]
+    assert _read("¿está disponible?", alternatives) == ShownQuestion("available", None, 1)
+    assert _read("is it in stock?", alternatives) == ShownQuestion("available", None, 1)
+    # Of them all, or with several matches: the search is filtered instead.
+    assert _read("are they in stock?", alternatives) is None
+    assert _read("is it in stock?", SHOWN) is None

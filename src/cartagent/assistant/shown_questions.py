@@ -180,6 +180,8 @@ _IN_STOCK = re.compile(
     r"\b(?:in stock|available|disponibles?|en stock|auf lager|lieferbar|verfügbar|vorrätig"
     r"|en existencias?)\b"
 )
+# "Are they in stock?" asks of them all (a filter), "is it?" of the one meant.
+_PLURAL = re.compile(r"\b(?:they|them|are|those|these|están|estan|sind|sont|ils|elles)\b")
 # "What is it made of?": the option a material is under.
 _MADE = frozenset({"made", "material", "hecho", "hecha", "fait", "faite", "matière"})
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -247,8 +249,11 @@ def read_shown_question(
     if _IN_STOCK.search(folded):
         # Of one card ("is the first one available?"); of them all it filters the search.
         one = rank if rank is not None and rank > 0 else None
+        exact = [card for card in shown if not card.breaks]
         if one is None and len(shown) == 1:
             one = shown[0].rank
+        elif one is None and len(exact) == 1 and not _PLURAL.search(folded):
+            one = exact[0].rank  # "¿está disponible?" of the one match among alternatives
         return None if one is None else ShownQuestion(AVAILABLE, None, one)
     order: Order | None = "max" if raw & _MAX else "min" if raw & _MIN else None
     option: str | None = None
