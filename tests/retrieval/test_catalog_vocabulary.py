@@ -573,3 +573,22 @@ def test_a_short_typo_is_a_value_of_the_kind_with_one_letter_dropped() -> None:
         SearchQuery(category="dumbbell set", options={"weight": ["30-50 lb"]})
     )
     assert ranged.options == {"weight range": ["30-50 lbs"]}
+
+
+def test_an_exclusion_of_an_option_the_kind_lacks_beside_one_it_has_still_refines() -> None:
+    keyboards = _product(
+        "kb", "Mechanical Keyboard", {"backlight": "RGB", "size": "80%"},
+        {"backlight": "white", "size": "80%"},
+    )  # fmt: skip
+    kits = _product("kit", "Makeup Kit", {"skin tone": "light"}, {"skin tone": "dark"})
+    shirts = _product("tee", "T-Shirt", {"color": "multicolor"}, {"color": "red"})
+    bulbs = _product("bulb", "LED Light Bulb", {"color temperature": "warm white"})
+    catalog = [keyboards, kits, shirts, bulbs]
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(catalog))
+    shown = SearchQuery(category="mechanical keyboard", options={"size": ["80%"]})
+    refined = grounded.refine(
+        "no RGB stuff, i hate rainbow lighting", shown, context=["80% mechanical keyboard"]
+    )
+    assert refined.category == "mechanical keyboard"
+    assert refined.options == {"size": ["80%"]}  # no makeup kit's skin tone from "lighting"
+    assert {(e.field, e.value) for e in refined.exclude} >= {("backlight", "RGB")}

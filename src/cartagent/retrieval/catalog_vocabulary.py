@@ -700,7 +700,12 @@ class CatalogVocabulary:
         among = self.products_of(category)
         if among == frozenset(self._products):
             return False
-        named = [*query.options, *query.attributes, *(e.field for e in query.exclude if e.field)]
+        named = [*query.options, *query.attributes]
+        excluded = [e.field for e in query.exclude if e.field]
+        # "no RGB stuff, i hate rainbow lighting" of keyboards: their backlight is not RGB; the
+        # colour "multicolor" they have no option for rules nothing out, and is no other search.
+        if excluded and not any(self._has_name(canonical_key(k), among) for k in excluded):
+            named += excluded
         if not all(self._has_name(canonical_key(key), among) for key in named):
             return False
         return all(self._offered(key, values, among) for key, values in query.options.items())
