@@ -592,3 +592,13 @@ def test_an_exclusion_of_an_option_the_kind_lacks_beside_one_it_has_still_refine
     assert refined.category == "mechanical keyboard"
     assert refined.options == {"size": ["80%"]}  # no makeup kit's skin tone from "lighting"
     assert {(e.field, e.value) for e in refined.exclude} >= {("backlight", "RGB")}
+
+
+def test_a_measure_in_another_unit_is_the_catalogs_value_as_it_rounds_it() -> None:
+    clocks = _product("clock", "Wall Clock", {"diameter": "14 inches"}, {"diameter": "10 inches"})
+    vocabulary = CatalogVocabulary([clocks, TENT])
+    about = vocabulary.ground(parse("wall clock, about 35 cm across"))
+    assert about.price is None  # a measure, not a price
+    assert about.options == {"diameter": ["14 inches"]}  # 35.6 cm
+    # Nothing within 3%: left as it was said.
+    assert vocabulary.ground(parse("wall clock 30 cm")).options == {"length": ["30 cm"]}

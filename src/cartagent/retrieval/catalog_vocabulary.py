@@ -32,6 +32,7 @@ the search before them.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -42,7 +43,7 @@ from typing import NamedTuple
 from rapidfuzz.distance import OSA
 
 from ..catalog import Product, Variant
-from .amounts import amount
+from .amounts import amount, units
 from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
 from .rules import canonical_quantity, gloss, parse
@@ -53,6 +54,7 @@ __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 
 _MAX_NGRAM = 4
 _UNIT_TOKENS = {"lbs": "lb", "pound": "lb", "kgs": "kg", "kilo": "kg"}
+_SAME_MEASURE = 0.03  # how far a value converted from another unit may be from the catalog's
 _MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
 _AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*-?\s*[^\W\d_]+$")  # "750ml", "13-inch", "2 liters"
 # Units as people say them, where a catalog writes the short form.
@@ -829,9 +831,31 @@ class CatalogVocabulary:
             found = self.terms(form, among, typos=False)  # "cordless", read as wireless
             if found:
                 break
+        found = found or self._same_measure(value, among)
         if not found:
             return None
         return self._choose(found, name)
+
+    def _same_measure(self, value: str, among: frozenset[str]) -> list[Term]:
+        """The values of the products ``among`` that are ``value`` in another unit, as
+        catalogs round it: "35 cm" is a diameter of "14 inches" (35.6 cm), within 3%."""
+        wanted, said = amount(value), units(value)
+        if wanted is None or len(said) != 1 or among == frozenset(self._products):
+            return []
+        found = []
+        for pid in among:
+            for option, offered in self._products[pid].option_values().items():
+                for offer in offered:
+                    got, written = amount(offer), units(offer)
+                    if (
+                        got is not None
+                        and len(written) == 1
+                        and written[0].casefold() != said[0].casefold()
+                        and got[0] == wanted[0]
+                        and math.isclose(got[1], wanted[1], rel_tol=_SAME_MEASURE)
+                    ):
+                        found.append(Term(pid, option, (offer,)))
+        return found
 
     @staticmethod
     def _choose(found: list[Term], key: str | None = None) -> tuple[str, list[str]]:

@@ -140,10 +140,12 @@ _RANGE_WORD_RE = re.compile(
     rf"{_AMOUNT2}(?![\w.])"
 )
 _RANGE_DASH_RE = re.compile(rf"(?<![\w.]){_AMOUNT}\s?(?:-|to)\s?{_AMOUNT2}(?![\w.])")
-# "at least a 512 ssd", "up to 500 pieces": a count of something other than money.
+# "at least a 512 ssd", "up to 500 pieces", "about 35 cm": a measure of something other than
+# money.
 _NOT_MONEY = (
-    r"(?!\s(?:ssd|hdd|emmc|storage|ram|memory|gigs?|pieces?|pcs|people|persons|watts?|lumens"
-    r"|mah|cups?)\b)"
+    r"(?!\s?(?:ssd|hdd|emmc|storage|ram|memory|gigs?|pieces?|pcs|people|persons|watts?|lumens"
+    r"|mah|cups?|cm|mm|inch(?:es)?|ft|feet|foot|kg|kilos?|lbs?|pounds|ml|liters?|litres?|gb|tb"
+    r"|zoll|pouces?|pulgadas?)\b)"
 )
 _MAX_RE = re.compile(
     rf"(?<![\w])(?:{_alternation(PRICE_MAX_CUES)})\s{{0,1}}{_PRICE_WORDS}{_AMOUNT}(?![\w.])"
@@ -175,6 +177,7 @@ _PRICE_TALK = re.compile(
 )
 _AROUND_RE = re.compile(
     rf"(?<![\w])(?:around|about|approximately|roughly|approx\.?|~)\s?{_AMOUNT}(?![\w.])"
+    rf"{_NOT_MONEY}"
 )
 _BARE_PRICE_RE = re.compile(
     rf"(?<![\w.])(?:(?P<sym>{_SYMBOL})\s?(?P<num>{_NUM})(?P<cur>)|(?P<num_b>{_NUM})\s?"
