@@ -412,6 +412,14 @@ def test_letting_go_of_an_option_lets_go_of_its_exclusions_and_words_too() -> No
     assert "fibreglass" not in unworded.text.split()
 
 
+def test_letting_go_of_an_option_by_another_word_for_it_lets_go_of_its_value_and_words() -> None:
+    watches = _product("watch", "Smart Watch", {"display": "AMOLED"}, {"display": "LCD"})
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([watches, TENT]))
+    shown = SearchQuery(text="amoled", category="smart watch", options={"display": ["AMOLED"]})
+    refined = grounded.refine("whatever screen then", shown)
+    assert refined.options == {} and "amoled" not in refined.text.split()
+
+
 def test_a_value_read_under_another_name_is_found_by_its_other_words() -> None:
     vacuum = _product(
         "vac", "Vacuum Cleaner", {"features": "cordless"}, {"features": "HEPA filter"}

@@ -97,6 +97,14 @@ _ANY = re.compile(
     r"|\b([a-z]+)\s+(?:ist )?egal\b|\b([a-z]+)\s+me da igual"
 )
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
+# Words shoppers use for an option that catalogs name otherwise ("whatever screen": display).
+_OPTION_SYNONYMS = {
+    "screen": ("display",),
+    "display": ("screen",),
+    "strap": ("band",),
+    "band": ("strap",),
+    "bracelet": ("band", "strap"),
+}
 # A value saying the product lacks the option's property ("water resistance: no").
 _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
 # Word endings that make a property out of a noun: "water resistance", "waterproof".
@@ -669,11 +677,9 @@ class CatalogVocabulary:
     def dropping(self, query: SearchQuery, request: str) -> SearchQuery:
         """``query`` without the options and exclusions ``request`` lets go of ("any height",
         "whatever colour", "any size is fine", "doesn't have to be charcoal")."""
-        let_go = {
-            stem
-            for match in _ANY.finditer(gloss(request.casefold()))
-            for stem in self._words(next(g for g in match.groups() if g))
-        }
+        said = [next(g for g in m.groups() if g) for m in _ANY.finditer(gloss(request.casefold()))]
+        said += [other for word in said for other in _OPTION_SYNONYMS.get(word, ())]
+        let_go = {stem for word in said for stem in self._words(word)}
         if not let_go:
             return query
 
@@ -684,7 +690,14 @@ class CatalogVocabulary:
         attributes = {k: v for k, v in query.attributes.items() if not named(k, v)}
         # "colour doesn't matter" lets go of "not black" too.
         exclude = [e for e in query.exclude if not named(e.field or "", [e.value])]
-        text = " ".join(w for w in query.text.split() if not self._words(w) & let_go)
+        dropped = {
+            stem
+            for table in (query.options, query.attributes)
+            for key, values in table.items()
+            if named(key, values)
+            for stem in self._words(" ".join(values))
+        }  # "whatever screen" lets go of the word "amoled" said for the display too
+        text = " ".join(w for w in query.text.split() if not self._words(w) & (let_go | dropped))
         if (kept, attributes, exclude, text) == (
             query.options,
             query.attributes,
