@@ -47,6 +47,7 @@ def _read(text: str, shown: list[ProductCard] = SHOWN) -> ShownQuestion | None:
         ("lequel est le moins cher ?", ShownQuestion("price", "min", None)),
         ("whats the price of the second one", ShownQuestion("price", None, 2)),
         ("what would the first one set me back?", ShownQuestion("price", None, 1)),
+        ("i'll take whichever is less money", ShownQuestion("price", "min", None)),
         ("wie heißt der hersteller?", None),  # no word the reader knows: not guessed
         ("what's the second one made of?", ShownQuestion("material", None, 2)),
         ("how many ml is the first one?", ShownQuestion("capacity", None, 1)),

@@ -43,7 +43,8 @@ AVAILABLE = "available"
 
 _QUESTION = re.compile(
     r"\?|^\s*(?:which|what|whats|how|is|are|does|do|can|cuál|cual|qué|que|cuánto|cuanto|welche[rsnm]?"
-    r"|was|wie|wieviel|ist|hat|quel(?:le)?s?|lequel|laquelle|combien|est-ce)\b",
+    r"|was|wie|wieviel|ist|hat|quel(?:le)?s?|lequel|laquelle|combien|est-ce)\b"
+    r"|\bwhichever\b",  # "i'll take whichever is less money": which one, then take it
     re.IGNORECASE,
 )
 _MAX = frozenset(
@@ -143,6 +144,7 @@ _PRICE_WORDS = frozenset(
         "costs",
         "spend",
         "pay",
+        "money",
         "precio",
         "cuesta",
         "cuestan",
