@@ -109,8 +109,8 @@ def _said_back(query: SearchQuery, unknown: Sequence[str]) -> SearchQuery:
     """``query`` as said back to the shopper: without the words nothing checked, nor those a
     value it holds already says ("adjustible" beside "adjustable")."""
     stems = shared_words()
-    values = stems(" ".join(v for vs in (*query.options.values(), *query.attributes.values())
-                            for v in vs))  # fmt: skip
+    held = [v for table in (query.options, query.attributes) for vs in table.values() for v in vs]
+    values = stems(" ".join(held))
     kept = [
         w
         for w in _WORD.findall(query.text)
@@ -124,9 +124,9 @@ def _said_back(query: SearchQuery, unknown: Sequence[str]) -> SearchQuery:
 def _asked_of(question: FactQuestion, cards: Sequence[ProductCard]) -> tuple[ProductCard, ...]:
     """``cards``, each that is not the version a "comes in" ``question`` asks about saying
     so: "does it come in navy?" of a black jacket shows it as no match for navy."""
-    values = question.feature
+    lacks = f"not {question.feature}"
     return tuple(
-        card if has_asked_values(question, card) else replace(card, breaks=(f"not {values}",))
+        card if has_asked_values(question, card) else replace(card, breaks=(*card.breaks, lacks))
         for card in cards
     )
 
