@@ -311,6 +311,7 @@ def test_chat_around_a_refinement_does_not_make_it_a_new_search() -> None:
         ("lantern, at least 400 lumens", ["600 lumens"]),
         ("a lantern of 300 lumens or more", ["300 lumens", "600 lumens"]),
         ("lantern, höchstens 300 lumens", ["300 lumens"]),
+        ("a lantern, 400 lumens at least", ["600 lumens"]),
     ],
 )
 def test_a_bounded_amount_is_every_value_within_the_bound(
@@ -610,3 +611,14 @@ def test_a_measure_in_another_unit_is_the_catalogs_value_as_it_rounds_it() -> No
     assert about.options == {"diameter": ["14 inches"]}  # 35.6 cm
     # Nothing within 3%: left as it was said.
     assert vocabulary.ground(parse("wall clock 30 cm")).options == {"length": ["30 cm"]}
+
+
+def test_a_bound_with_no_unit_is_read_on_the_values_holding_the_word_after_it() -> None:
+    laptops = _product(
+        "laptop", "Laptop", {"storage": "256GB SSD"}, {"storage": "512GB SSD"},
+        {"storage": "1TB SSD"},
+    )  # fmt: skip
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([laptops, TENT]))
+    query = grounded("laptop, at least a 512 ssd")
+    assert sorted(query.options["storage"]) == ["1TB SSD", "512GB SSD"]
+    assert query.price is None

@@ -78,11 +78,11 @@ _NUMBER = r"(\d+(?:[.,]\d+)?)"
 _BOUND = re.compile(
     r"(?:(?P<min1>at least|minimum|min\.?|no less than|mindestens|al menos|au moins)"
     r"|(?:at most|maximum|max\.?|no more than|up to|höchstens|como máximo|au plus))\s+"
-    r"(?P<n1>\d+(?:[.,]\d+)?)\s*(?P<u1>[a-z]+)"
+    r"(?:an?\s+)?(?P<n1>\d+(?:[.,]\d+)?)\s*(?P<u1>[a-z]+)"
     r"|(?P<n2>\d+(?:[.,]\d+)?)\s*(?P<u2>[a-z]+)(?:\s+[a-z]+)?\s+"
-    r"(?:(?P<min2>or more|or above|or higher|plus)"
-    r"|or less|or below|or lower)"
-)
+    r"(?:(?P<min2>or more|or above|or higher|plus|at least|minimum|or better)"
+    r"|or less|or below|or lower|at most|maximum)"
+)  # "at least a 512 ssd", "1TB or more", "4k at least", "höchstens 2 Liter"
 # What lets go of an option: "any height", "forget the battery thing", "colour doesn't matter",
 # "doesn't have to be charcoal", and (glossed first) "egal welche Größe", "peu importe le
 # type", "el material me da igual".
@@ -630,11 +630,15 @@ class CatalogVocabulary:
         price = query.price
         for match in _BOUND.finditer(request.casefold()):
             number = match.group("n1") or match.group("n2")
-            said = amount(f"{number} {match.group('u1') or match.group('u2')}")
+            unit = match.group("u1") or match.group("u2")
+            said = amount(f"{number} {unit}")
             if said is None or not said[0]:
                 continue
             at_least = bool(match.group("min1") or match.group("min2"))
             name, values = self._within(said, at_least, among, self._words(request))
+            if name is None and said[0] == unit:
+                # No unit but a word of the values: "at least a 512 ssd" of "512GB SSD".
+                name, values = self._within(said, at_least, among, self._words(request), unit)
             if name is None:
                 continue
             options = {k: v for k, v in options.items() if canonical_key(k) != canonical_key(name)}
@@ -652,16 +656,23 @@ class CatalogVocabulary:
         at_least: bool,
         among: frozenset[str],
         request: frozenset[str],
+        word: str | None = None,
     ) -> tuple[str | None, list[str]]:
         """The option of ``among`` whose values are amounts like ``said`` (the one the
         ``request``'s words name, when several are: "16gb ram", not storage), and those of its
-        values at least (or at most) ``said``."""
+        values at least (or at most) ``said``. With ``word``, ``said`` has no unit: the values
+        holding that word are compared in their own unit ("512" of "512GB SSD")."""
         found: dict[str, list[str]] = {}
         for pid in among:
             for option, offered in self._products[pid].option_values().items():
                 for value in sorted(offered):
                     measured = amount(value)
-                    if measured is None or measured[0] != said[0]:
+                    if measured is None:
+                        continue
+                    if word is not None:
+                        if word not in value.casefold().split():
+                            continue
+                    elif measured[0] != said[0]:
                         continue
                     bucket = found.setdefault(option, [])
                     inside = measured[1] >= said[1] if at_least else measured[1] <= said[1]
