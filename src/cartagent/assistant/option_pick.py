@@ -71,9 +71,8 @@ def values_named(text: str) -> tuple[tuple[str, str], ...]:
     return change.wanted + tuple(("size", SIZE_OF_WORD[word]) for word in change.words)
 
 
-THE_VALUE_ONE = re.compile(
-    r"^(?:and\s+|ok\s+|so\s+)?(?:the|that|this)\s+(?P<what>[\w -]{1,30}?)\s+ones?\s*[?.!]*$"
-)
+_VALUE_ONE = r"(?:the|that|this)\s+(?P<what>[\w -]{1,30}?)\s+ones?"
+THE_VALUE_ONE = re.compile(rf"^(?:and\s+|ok\s+|so\s+)?{_VALUE_ONE}\s*[?.!]*$")
 """A result pointed at by what it is, not its number: "the over-ear one", "the black ones"."""
 
 
@@ -90,7 +89,7 @@ def find_shown_by_option(text: str, conversation: Conversation) -> OptionPick | 
     return OptionPick(values, cards)
 
 
-_THE_VALUE_ONE_IN = re.compile(r"\b(?:the|that|this)\s+(?P<what>[\w -]{1,30}?)\s+ones?\b")
+_THE_VALUE_ONE_IN = re.compile(rf"\b{_VALUE_ONE}\b")  # inside a question
 
 
 def shown_one_named(text: str, conversation: Conversation) -> ProductCard | None:

@@ -19,7 +19,7 @@ from .cards import ProductCard, option_words
 from .option_pick import describe_values, has_values, values_named
 from .product_questions import describe_options
 
-__all__ = ["STORE_MATTERS", "FactQuestion", "answer_fact", "find_fact_question", "has_asked_values"]
+__all__ = ["STORE_MATTERS", "FactQuestion", "answer_fact", "find_fact_question"]
 
 MAX_WORDS = 10
 SOLD_OUT = "sold out"
@@ -273,12 +273,3 @@ def _kept(variant: Variant | None, values: Sequence[tuple[str, str]]) -> dict[st
     if variant is None or "" in asked:
         return {}
     return {k: v for k, v in variant.options.items() if canonical_key(k) not in asked}
-
-
-def has_asked_values(question: FactQuestion, card: ProductCard) -> bool:
-    """Whether ``card`` is the version asked about by a "comes in" ``question`` ("does it come
-    in navy?" of a navy card); any other question asks for no version."""
-    if question.kind != "comes_in":
-        return True
-    values = values_named(question.feature)
-    return not values or has_values(card.options, values)

@@ -60,8 +60,8 @@ from ..conversation import Conversation
 from ..domains import Domain
 from ..language import DEFAULT
 from ..more_results import wants_more
-from ..option_pick import find_shown_by_option, shown_one_named
-from ..product_facts import FactQuestion, answer_fact, find_fact_question, has_asked_values
+from ..option_pick import find_shown_by_option, has_values, shown_one_named, values_named
+from ..product_facts import FactQuestion, answer_fact, find_fact_question
 from ..product_questions import describe_options, find_option_question, offers_option
 from ..product_talk import names_constraints
 from ..references import LAST, Reference, find_reference, focus, pointed_card
@@ -124,9 +124,12 @@ def _said_back(query: SearchQuery, unknown: Sequence[str]) -> SearchQuery:
 def _asked_of(question: FactQuestion, cards: Sequence[ProductCard]) -> tuple[ProductCard, ...]:
     """``cards``, each that is not the version a "comes in" ``question`` asks about saying
     so: "does it come in navy?" of a black jacket shows it as no match for navy."""
+    values = values_named(question.feature) if question.kind == "comes_in" else ()
+    if not values:
+        return tuple(cards)
     lacks = f"not {question.feature}"
     return tuple(
-        card if has_asked_values(question, card) else replace(card, breaks=(*card.breaks, lacks))
+        card if has_values(card.options, values) else replace(card, breaks=(*card.breaks, lacks))
         for card in cards
     )
 
