@@ -258,7 +258,9 @@ def test_a_guest_finds_adds_pays_on_paypal_and_sees_the_paid_order(
     # Each card has a picture: the catalog's file for the T-shirts, loaded, not broken.
     picture = last_cards(page).first.locator("img.picture")
     assert picture.get_attribute("src").endswith("/image")
-    assert picture.evaluate("(img) => img.complete && img.naturalWidth") == 2
+    # decode() waits for the file to arrive (reading naturalWidth at once raced the load) and
+    # rejects a broken image.
+    assert picture.evaluate("(img) => img.decode().then(() => img.naturalWidth, () => 0)") == 2
     ready(page)
     shot(page, "1-shop-with-cards")
 
