@@ -622,3 +622,20 @@ def test_a_bound_with_no_unit_is_read_on_the_values_holding_the_word_after_it() 
     query = grounded("laptop, at least a 512 ssd")
     assert sorted(query.options["storage"]) == ["1TB SSD", "512GB SSD"]
     assert query.price is None
+
+
+def test_an_amount_filed_by_its_unit_is_the_option_of_the_kind_that_has_it() -> None:
+    laptop = _product(
+        "lap",
+        "Laptop",
+        {"ram": "16GB", "storage": "512GB SSD"},
+        {"ram": "32GB", "storage": "1TB SSD"},
+    )
+    tablet = _product("tab", "Tablet", {"storage": "32GB"}, {"storage": "64GB"})
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([laptop, tablet]))
+    shown = SearchQuery(category="laptop", options={"ram": ["16GB"]})
+    # The parser files a bare "32 GB" as storage; a laptop's 32GB is its RAM, which replaces 16GB.
+    refined = grounded.refine("und mit 32 GB?", shown)
+    assert refined.category == "laptop" and refined.options == {"ram": ["32GB"]}
+    # A tablet's 32GB is its storage.
+    assert grounded("a 32 GB tablet").options == {"storage": ["32GB"]}

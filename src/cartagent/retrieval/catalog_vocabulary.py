@@ -840,7 +840,9 @@ class CatalogVocabulary:
             exact = self.terms(value, among, typos=False)
             same = [t for t in exact if _is_named(canonical_key(t.name), name)]
             if exact and not same:
-                return None  # an option of these products, whatever else the value means
+                # An amount the parser filed by its unit alone may be another option's: "32
+                # GB" read as storage is the laptop's 32GB of RAM. A word stays where it is.
+                return self._choose(exact, name) if _AMOUNT.match(value) else None
             if same:  # the catalog's spelling: "16 gb" is "16GB"
                 return self._choose(same, name)
             counted = _AMOUNT.match(value)
