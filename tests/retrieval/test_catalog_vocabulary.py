@@ -639,3 +639,27 @@ def test_an_amount_filed_by_its_unit_is_the_option_of_the_kind_that_has_it() -> 
     assert refined.category == "laptop" and refined.options == {"ram": ["32GB"]}
     # A tablet's 32GB is its storage.
     assert grounded("a 32 GB tablet").options == {"storage": ["32GB"]}
+
+
+def test_a_step_from_the_amount_on_screen_is_every_value_past_it() -> None:
+    charger = _product(
+        "chg",
+        "Power Bank",
+        {"capacity": "5000mAh", "output": "wireless"},
+        {"capacity": "10000mAh", "output": "wireless"},
+        {"capacity": "20000mAh", "output": "USB-C"},
+    )
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([charger, TENT]))
+    shown = SearchQuery(
+        category="power bank", options={"capacity": ["5000mAh"], "output": ["wireless"]}
+    )
+    bigger = grounded.refine("bigger capacity is fine", shown)
+    assert bigger.category == "power bank"
+    assert bigger.options == {"capacity": ["10000mAh", "20000mAh"], "output": ["wireless"]}
+    big = SearchQuery(category="power bank", options={"capacity": ["20000mAh"]})
+    assert grounded.refine("a smaller capacity", big).options == {
+        "capacity": ["5000mAh", "10000mAh"]
+    }
+    # Past the largest there is nothing to step to, and an option not on screen is no step.
+    assert grounded.refine("bigger capacity", big).options.get("capacity") in (None, ["20000mAh"])
+    assert grounded.refine("more output", shown).options.get("output") in (None, ["wireless"])

@@ -97,6 +97,12 @@ _ANY = re.compile(
     r"|\b([a-z]+)\s+(?:ist )?egal\b|\b([a-z]+)\s+me da igual"
 )
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
+# A step from the amount on screen: "bigger capacity is fine", "more storage", "a smaller screen".
+_STEP = re.compile(
+    r"\b(?:(?P<up>bigger|larger|more|higher|longer|greater)"
+    r"|(?P<down>smaller|less|lower|shorter|fewer))\s+(?P<name>[a-z]+)\b",
+    re.IGNORECASE,
+)
 # Words shoppers use for an option that catalogs name otherwise ("whatever screen": display).
 _OPTION_SYNONYMS = {
     "screen": ("display",),
@@ -685,6 +691,43 @@ class CatalogVocabulary:
         option, inside_values = next(iter(found.items()))
         return (option, inside_values) if inside_values else (None, [])
 
+    def stepped(self, query: SearchQuery, request: str) -> tuple[SearchQuery, str]:
+        """``query`` with the amount ``request`` steps from ("bigger capacity is fine" after
+        5000mAh: every larger capacity its kind offers), and ``request`` without those words;
+        ``query`` and ``request`` as they are when it steps from none."""
+        among = self.products_of(query.category)
+        if among == frozenset(self._products):
+            return query, request
+        for match in _STEP.finditer(request):
+            named = self._words(match.group("name"))
+            named |= {w for n in named for w in self._words(" ".join(_OPTION_SYNONYMS.get(n, ())))}
+            keys = [k for k in query.options if self._words(k) & named]
+            if len(keys) != 1:
+                continue
+            key = keys[0]
+            said = [m for m in (amount(v) for v in query.options[key]) if m is not None]
+            if len(said) != len(query.options[key]) or len({unit for unit, _ in said}) != 1:
+                continue
+            unit, up = said[0][0], bool(match.group("up"))
+            edge = max(n for _, n in said) if up else min(n for _, n in said)
+            values = []
+            for pid in among:
+                for value in self._products[pid].option_values().get(key, ()):
+                    measured = amount(value)
+                    if (
+                        measured is not None
+                        and measured[0] == unit
+                        and (measured[1] > edge if up else measured[1] < edge)
+                        and value not in values
+                    ):
+                        values.append(value)
+            if not values:
+                continue
+            values.sort(key=lambda v: amount(v) or (unit, edge))
+            rest = request[: match.start()] + request[match.end() :]
+            return query.model_copy(update={"options": {**query.options, key: values}}), rest
+        return query, request
+
     def dropping(self, query: SearchQuery, request: str) -> SearchQuery:
         """``query`` without the options and exclusions ``request`` lets go of ("any height",
         "whatever colour", "any size is fine", "doesn't have to be charcoal")."""
@@ -1012,16 +1055,21 @@ class GroundedUnderstander:
     def _read(self, request: str, context: Sequence[str], shown: SearchQuery | None) -> SearchQuery:
         if not context and shown is None:
             return self.vocabulary.bounded(self.vocabulary.ground(self.inner(request)), request)
+        stepped = shown
+        if shown is not None:
+            stepped, request = self.vocabulary.stepped(shown, request)
         alone = self.inner(request)
         latest = self.vocabulary.bounded(self.vocabulary.ground(alone), request)
         said = self.vocabulary.dropping(latest, request)  # "battery" of "forget the battery"
         if (
             shown is not None
+            and stepped is not None
             and said.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
         ):
-            kept = self.vocabulary.dropping(shown, request)
-            if kept != shown:  # "ok actually any colour", "forget the battery thing"
+            kept = self.vocabulary.dropping(stepped, request)
+            if kept != shown:  # "any colour", "forget the battery thing", "a bigger screen"
                 return _refined(kept, said)
+        shown = stepped
         inside = None
         if shown is not None and shown.category and not latest.category:
             # Read among that kind's products: "750" is 750ml there, "medium" a frame size,
