@@ -7,6 +7,10 @@ unless it is one of that language's common words: "dazu", "entonces", "possible"
 3.1.1 (Robyn Speer; data CC-BY-SA 4.0, see the NOTICE this writes) whose Zipf frequency is
 at least ``ZIPF``, that is at least about 32 uses per million words.
 
+``en-words.txt`` is the English words of four letters or more used at least about 3 times per
+million (``WORD_ZIPF``): a word a shopper types that is one of them is that word, never a typo
+of a catalog's value ("blown" is not "brown", "brain" is not "brown").
+
 Run once, by hand, in an environment with ``pip install wordfreq==3.1.1``:
 
     python scripts/common-words.py
@@ -20,6 +24,7 @@ from wordfreq import top_n_list, zipf_frequency
 
 LANGUAGES = ("de", "es", "fr")
 ZIPF = 4.5
+WORD_ZIPF = 3.5
 SCANNED = 20_000
 OUT = Path(__file__).resolve().parents[1] / "src/cartagent/retrieval/data/common-words"
 
@@ -32,6 +37,15 @@ def main() -> None:
         )
         (OUT / f"{language}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
         print(f"{language}: {len(words)} words")
+    english = sorted(
+        {
+            w
+            for w in top_n_list("en", 60_000)
+            if len(w) >= 4 and w.isalpha() and zipf_frequency(w, "en") >= WORD_ZIPF
+        }
+    )
+    (OUT / "en-words.txt").write_text("\n".join(english) + "\n", encoding="utf-8")
+    print(f"en-words: {len(english)} words")
 
 
 if __name__ == "__main__":

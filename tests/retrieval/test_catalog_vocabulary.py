@@ -663,3 +663,10 @@ def test_a_step_from_the_amount_on_screen_is_every_value_past_it() -> None:
     # Past the largest there is nothing to step to, and an option not on screen is no step.
     assert grounded.refine("bigger capacity", big).options.get("capacity") in (None, ["20000mAh"])
     assert grounded.refine("more output", shown).options.get("output") in (None, ["wireless"])
+
+
+def test_an_english_word_is_never_read_as_a_typo_of_a_value() -> None:
+    boots = _product("boots", "Hiking Boots", {"color": "brown"}, {"color": "black"})
+    vocabulary = CatalogVocabulary([boots])
+    assert vocabulary.terms("browm", ["boots"]) != []
+    assert vocabulary.terms("blown", ["boots"]) == []

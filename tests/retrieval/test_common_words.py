@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cartagent.retrieval.common_words import LANGUAGES, common_words, is_common
+from cartagent.retrieval.common_words import LANGUAGES, common_words, is_common, is_english_word
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -24,3 +24,10 @@ def test_chat_words_are_common_and_requirements_are_not(
     word: str, language: str, common: bool
 ) -> None:
     assert is_common(word, language) is common
+
+
+def test_an_english_word_is_one_used_often_enough_that_typing_it_is_no_typo() -> None:
+    assert is_english_word("blown") and is_english_word("Brain") and is_english_word("lighting")
+    # Rare words and misspellings are not: they may be a value typed wrong.
+    assert not is_english_word("sliver") and not is_english_word("waterprof")
+    assert not is_english_word("the")  # four letters or more only

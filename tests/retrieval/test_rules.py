@@ -429,6 +429,10 @@ def test_typos(request_: str, fields: dict[str, Any]) -> None:
 def test_common_words_are_not_typo_corrected() -> None:
     assert parse("drop table").category is None
     assert parse("french press").attributes == {"type": ["french press"]}
+    # An English word one letter from a value is that word: "brain fart" is no brown laptop.
+    assert parse("sorry, brain fart. a laptop").options == {}
+    assert parse("the budget is blown, a keyboard").options == {}
+    assert parse("a sliver laptop").options == {"color": ["silver"]}  # "sliver" is rare
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ from rapidfuzz.distance import OSA
 
 from ..catalog import Product, Variant
 from .amounts import amount, units
+from .common_words import is_english_word
 from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
 from .rules import canonical_quantity, gloss, parse
@@ -443,8 +444,8 @@ class CatalogVocabulary:
             for t in self._values.get(key, ())
             if t.product in allowed and not (whole and t.partial)
         ]
-        if found or not typos or " " in key:
-            return found
+        if found or not typos or " " in key or is_english_word(text.strip()):
+            return found  # "blown" is a word, no typo of "brown"
         if len(key) == _MIN_TYPO_CHARS - 1 and not whole:
             # "brwn", "blak", "whte": a short word is a typo only as a value of these
             # products with one letter dropped, the first kept.

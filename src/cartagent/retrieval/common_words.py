@@ -6,6 +6,8 @@ no result may be called an exact match; unless it is one of the language's commo
 ("dazu", "entonces", "possible"), which are the turn's chat. The lists are the words of
 wordfreq 3.1.1 used at least about 32 times per million (Zipf 4.5; ``scripts/common-words.py``
 writes them; CC-BY-SA 4.0, see ``data/common-words/NOTICE``).
+
+English has a longer list for another purpose: a word of it is never read as a typo.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["LANGUAGES", "common_words", "is_common"]
+__all__ = ["LANGUAGES", "common_words", "is_common", "is_english_word"]
 
 LANGUAGES = ("de", "es", "fr")
 
@@ -30,3 +32,16 @@ def common_words(language: str) -> frozenset[str]:
 def is_common(word: str, language: str) -> bool:
     """Whether ``word`` is one of ``language``'s common words."""
     return word.casefold() in common_words(language)
+
+
+@cache
+def _english_words() -> frozenset[str]:
+    text = files(__package__).joinpath("data", "common-words", "en-words.txt").read_text("utf-8")
+    return frozenset(text.split())
+
+
+def is_english_word(word: str) -> bool:
+    """Whether ``word`` is an English word of four letters or more used at least about 3 times
+    per million words: "blown", "brain" (a shopper who types one means it, not "brown");
+    "sliver" and "waterprof" are not."""
+    return word.casefold() in _english_words()

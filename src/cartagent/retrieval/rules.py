@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from .common_words import is_english_word
 from .query import Exclusion, PriceRange, SearchQuery
 from .vocabulary import (
     ATTRIBUTE_OF,
@@ -538,6 +539,8 @@ def _correct_typos(text: str) -> str:
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
         if len(word) < 5 or word in _KNOWN_WORDS or word in _NEVER_CORRECT:
+            return word
+        if is_english_word(word):  # "blown", "brain": a word, no typo of "brown"
             return word
         if word.endswith("s") and word[:-1] in _KNOWN_WORDS:
             return word
