@@ -269,6 +269,15 @@ def test_a_long_message_is_read_for_the_sentences_that_ask_for_something(
         "Budget is under 300 dollars."
     )
     assert vocabulary.need("just chatting, nothing to buy") == "just chatting, nothing to buy"
+    # Of a sentence that asks, only its clauses that do: the story around them is left out.
+    chatty = (
+        "My brother kept the old one after the divorce, and I need a dome tent for 4 people. "
+        "The last one leaked all night, so aluminium poles this time, because fibreglass snapped."
+    )
+    assert vocabulary.need(chatty) == (
+        "and I need a dome tent for 4 people. so aluminium poles this time, because fibreglass "
+        "snapped."
+    )
 
 
 def test_of_two_kinds_named_the_one_asked_for_last_is_the_request(
@@ -670,3 +679,16 @@ def test_an_english_word_is_never_read_as_a_typo_of_a_value() -> None:
     vocabulary = CatalogVocabulary([boots])
     assert vocabulary.terms("browm", ["boots"]) != []
     assert vocabulary.terms("blown", ["boots"]) == []
+
+
+def test_a_common_word_of_the_turns_language_is_no_kind_the_store_does_not_sell() -> None:
+    vocabulary = CatalogVocabulary(CATALOG)
+    german = frozenset({"hat", "mich", "ein", "tent"})
+    said = "Meine Freundin hat mich mitgeschleppt, ein Dome Tent bitte"
+    # German "hat" (has) would be read as a hat, which this store does not sell; "tent" is
+    # a kind it sells, so it stays even where it is a common word.
+    assert parse(said).category == "hat"
+    assert vocabulary.without_unsold_kinds(said, german) == (
+        "Meine Freundin mich mitgeschleppt, ein Dome Tent bitte"
+    )
+    assert vocabulary.without_unsold_kinds(said, frozenset()) == said

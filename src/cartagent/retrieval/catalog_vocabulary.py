@@ -68,6 +68,12 @@ _SPOKEN_UNIT = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# Where a sentence's clauses part: a comma, or before a word that joins two.
+_CLAUSE = re.compile(
+    r"(\s*[,;:]\s+|\s+(?=(?:so|but|because|and|although|though|while|since|pero|porque|y|aber"
+    r"|weil|und|denn|mais|parce|et|car)\s))",
+    re.IGNORECASE,
+)
 # Words that ask for something: the sentence holding them names what is wanted.
 _ASKS = re.compile(
     r"\b(?:want|wanted|need|needs|looking for|look for|searching for|show me|give me|gimme"
@@ -98,6 +104,7 @@ _ANY = re.compile(
     r"|\b([a-z]+)\s+(?:ist )?egal\b|\b([a-z]+)\s+me da igual"
 )
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
+_LETTERS = re.compile(r"[^\W\d_]+")
 # A step from the amount on screen: "bigger capacity is fine", "more storage", "a smaller screen".
 _STEP = re.compile(
     r"\b(?:(?P<up>bigger|larger|more|higher|longer|greater)"
@@ -498,8 +505,8 @@ class CatalogVocabulary:
     def _close_title_word(self, word: str, *, heads_only: bool) -> str | None:
         """A word of a product's title (its last word only, with ``heads_only``) one or two
         edits from ``word`` (five letters or more)."""
-        if len(word) < _MIN_TYPO_CHARS:
-            return None
+        if len(word) < _MIN_TYPO_CHARS or is_english_word(word):
+            return None  # "match" is no typo of "watch"
         folded = word.casefold()
         limit = 1 if len(folded) < 9 else 2
         for product in self._products.values():
@@ -597,10 +604,31 @@ class CatalogVocabulary:
         itself when none does."""
         kept = []
         for sentence, query in self._sentences(text):
-            bare = query.model_copy(update={"text": "", "sort": "relevance"})
-            if not bare.is_empty():
-                kept.append(sentence)
+            if self._asks(query):
+                # Of a sentence that asks, the clauses that do: "after saving up all year and
+                # the keyboard is the last piece" is the keyboard.
+                said = self._asking_clauses(sentence)
+                kept.append(said if said[-1:] in ".!?;" else f"{said}.")
         return self.asked_kind(" ".join(kept)) if kept else text
+
+    def _asking_clauses(self, sentence: str) -> str:
+        """The clauses of ``sentence`` that ask for something, as written (with the comma or
+        semicolon between two kept side by side); ``sentence`` when none does alone."""
+        parts = _CLAUSE.split(sentence)  # clause, separator, clause, ...
+        said, previous = "", False
+        for index in range(0, len(parts), 2):
+            clause = parts[index]
+            if not clause.strip(" ,;:") or not self._asks(self.ground(parse(clause))):
+                previous = False
+                continue
+            if said:
+                said += parts[index - 1] if previous else " "
+            said, previous = said + clause, True
+        return sentence if said in ("", sentence) else said.rstrip(" ,;:")
+
+    @staticmethod
+    def _asks(query: SearchQuery) -> bool:
+        return not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
 
     def _sentences(self, text: str) -> list[tuple[str, SearchQuery]]:
         found = []
@@ -791,6 +819,20 @@ class CatalogVocabulary:
                 titles.add(product.title)
         return frozenset(titles)
 
+    def without_unsold_kinds(self, text: str, common: frozenset[str]) -> str:
+        """``text`` without the words of ``common`` (the common words of the language it is
+        in) that would be read as a kind of product this catalog does not sell: German "hat"
+        (has) is no hat."""
+
+        def kept(match: re.Match[str]) -> str:
+            word = match.group(0)
+            if word.casefold() not in common:
+                return word
+            kind = parse(word).category
+            return "" if kind and not self.names_products(kind) else word
+
+        return " ".join(_LETTERS.sub(kept, text).split())
+
     def names_products(self, kind: str) -> bool:
         """Whether ``kind`` is said in some product's name (a "tablet" is a Tablet), not only
         in the departments products are filed under (a "bag" is in "Bags & Luggage")."""
@@ -955,6 +997,9 @@ class CatalogVocabulary:
             return text
         used = [False] * len(raw)
         misspelt: set[str] = set()
+        # Values said by the option's name ("backlight": any backlight) and by a value of it.
+        named: dict[str, set[str]] = {}
+        valued: dict[str, set[str]] = {}
         category_words = self._words(category) if category else frozenset()
         start = 0
         while start < len(raw):
@@ -975,6 +1020,8 @@ class CatalogVocabulary:
                     name, values = self._choose(found)
                     bucket = options.setdefault(name, [])
                     bucket.extend(v for v in values if v not in bucket)
+                    said = named if self._words(phrase) <= self._words(name) else valued
+                    said.setdefault(name, set()).update(values)
                     if size == 1 and not self._values.get(self.surface(phrase)):
                         misspelt.add(phrase.casefold())
                     used[start : start + size] = [True] * size
@@ -983,6 +1030,9 @@ class CatalogVocabulary:
                     break
             if not placed:
                 start += 1
+        for name in named.keys() & valued.keys():  # "RGB backlight" is RGB, not any backlight
+            unsaid = named[name] - valued[name]
+            options[name] = [v for v in options[name] if v not in unsaid]
         # The words stay: they still rank (BM25, the embedding), and a word left alone may
         # match nothing ("stove" of "induction stove"). A misspelt one ranks nothing and would
         # be said back beside its correction ("brown sunglasses brwn").

@@ -52,6 +52,7 @@ from ...retrieval import (
     shared_words,
     what_it_breaks,
 )
+from ...retrieval.common_words import common_words
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, ADDED, TO_CART, add_card
 from ..catalog_overview import CATALOG_QUESTION, CatalogOverview
@@ -664,6 +665,9 @@ class DiscoverySpecialist:
             text = searcher.vocabulary.need(text)  # the need, not the story around it
         elif searcher.vocabulary is not None:
             text = searcher.vocabulary.asked_kind(text)  # "... keyboard. looking for a mouse"
+        if turn.language != DEFAULT and searcher.vocabulary is not None:
+            # "meine Freundin hat mich mitgeschleppt": "hat" is German, not a hat.
+            text = searcher.vocabulary.without_unsold_kinds(text, common_words(turn.language))
         start = time.perf_counter()
         query = await asyncio.to_thread(
             partial(
