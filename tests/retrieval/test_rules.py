@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cartagent.retrieval import Exclusion, PriceRange, SearchQuery, rules
-from cartagent.retrieval.rules import MAX_REQUEST_CHARS, canonical_quantity, parse, price_clash
+from cartagent.retrieval.rules import (
+    MAX_REQUEST_CHARS,
+    canonical_quantity,
+    gloss,
+    parse,
+    price_clash,
+)
 
 
 def price(query: SearchQuery) -> tuple[Decimal | None, Decimal | None, str] | None:
@@ -811,6 +817,13 @@ def test_cheap_in_other_languages_sorts_by_price_and_an_incher_is_inches() -> No
     assert cheap.sort == "price_asc" and "barata" not in cheap.text
     assert parse("the 17 incher").options == {"length": ["17 inch"]}
     assert parse("go to checkout").price is None
+
+
+def test_a_trade_or_makers_name_is_glossed_as_the_catalogs_term() -> None:
+    assert "homekit" in gloss("a thermostat that works with siri")
+    assert "80%" in gloss("tenkeyless mech keyboard") and "80%" in gloss("a tkl keyboard")
+    assert "light skin" in gloss("makeup kit for fair skin")
+    assert "fair" in gloss("a fair price").split()  # only with "skin"
 
 
 def test_english_words_are_never_glossed() -> None:

@@ -502,8 +502,12 @@ GLOSSES: Final[dict[str, tuple[str, ...]]] = {
     "expert": ("experte", "experten", "experto", "experta"),
     "intermediate": ("fortgeschritten", "fortgeschrittene", "intermédiaire", "intermedio"),
     "woody": ("boisé", "boisée", "holzig", "holzige", "amaderado", "amaderada"),
-    "light skin": ("helle haut", "heller haut", "peau claire", "piel clara"),
+    "light skin": ("helle haut", "heller haut", "peau claire", "piel clara", "fair skin",
+                   "pale skin", "fair skinned", "pale skinned"),
     "dark skin": ("dunkle haut", "dunkler haut", "peau foncée", "piel oscura"),
+    # what people call a thing by its maker's or the trade's name
+    "apple homekit": ("siri", "apple home"),
+    "80%": ("tenkeyless", "tkl"),
     "laptop compartment": ("laptopfach", "notebookfach", "compartiment ordinateur",
                            "compartimento para portátil"),
     # option names, as questions about the results ask for them ("Welche Farbe hat der?")
