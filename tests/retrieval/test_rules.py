@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from cartagent.retrieval import Exclusion, PriceRange, SearchQuery, rules
 from cartagent.retrieval.rules import (
     MAX_REQUEST_CHARS,
+    asks_other_than,
     canonical_quantity,
     gloss,
     parse,
@@ -921,3 +922,24 @@ def test_common_shopping_words_of_other_languages_are_read(
 ) -> None:
     query = parse(request_)
     assert query.category == category and query.options == options
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "does it come in another colour than red?",
+        "any size but XL",
+        "¿viene en otro color que no sea rojo?",
+        "gibt es ihn in einer anderen Farbe als rot?",
+        "existe-t-il dans une autre couleur que rouge ?",
+    ],
+)
+def test_another_value_than_one_named_rules_that_value_out(text: str) -> None:
+    assert asks_other_than(text)
+    assert parse(text).exclude and not parse(text).options
+
+
+def test_a_comparative_before_than_is_a_bound_not_another_value() -> None:
+    assert not asks_other_than("any cheaper than 50?") and not asks_other_than("red one")
+    price = parse("any cheaper than 50?").price
+    assert price is not None and price.max == Decimal(50)

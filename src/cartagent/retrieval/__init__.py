@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     )
     from .query import Exclusion, PriceRange, SearchQuery, Sort, search_query_json_schema
     from .query_line import parse_query_line
-    from .rules import canonical_quantity, gloss, parse, price_clash
+    from .rules import asks_other_than, canonical_quantity, gloss, parse, price_clash
     from .search import Searcher, SearchResult, Understander, hit_summary, near_miss_summary
     from .understanders import UNDERSTANDERS, get_understander
     from .understanding import ModelUnderstander
@@ -162,6 +162,7 @@ __all__ = [
     "answer_tokens",
     "answers_in_line",
     "asks_nothing",
+    "asks_other_than",
     "canonical_key",
     "canonical_quantity",
     "catalog_searcher",
@@ -257,6 +258,7 @@ __getattr__, __dir__ = lazy_face(
         "gloss": ".rules",
         "parse": ".rules",
         "price_clash": ".rules",
+        "asks_other_than": ".rules",
         "SearchResult": ".search",
         "Searcher": ".search",
         "Understander": ".search",

@@ -62,6 +62,7 @@ from .vocabulary import (
 __all__ = [
     "MAX_CONTEXT_TURNS",
     "MAX_REQUEST_CHARS",
+    "asks_other_than",
     "canonical_quantity",
     "gloss",
     "parse",
@@ -501,6 +502,26 @@ _COMPLAINT_RE = re.compile(
     r"|makes|made) me (?:a |an |so )?(?:headaches?|rash(?:es)?|sick|nauseous|migraines?|itch)"
 )
 
+# "another colour than red", "any size but XL", "eine andere Farbe als rot", "une autre couleur
+# que rouge": "other than" the value (a comparative between is a bound: "any cheaper than 50").
+_OTHER_THAN_RE = re.compile(
+    r"(?<![\w-])(?:an ?other|any other|any|other|otr[oa]s?|anderen?|andere[rsm]?|autres?"
+    r"|une autre|un autre) (?!more |less |fewer )(?![\w-]+er )[\w-]+ (?:than|but|als|que(?! no))"
+    r"(?![\w-])"
+)
+
+_OTHER_THAN_SAID_RE = re.compile(
+    r"(?<![\w-])(?:other than|anything but|que no sea|que no sean|sauf|außer|ausser)(?![\w-])"
+)
+
+
+def asks_other_than(text: str) -> bool:
+    """Whether ``text`` asks for another value than one it names ("does it come in another
+    colour than red?", "¿viene en otro color que no sea rojo?"): a search without that value,
+    not a question about the one on screen."""
+    said = " ".join(text.casefold().split())
+    return bool(_OTHER_THAN_SAID_RE.search(_OTHER_THAN_RE.sub("other than", said)))
+
 
 def _normalise(request: str) -> str:
     request = _json_request(request[: MAX_REQUEST_CHARS * 2])
@@ -509,6 +530,7 @@ def _normalise(request: str) -> str:
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2013", "-")
     text = _FILLER_RE.sub(" ", text).lower()
     text = _COMPLAINT_RE.sub(lambda m: f"not {m['what']}", text)
+    text = _OTHER_THAN_RE.sub("other than", text)
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
     text = _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
     text = gloss(text)

@@ -723,3 +723,23 @@ def test_what_is_said_back_leaves_out_words_a_value_says_and_units_already_read(
         text="w gigs adjustible commute damn",
     )  # fmt: skip
     assert _said_back(query, ["damn"]).text == "commute"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "does it come in another colour than red?",
+        "any other color than red?",
+        "in anything but red",
+    ],
+)
+async def test_another_value_than_the_one_shown_is_a_search_without_it(
+    shop_searcher: Searcher, question: str
+) -> None:
+    conversation = _conversation()
+    _, red = await _say(conversation, shop_searcher, "a red cotton t-shirt")
+    assert red.cards and all(c.options["color"] == "red" for c in red.cards)
+    _, other = await _say(conversation, shop_searcher, question)
+    exact = [c for c in other.cards if not c.breaks]
+    assert exact and all(c.id == "tee" and c.options["color"] != "red" for c in exact)
+    assert all(c.options["material"] == "cotton" for c in exact)  # the rest is kept

@@ -44,6 +44,7 @@ from ...retrieval import (
     Words,
     analyzer,
     asks_nothing,
+    asks_other_than,
     gloss,
     is_common,
     matching_variants,
@@ -364,6 +365,9 @@ class DiscoverySpecialist:
     async def handle(self, turn: TurnContext) -> Reply:
         if CATALOG_QUESTION.search(turn.text):
             return Reply(self.overview.describe(), self.domain)
+        if turn.conversation.results and asks_other_than(turn.text):
+            # "does it come in another colour than red?": the search on screen without red.
+            return await self._search(turn)
         asked = find_option_question(turn.text)
         if asked is not None and turn.conversation.results and await self._offer(turn, asked):
             return await self._options(turn, asked)
