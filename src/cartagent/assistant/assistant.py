@@ -18,27 +18,18 @@ from typing import TYPE_CHECKING
 
 from ..errors import ModelError
 from ..redaction import redact
-from .cart import find_quantity_change
 from .catalog_overview import CatalogOverview
-from .confirmation import answers_confirmation
 from .conversation import Conversation, StoredMessage
 from .conversation_store import ConversationStore
 from .domains import Domain
-from .exchange import EXCHANGE
 from .language import DEFAULT, detect, messages
-from .option_pick import find_option_pick
 from .product_facts import STORE_MATTERS
-from .product_talk import names_a_kind, names_constraints
-from .references import find_reference
+from .reading import TurnReading
 from .reply import STAGES, Reply
 from .router import RouteContext, Router
 from .safety import screen
-from .shown_questions import question_about_shown
-from .small_talk import small_talk
 from .specialist import Specialist, TurnContext, check_specialists
-from .specialists.back_office.invoice_request import SEND_IT
-from .specialists.back_office.sales import ORDER_COUNT, TOP_SELLERS
-from .variant_change import find_variant_change
+from .state_route import state_route
 
 if TYPE_CHECKING:
     from ..llm import Model
@@ -49,9 +40,6 @@ __all__ = ["Assistant"]
 
 log = logging.getLogger("cartagent.assistant")
 
-_CART_EDIT = re.compile(r"^\s*(?:please\s+)?(?:remove|delete|take out|drop)\b", re.IGNORECASE)
-"""With something in the cart, "remove the mug" (and "make it 2", "change it to size 10")
-edits the cart whatever the router says."""
 _CART_WORDS = re.compile(
     r"\b(?:cart|basket|check\s?out|pay|paypal|buy|purchase|add|remove|empty|order)\b",
     re.IGNORECASE,
@@ -82,11 +70,11 @@ def _last_language(conversation: Conversation) -> str:
     return DEFAULT
 
 
-def _refines(text: str, on_screen: SearchQuery, searcher: Searcher) -> bool:
-    """Whether ``text``, read as a follow-up of the search on screen, changes what it asks
+def _refines(reading: TurnReading, on_screen: SearchQuery) -> bool:
+    """Whether the turn, read as a follow-up of the search on screen, changes what it asks
     for (an option value, a price, stock, an exclusion), not only its words."""
     try:
-        refined = searcher.understand_turn(text, shown=on_screen)
+        refined = reading.search(shown=on_screen)
     except ModelError:
         return False
     if refined.category != on_screen.category:
@@ -133,35 +121,22 @@ class Assistant:
         self.specialists = check_specialists(specialists)
         self._product_of = None if searcher is None else searcher.product
 
-    async def _route(self, text: str, conversation: Conversation, *, merchant: bool) -> Domain:
-        waiting = conversation.pending
-        if waiting is not None and waiting.domain is not None and answers_confirmation(text):
-            return waiting.domain
-        if small_talk(text) is not None:
-            return Domain.OUT_OF_SCOPE  # which answers a greeting, thanks or goodbye as such
-        if conversation.cart and (
-            _CART_EDIT.search(text)
-            or find_quantity_change(text, conversation) is not None
-            or find_variant_change(text, conversation, self._product_of) is not None
-        ):
-            return Domain.CART_CHECKOUT
-        if conversation.results and find_option_pick(text, conversation) is not None:
-            return Domain.CART_CHECKOUT  # "add size 8", "add the purple one"
-        if merchant and (TOP_SELLERS.search(text) or ORDER_COUNT.search(text)):
-            return Domain.BACK_OFFICE  # "top 3 products": the store's sales, not a search
-        if merchant and SEND_IT.search(text):
-            return Domain.BACK_OFFICE  # "send it", after a draft invoice
-        if EXCHANGE.search(text) and any(o.capture_id for o in conversation.orders):
-            domain = Domain.RETURNS_REFUNDS
-        else:
-            context = RouteContext(conversation.last_domain, has_results=bool(conversation.results))
+    async def _route(
+        self, reading: TurnReading, conversation: Conversation, *, merchant: bool
+    ) -> Domain:
+        text = reading.text
+        domain = state_route(reading, conversation, merchant=merchant)
+        if domain is None:
+            context = RouteContext(
+                conversation.last_domain, has_results=bool(conversation.results), reading=reading
+            )
             domain = (await self.router.route(text, context)).domain
             declined = domain is Domain.OUT_OF_SCOPE or (
                 bool(conversation.results) and self._unservable(domain, text, conversation)
             )
-            if declined and await self._asks_for_products(text, conversation):
+            if declined and await self._asks_for_products(reading, conversation):
                 domain = Domain.DISCOVERY
-            elif domain is Domain.STORE_QUESTIONS and await self._about_shown(text, conversation):
+            elif domain is Domain.STORE_QUESTIONS and await self._about_shown(reading):
                 domain = Domain.DISCOVERY  # "how long does its battery last?": the product's
         return Domain.BACK_OFFICE if merchant and domain in _THE_STORES else domain
 
@@ -175,15 +150,15 @@ class Assistant:
             return not conversation.orders and not _ORDER_WORDS.search(text)
         return False
 
-    async def _about_shown(self, text: str, conversation: Conversation) -> bool:
-        """Whether ``text`` asks about an option the products on screen have."""
-        shown = conversation.results
-        if not shown or self.searcher is None or STORE_MATTERS.search(text.casefold()):
+    @staticmethod
+    async def _about_shown(reading: TurnReading) -> bool:
+        """Whether the turn asks about an option the products on screen have."""
+        if STORE_MATTERS.search(reading.text.casefold()):
             return False  # "how long does shipping take?" is the store's
-        asked = await asyncio.to_thread(question_about_shown, text, shown, self.searcher)
+        asked = await asyncio.to_thread(lambda: reading.about_shown)
         return asked is not None
 
-    async def _asks_for_products(self, text: str, conversation: Conversation) -> bool:
+    async def _asks_for_products(self, reading: TurnReading, conversation: Conversation) -> bool:
         """Whether a turn the router declined names a kind of product the store has ("labtop
         with i9 procesor", "ich suche einen Wasserkocher"), or says something about products
         after a search ("nothing too hard tho, she's no expert", "soft cover, A4" answering
@@ -191,19 +166,17 @@ class Assistant:
         if self.searcher is None:
             return False
         shown = conversation.results
-        if shown and find_reference(text) is not None:
+        if shown and reading.reference is not None:
             return True  # "Was kostet der zweite?"
-        if await self._about_shown(text, conversation):
+        if await self._about_shown(reading):
             return True  # "Welcher ist billiger?"
         on_screen = conversation.shown_query()
         if conversation.results or on_screen is not None:
-            if await asyncio.to_thread(names_constraints, text, self.searcher):
+            if await asyncio.to_thread(lambda: reading.names_constraints):
                 return True
             # "ok and if i bump it to 32?" after 16GB laptops: read among what is on screen.
-            return on_screen is not None and await asyncio.to_thread(
-                _refines, text, on_screen, self.searcher
-            )
-        return await asyncio.to_thread(names_a_kind, text, self.searcher)
+            return on_screen is not None and await asyncio.to_thread(_refines, reading, on_screen)
+        return await asyncio.to_thread(lambda: reading.names_a_kind)
 
     def _unavailable(self, error: Exception) -> str:
         if isinstance(error, TimeoutError):
@@ -254,6 +227,8 @@ class Assistant:
             timings = dict.fromkeys(STAGES, 0.0)
             timings["respond"] = timings["total"] = _ms(start)
             return Reply(refusal, None, timings=timings)
+        # Read once: the router's reading of the turn is the specialist's.
+        reading = TurnReading(text, conversation, self.searcher, self._product_of)
         context = TurnContext(
             text=text,
             conversation=conversation,
@@ -262,11 +237,12 @@ class Assistant:
             toolkit=self.toolkit,
             merchant=merchant,
             language=language,
+            shared_reading=reading,
         )
         routed = time.perf_counter()
         try:
             async with asyncio.timeout(self.turn_timeout):
-                domain = await self._route(text, conversation, merchant=merchant)
+                domain = await self._route(reading, conversation, merchant=merchant)
                 route_ms = _ms(routed)
                 reply = await self.specialists[domain].handle(context)
         except (TimeoutError, ModelError) as error:

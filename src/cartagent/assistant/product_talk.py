@@ -15,7 +15,7 @@ words into catalog values ("weather" into leather, "write" into white); those do
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -102,13 +102,15 @@ def said_constraints(text: str, query: SearchQuery) -> bool:
     return any(shared_words()(value) & said for value in _values(query))
 
 
-def names_a_kind(text: str, searcher: Searcher) -> bool:
-    """Whether ``text``, read alone, asks for a kind of product the catalog has, named in its
-    own words ("labtop with i9 procesor", "ich suche einen Wasserkocher"): a search however
-    chatty, rude or foreign the rest of it is. An understander whose model fails reads
-    nothing."""
+def names_a_kind(
+    text: str, searcher: Searcher, understand: Callable[[str], SearchQuery] | None = None
+) -> bool:
+    """Whether ``text``, read alone (by ``understand``, default the searcher's understander),
+    asks for a kind of product the catalog has, named in its own words ("labtop with i9
+    procesor", "ich suche einen Wasserkocher"): a search however chatty, rude or foreign the
+    rest of it is. An understander whose model fails reads nothing."""
     try:
-        query = searcher.understand(text)
+        query = (understand or searcher.understand)(text)
     except ModelError:
         return False
     if query.category is None:
@@ -134,13 +136,15 @@ def _names_a_kinds_value(text: str, query: SearchQuery, searcher: Searcher) -> b
     return len(searcher.vocabulary.kinds_offering(query.options)) == 1
 
 
-def names_constraints(text: str, searcher: Searcher) -> bool:
-    """Whether the searcher's understander reads a constraint ``text`` says (see
-    :func:`said_constraints`). The turn is read alone: with the earlier requests as context
-    the query would hold their constraints too. An understander whose model fails reads
-    nothing."""
+def names_constraints(
+    text: str, searcher: Searcher, understand: Callable[[str], SearchQuery] | None = None
+) -> bool:
+    """Whether the searcher's understander (or ``understand``) reads a constraint ``text``
+    says (see :func:`said_constraints`). The turn is read alone: with the earlier requests as
+    context the query would hold their constraints too. An understander whose model fails
+    reads nothing."""
     try:
-        query = searcher.understand(text)
+        query = (understand or searcher.understand)(text)
     except ModelError:
         return False
     return said_constraints(text, query)

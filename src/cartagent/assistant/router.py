@@ -24,18 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..llm import Message, Model
 from ..retrieval import CATEGORY_OF, parse
 from .cart import ADD_LEAD, TO_CART
-from .catalog_overview import CATALOG_QUESTION
-from .comparison import find_comparison
 from .domains import DOMAIN_DESCRIPTIONS, Domain
-from .more_results import wants_more
-from .option_pick import THE_VALUE_ONE
 from .policy_fallback import is_question
-from .product_facts import find_fact_question
-from .product_questions import find_option_question
-from .references import find_reference
-from .shown_superlatives import find_superlative
-from .similar import wants_similar
-from .small_talk import small_talk
+from .reading import TurnReading
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,10 +66,19 @@ class Example:
 
 @dataclass(frozen=True)
 class RouteContext:
-    """What the conversation says about the turn: the last turn's domain, shown results."""
+    """What the conversation says about the turn: the last turn's domain, shown results, and
+    the turn's reading (:class:`~cartagent.assistant.reading.TurnReading`) when the
+    assistant made one, so that what the rules read the specialist need not read again."""
 
     previous: Domain | None = None
     has_results: bool = False
+    reading: TurnReading | None = None
+
+    def read(self, text: str) -> TurnReading:
+        """The reading of ``text``: the one given when it is of these words."""
+        if self.reading is not None and self.reading.text == text:
+            return self.reading
+        return TurnReading(text)
 
 
 @dataclass(frozen=True)
@@ -115,9 +115,6 @@ def load_examples(text: str | None = None) -> list[Example]:
     return examples
 
 
-_THE_VALUE_ONE = re.compile(
-    r"^(?:and\s+|ok\s+|so\s+)?(?:the|that|this)\s+[\w -]{1,30}?\s+ones?\s*[?.!]*$"
-)
 _ANY = re.compile(r"^\s*(?:any|got|have\s+you\s+got)\b", re.IGNORECASE)
 _MORE = re.compile(r"\b(?:more|another|again)\b", re.IGNORECASE)
 _DEALS = re.compile(
@@ -143,65 +140,61 @@ def rule_route(text: str, context: RouteContext) -> Route | None:
     hoodie") unless the last turn was about returns or the cart.
     """
     words = text.split()
-    if small_talk(text) is not None:
+    reading = context.read(text)
+    if reading.small_talk is not None:
         return Route(Domain.OUT_OF_SCOPE, 1.0, "rules")  # answered as such there
     if _DEALS.search(text) and (is_question(text) or _ANY.match(text)):
         # "Any coupons?": the payment policy; "put the mats on sale" is no question.
         return Route(Domain.STORE_QUESTIONS, 1.0, "rules")
-    if CATALOG_QUESTION.search(text) or (
-        "similar" in text.casefold() and wants_similar(text) is not None
-    ):
+    if reading.catalog_question or ("similar" in text.casefold() and reading.similar is not None):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.has_results and (
-        find_reference(text)
-        or find_comparison(text) is not None
-        or wants_more(text)
-        or find_superlative(text) is not None
-        or find_fact_question(text) is not None
-        or find_option_question(text) is not None
-        or _points_by_option(text)
+        reading.reference
+        or reading.comparison is not None
+        or reading.more
+        or reading.superlative is not None
+        or reading.fact is not None
+        or reading.option_question is not None
+        or reading.points_by_value
     ):
         return Route(Domain.DISCOVERY, 1.0, "rules")
-    if _adds_a_new_product(text):
+    if _adds_a_new_product(reading):
         return Route(Domain.DISCOVERY, 1.0, "rules")  # "add a red t-shirt": which one first
     # Not where the last turn may have asked "which item?" ("the hoodie" answers it).
     asking = (Domain.RETURNS_REFUNDS, Domain.CART_CHECKOUT)
-    if context.previous not in asking and _names_products(text):
+    if context.previous not in asking and _names_products(reading):
         return Route(Domain.DISCOVERY, 1.0, "rules")
     if context.previous is not Domain.DISCOVERY or len(words) > _MAX_REFINEMENT_WORDS:
         return None
     if _RELATIVE_CUES.search(text.casefold()):
         return Route(Domain.DISCOVERY, 1.0, "rules")
-    query = parse(text)
+    query = reading.parsed
     refines = query.price is not None or query.options or query.exclude or query.attributes
     if refines and not query.text:
         return Route(Domain.DISCOVERY, 1.0, "rules")
     return None
 
 
-def _points_by_option(text: str) -> bool:
-    """Whether ``text`` points at shown results by an option value ("the over-ear one")."""
-    return THE_VALUE_ONE.match(" ".join(text.casefold().split())) is not None
-
-
-def _adds_a_new_product(text: str) -> bool:
-    """Whether ``text`` asks to add a kind of product ("also add a red t-shirt to my cart"),
+def _adds_a_new_product(reading: TurnReading) -> bool:
+    """Whether the turn asks to add a kind of product ("also add a red t-shirt to my cart"),
     not a result shown ("add the first one") nor more of one ("add another one of those")."""
+    text = reading.text
     lead = ADD_LEAD.match(text)
-    if lead is None or _MORE.search(text) or find_reference(text) is not None:
+    if lead is None or _MORE.search(text) or reading.reference is not None:
         return False
     if "put" in lead.group().casefold() and not TO_CART.search(text):
         return False  # "put the yoga mats on sale" is no shopping
     return parse(TO_CART.sub("", text)).category is not None
 
 
-def _names_products(text: str) -> bool:
-    """Whether ``text`` asks for products and says nothing else: the rule parser finds a
+def _names_products(reading: TurnReading) -> bool:
+    """Whether the turn asks for products and says nothing else: the rule parser finds a
     category and every other word is a constraint or another category ("a red hoodie",
     "t-shirts and hoodies"). The examples' nouns would pull "a hoodie" to "refund the hoodie"."""
+    text = reading.text
     if len(text.split()) > _MAX_REFINEMENT_WORDS or _OWNED.search(text.casefold()):
         return False  # "my shoes" are the shopper's own: a return, an order, the cart
-    query = parse(text)
+    query = reading.parsed
     return query.category is not None and all(w in CATEGORY_OF for w in query.text.split())
 
 

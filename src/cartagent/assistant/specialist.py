@@ -18,6 +18,7 @@ from ..errors import ConfigurationError
 from .conversation import Conversation
 from .domains import Domain
 from .language import DEFAULT, messages
+from .reading import TurnReading
 from .reply import Reply
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ class TurnContext:
     :func:`~cartagent.assistant.consent.approve_granted`. ``merchant`` is true when the
     speaker is the store's merchant (back office), false for a shopper. ``language`` is the
     shopper's (:func:`~cartagent.assistant.language.detect`): replies are written in it.
+    ``shared_reading`` is the turn's reading the router made
+    (:class:`~cartagent.assistant.reading.TurnReading`), which :attr:`reading` reuses.
     """
 
     text: str
@@ -53,6 +56,14 @@ class TurnContext:
     merchant: bool = False
     timings: dict[str, float] = field(default_factory=dict)
     language: str = DEFAULT
+    shared_reading: TurnReading | None = None
+
+    @property
+    def reading(self) -> TurnReading:
+        """The turn's one reading: the router's (``shared_reading``) when it read these words."""
+        if self.shared_reading is None or self.shared_reading.text != self.text:
+            self.shared_reading = TurnReading(self.text, self.conversation, self.searcher)
+        return self.shared_reading
 
     @property
     def messages(self) -> NullTranslations:

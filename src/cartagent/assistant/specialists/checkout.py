@@ -38,7 +38,6 @@ from ..cart import (
     change_quantity,
     describe_cart,
     describe_line,
-    find_quantity_change,
     focused_line,
     lines_named,
 )
@@ -46,7 +45,7 @@ from ..confirmation import read_answer
 from ..consent import Grant, granting
 from ..conversation import OPEN_STATUSES, Conversation, PendingConfirmation, PlacedOrder
 from ..domains import Domain
-from ..option_pick import OptionPick, find_option_pick, unshown
+from ..option_pick import OptionPick, unshown
 from ..placed_orders import seen
 from ..policy_fallback import is_question, policy_answer
 from ..references import (
@@ -61,7 +60,7 @@ from ..references import (
 from ..remote_checkout import PAY_MERCHANT, RemoteCheckout, Shopper
 from ..reply import Reply
 from ..specialist import TurnContext
-from ..variant_change import SWAP, change_variant, confirm_swap, find_variant_change
+from ..variant_change import SWAP, change_variant, confirm_swap
 
 if TYPE_CHECKING:
     from ...catalog import Product
@@ -157,18 +156,19 @@ class CheckoutSpecialist:
             if answer == "no":
                 conversation.pending = None
                 return self._reply("OK, your cart is as it was.")
-        change = find_quantity_change(turn.text, conversation)
+        reading = turn.reading  # the router's, when it read the turn
+        change = reading.quantity_change
         if change is not None:
             return self._reply(change_quantity(conversation, change, self.terms))
-        swap = find_variant_change(turn.text, conversation, product_of)
+        swap = reading.variant_change
         if swap is not None:
             line = None if swap.line is None else conversation.cart[swap.line]
             product = None if line is None or product_of is None else product_of(line.product_id)
             return self._reply(change_variant(conversation, swap, product, self.terms))
-        reference = find_reference(turn.text)
+        reference = reading.reference
         pick = None
         if (reference is None or reference.rank == FOCUS) and not _REMOVE.search(text):
-            pick = find_option_pick(turn.text, conversation)
+            pick = reading.option_pick
         if pick is not None and reference is not None:
             # "Add it in size 10": the version of the product in focus, not the card itself.
             return self._add_version(conversation, pick, product_of)

@@ -44,7 +44,6 @@ from ...retrieval import (
     Words,
     analyzer,
     asks_nothing,
-    asks_other_than,
     gloss,
     is_common,
     matching_variants,
@@ -56,16 +55,14 @@ from ...retrieval import (
 from ...retrieval.common_words import common_words
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, ADDED, TO_CART, add_card
-from ..catalog_overview import CATALOG_QUESTION, CatalogOverview
-from ..comparison import compare_cards, find_comparison
+from ..catalog_overview import CatalogOverview
+from ..comparison import compare_cards
 from ..conversation import Conversation
 from ..domains import Domain
 from ..language import DEFAULT
-from ..more_results import wants_more
 from ..option_pick import find_shown_by_option, has_values, shown_one_named, values_named
-from ..product_facts import FactQuestion, answer_fact, find_fact_question
-from ..product_questions import describe_options, find_option_question, offers_option
-from ..product_talk import names_constraints
+from ..product_facts import FactQuestion, answer_fact
+from ..product_questions import describe_options, offers_option
 from ..references import LAST, Reference, find_reference, focus, pointed_card
 from ..reply import Reply
 from ..shown_questions import (
@@ -73,10 +70,8 @@ from ..shown_questions import (
     answer_shown_question,
     answer_value_question,
     products_shown,
-    question_about_shown,
 )
-from ..shown_superlatives import answer_superlative, find_superlative
-from ..similar import wants_similar
+from ..shown_superlatives import answer_superlative
 from ..specialist import TurnContext
 
 if TYPE_CHECKING:
@@ -363,34 +358,35 @@ class DiscoverySpecialist:
         self._words: Words | None = None
 
     async def handle(self, turn: TurnContext) -> Reply:
-        if CATALOG_QUESTION.search(turn.text):
+        reading = turn.reading  # the router's, when it read the turn: nothing is read twice
+        if reading.catalog_question:
             return Reply(self.overview.describe(), self.domain)
-        if turn.conversation.results and asks_other_than(turn.text):
+        if turn.conversation.results and reading.other_than:
             # "does it come in another colour than red?": the search on screen without red.
             return await self._search(turn)
-        asked = find_option_question(turn.text)
+        asked = reading.option_question
         if asked is not None and turn.conversation.results and await self._offer(turn, asked):
             return await self._options(turn, asked)
-        fact = find_fact_question(turn.text)
+        fact = reading.fact
         if fact is not None and turn.conversation.results:
             return await self._fact(turn, fact)
-        if wants_more(turn.text):
+        if reading.more:
             return await self._more(turn)
-        rest = wants_similar(turn.text)
+        rest = reading.similar
         if rest is not None:
             similar = await self._similar(turn, rest)
             if similar is not None:
                 return similar
             if rest:  # "something similar to a hoodie": a search for a hoodie
                 return await self._search(replace(turn, text=rest))
-        compared = find_comparison(turn.text)
+        compared = reading.comparison
         if compared is not None:
             return self._compare(turn.conversation, compared)
         # A question about a card ("Was kostet der zweite?") before the card itself.
         answered = await self._shown_question(turn)
         if answered is not None:
             return answered
-        reference = find_reference(turn.text)
+        reference = reading.reference
         if reference is not None:
             valued = await self._value_question(turn, reference)
             return valued or self._pick(turn.conversation, reference)
@@ -401,7 +397,7 @@ class DiscoverySpecialist:
                 return Reply(f"#{card.rank}: {card.describe()}.", self.domain, pointed.cards)
             text = f"Which one? {len(pointed.cards)} of those shown are {pointed.described}:"
             return Reply(text, self.domain, pointed.cards)
-        superlative = find_superlative(turn.text)
+        superlative = reading.superlative
         if superlative is not None and turn.conversation.results:
             text, cards = answer_superlative(superlative, turn.conversation.results)
             return Reply(text, self.domain, cards)
@@ -410,10 +406,9 @@ class DiscoverySpecialist:
     async def _shown_question(self, turn: TurnContext) -> Reply | None:
         """The answer to a question about the results on screen in the shopper's own words
         ("which one holds more water?"), or ``None`` when it is not one."""
-        shown, searcher = turn.conversation.results, turn.searcher
-        if not shown or searcher is None:
-            return None
-        question = await asyncio.to_thread(question_about_shown, turn.text, shown, searcher)
+        shown = turn.conversation.results
+        reading = turn.reading
+        question = await asyncio.to_thread(lambda: reading.about_shown)
         if question is None:
             return None
         text, cards = answer_shown_question(question, shown, turn.messages)
@@ -452,7 +447,7 @@ class DiscoverySpecialist:
         showing one product's variants (near misses aside) settles it."""
         conversation = turn.conversation
         shown = conversation.results
-        reference = find_reference(turn.text)
+        reference = turn.reading.reference
         card: ProductCard | str | None
         if reference is not None:
             card = pointed_card(conversation, reference)
@@ -481,7 +476,7 @@ class DiscoverySpecialist:
         searcher = turn.searcher
         if searcher is None:
             return True  # the question is answered as before: it says what it cannot find
-        if await asyncio.to_thread(names_constraints, turn.text, searcher):
+        if await asyncio.to_thread(lambda: turn.reading.names_constraints):
             return False
         shown = turn.conversation.results
         return offers_option(await asyncio.to_thread(products_shown, shown, searcher), asked)
@@ -509,7 +504,7 @@ class DiscoverySpecialist:
         if (
             searcher is None
             or not 1 < len(shown) <= self.max_cards
-            or find_reference(turn.text) is not None
+            or turn.reading.reference is not None
             or focus(conversation) is not None
         ):
             return None
@@ -675,7 +670,7 @@ class DiscoverySpecialist:
         start = time.perf_counter()
         query = await asyncio.to_thread(
             partial(
-                searcher.understand_turn,
+                turn.reading.search,
                 text,
                 context=conversation.search_requests(),
                 shown=conversation.shown_query(),

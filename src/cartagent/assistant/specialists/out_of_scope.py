@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..domains import Domain
 from ..language import msg
 from ..reply import Reply
-from ..small_talk import reply, small_talk
+from ..small_talk import reply
 from ..specialist import TurnContext
 
 __all__ = ["OutOfScopeSpecialist"]
@@ -31,7 +31,7 @@ class OutOfScopeSpecialist:
     prompt: str | None = "out_of_scope.md"
 
     async def handle(self, turn: TurnContext) -> Reply:
-        said = small_talk(turn.text)
+        said = turn.reading.small_talk
         if said is None:
             return Reply(turn.messages.gettext(ANSWER), self.domain)
         items = sum(line.quantity for line in turn.conversation.cart)
