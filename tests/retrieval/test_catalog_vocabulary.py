@@ -692,3 +692,25 @@ def test_a_common_word_of_the_turns_language_is_no_kind_the_store_does_not_sell(
         "Meine Freundin mich mitgeschleppt, ein Dome Tent bitte"
     )
     assert vocabulary.without_unsold_kinds(said, frozenset()) == said
+
+
+def test_an_option_named_beside_one_of_its_values_is_that_value() -> None:
+    keyboard = _product(
+        "kb",
+        "Mechanical Keyboard",
+        {"backlight": "RGB", "size": "full size"},
+        {"backlight": "white", "size": "full size"},
+        {"backlight": "none", "size": "60%"},
+    )
+    vocabulary = CatalogVocabulary([keyboard])
+    # "backlight" alone is any backlight; beside "RGB" (or "white", which the parser reads as
+    # a colour) it is that one.
+    assert vocabulary.ground(parse("a keyboard with backlight")).options == {
+        "backlight": ["RGB", "white"]
+    }
+    assert vocabulary.ground(parse("a keyboard with RGB backlight")).options == {
+        "backlight": ["RGB"]
+    }
+    assert vocabulary.ground(parse("white backlight is fine, a keyboard")).options == {
+        "backlight": ["white"]
+    }

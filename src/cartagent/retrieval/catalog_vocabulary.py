@@ -997,7 +997,9 @@ class CatalogVocabulary:
             return text
         used = [False] * len(raw)
         misspelt: set[str] = set()
-        # Values said by the option's name ("backlight": any backlight) and by a value of it.
+        # Values said by the option's name ("backlight": any backlight) and by a value of it,
+        # here or before ("white" the parser read as a colour).
+        before = {name: list(values) for name, values in options.items()}
         named: dict[str, set[str]] = {}
         valued: dict[str, set[str]] = {}
         category_words = self._words(category) if category else frozenset()
@@ -1030,9 +1032,11 @@ class CatalogVocabulary:
                     break
             if not placed:
                 start += 1
-        for name in named.keys() & valued.keys():  # "RGB backlight" is RGB, not any backlight
-            unsaid = named[name] - valued[name]
-            options[name] = [v for v in options[name] if v not in unsaid]
+        for name in named:  # "RGB backlight" is RGB, not any backlight
+            specific = valued.get(name, set()) | set(before.get(name, ()))
+            if specific:
+                unsaid = named[name] - specific
+                options[name] = [v for v in options[name] if v not in unsaid]
         # The words stay: they still rank (BM25, the embedding), and a word left alone may
         # match nothing ("stove" of "induction stove"). A misspelt one ranks nothing and would
         # be said back beside its correction ("brown sunglasses brwn").
