@@ -378,7 +378,12 @@ def test_a_follow_ups_own_words_replace_exclude_or_let_go_of_what_was_shown() ->
     assert (just.category, just.options) == ("tent", {"sleeps": ["2 people"]})
     # So after no exact match: "2 people anything then", "what has 2 people then", "any 2
     # people one then"; not a turn that names no option ("any cheaper ones then").
-    for only in ("2 people anything then", "what has 2 people then", "any 2 people one then"):
+    for only in (
+        "2 people anything then",
+        "what has 2 people then",
+        "any 2 people one then",
+        "ok whats in stock in 2 people",
+    ):
         refined = grounded.refine(only, shown)
         assert (refined.category, refined.options) == ("tent", {"sleeps": ["2 people"]}), only
     assert grounded.refine("any cheaper ones then", shown).options == shown.options

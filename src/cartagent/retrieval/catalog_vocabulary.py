@@ -322,11 +322,13 @@ class Leftover(NamedTuple):
 
 
 _JUST = re.compile(r"^\W*(?:(?:ok(?:ay)?|fine|alright|then|well)\W+)*just\b", re.IGNORECASE)
-# "red anything then", "what has 8gb ram then", "any 2 litre one in stock then": after no
-# exact match, only what this turn names (when it names an option).
+# "red anything then", "what has 8gb ram then", "any 2 litre one in stock then", "ok whats in
+# stock in 50 feet": after no exact match, only what this turn names (when it names an option).
 _ONLY_THIS = re.compile(
     r"^(?=.*\bthen\b)\W*(?:any\b|what(?:ever)?\s+(?:has|have)\b"
-    r"|which(?:\s+ones?)?\s+(?:has|have)\b|.*\banything\b)",
+    r"|which(?:\s+ones?)?\s+(?:has|have)\b|.*\banything\b)"
+    r"|^\W*(?:(?:ok(?:ay)?|so|well|fine)\W+)?(?:what(?:'?s|\s+is)|whats)\s+(?:there\s+)?"
+    r"(?:in\s+stock|available)\b",
     re.IGNORECASE,
 )
 _MEASURE = re.compile(r"\d+(?:\.\d+)?")
