@@ -102,6 +102,11 @@ def test_what_a_card_is_is_its_own_value_or_each_cards() -> None:
         ("¿la primera está disponible?", ShownQuestion("available", None, 1)),
         ("la dernière est en stock ?", ShownQuestion("available", None, 3)),
         ("which of those are in stock?", None),  # of them all: the search's filter
+        # A pick at one end, said as a request: the size held, as "big" or "small" asks.
+        ("le plus grand flacon possible", ShownQuestion("capacity", "max", None)),
+        ("la plus petite, s'il vous plaît", ShownQuestion("capacity", "min", None)),
+        ("el más barato", ShownQuestion("price", "min", None)),
+        ("le plus grand", ShownQuestion("capacity", "max", None)),
     ],
 )
 def test_questions_in_german_french_and_spanish_are_read_too(

@@ -44,7 +44,10 @@ AVAILABLE = "available"
 _QUESTION = re.compile(
     r"\?|^\s*(?:which|what|whats|how|is|are|does|do|can|cuál|cual|qué|que|cuánto|cuanto|welche[rsnm]?"
     r"|was|wie|wieviel|ist|hat|quel(?:le)?s?|lequel|laquelle|combien|est-ce)\b"
-    r"|\bwhichever\b",  # "i'll take whichever is less money": which one, then take it
+    r"|\bwhichever\b"  # "i'll take whichever is less money": which one, then take it
+    # "le plus grand flacon possible", "el más barato": a pick at one end, asked as a request
+    r"|^\s*(?:le|la|les|el|la|los|las|der|die|das)\s+(?:plus|moins|más|mas|menos|größte"
+    r"|grösste|kleinste|billigste|günstigste|teuerste)\b",
     re.IGNORECASE,
 )
 _MAX = frozenset(
@@ -184,6 +187,11 @@ _IN_STOCK = re.compile(
 )
 # "Are they in stock?" asks of them all (a filter), "is it?" of the one meant.
 _PLURAL = re.compile(r"\b(?:they|them|are|those|these|están|estan|sind|sont|ils|elles)\b")
+# Words of size that name no option: "le plus grand flacon" asks for the largest size held.
+_BIG = frozenset({"big", "large", "grand", "grande", "grands", "grandes", "groß", "große",
+                  "gross", "grosse", "gros"})  # fmt: skip
+_SMALL = frozenset({"small", "little", "petit", "petite", "petits", "petites", "klein", "kleine",
+                    "pequeño", "pequeña", "pequeno", "pequena"})  # fmt: skip
 # "What is it made of?": the option a material is under.
 _MADE = frozenset({"made", "material", "hecho", "hecha", "fait", "faite", "matière"})
 _LETTERS = re.compile(r"[^\W\d_]+")
@@ -278,6 +286,10 @@ def read_shown_question(
             named = whole  # "material", not "deck material"
         if not named and raw & _HOLDS and not _STORE_CARRIES.search(folded):
             named = [n for n in by_option if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
+        if not named and raw & (_BIG | _SMALL) and order is not None:
+            named = [n for n in by_option if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
+            if raw & _SMALL:
+                order = "min"  # "le plus petit": the most small
         if not named and raw & _MADE:
             named = [n for n in by_option if "material" in n.casefold()]
         if len(named) != 1:
