@@ -214,3 +214,32 @@ def test_another_versions_value_is_answered_with_this_ones() -> None:
     # Asked by the option's name, a value that is no yes or no is stated as it is.
     asked = answer_fact(FactQuestion("has", "typed"), grill, card)
     assert asked == "Grill (electric, portable) has type: electric."
+
+
+def test_what_it_does_is_answered_from_the_option_or_value_its_words_name() -> None:
+    hepa_options = {"features": "HEPA filter", "backlight": "none"}
+    pet_options = {"features": "pet hair removal", "backlight": "white"}
+    vacuum = Product(
+        id="v",
+        title="Vacuum Cleaner",
+        variants=(
+            Variant(id="h", options=hepa_options, price=Decimal("9")),
+            Variant(id="p", options=pet_options, price=Decimal("9")),
+        ),
+    )
+    hepa = ProductCard("v", "Vacuum Cleaner", "h", Decimal("9"), "USD", True, 1)
+    pets = ProductCard("v", "Vacuum Cleaner", "p", Decimal("9"), "USD", True, 2)
+    question = find_fact_question("does the first one pick up pet hair?")
+    assert question == FactQuestion("has", "pick up pet hair")
+    assert answer_fact(question, vacuum, hepa) == (
+        "No: Vacuum Cleaner (HEPA filter, none) has features HEPA filter; pet hair removal is "
+        "another version of it."
+    )
+    assert answer_fact(question, vacuum, pets).startswith("Yes: Vacuum Cleaner")
+    # A word of the option's name ("light" of "backlight") asks for that option's value.
+    lights = find_fact_question("does it light up at all?")
+    assert lights == FactQuestion("has", "light up")
+    assert answer_fact(lights, vacuum, pets).endswith("has backlight: white.")
+    # "does it come in navy?" and "does it cost much?" are other questions.
+    assert find_fact_question("does it come in navy?") == FactQuestion("comes_in", "navy")
+    assert find_fact_question("does it cost much?") is None

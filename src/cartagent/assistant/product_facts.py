@@ -59,6 +59,9 @@ _HAS = re.compile(
     rf"^(?:and\s+)?(?:is|are)\s+(?:{_THE_ONE}|these|those)\s+(?P<is>[a-z][\w\s-]{{1,30}}?)\s*\?*\s*$"
     rf"|^(?:and\s+)?(?:does|do)\s+{_THE_ONE}\s+(?:have|come\s+with|include|support)\s+"
     r"(?:a\s+|an\s+|any\s+)?(?P<has>[a-z][\w\s-]{1,30}?)\s*\?*\s*$"
+    # "does the first one light up at all?", "does it pick up pet hair?": what it does.
+    rf"|^(?:and\s+)?(?:does|do)\s+{_THE_ONE}\s+(?P<does>(?!come\b|cost\b|have\b)[a-z][\w\s-]"
+    r"{1,30}?)\s*\?+\s*$"
 )
 # Words after "is it" that are not a feature: a comparison, a judgement, a question about
 # something else ("is it a good gift").
@@ -114,7 +117,7 @@ def find_fact_question(text: str) -> FactQuestion | None:
     found = _HAS.search(said)
     if found is None:
         return None
-    feature = _TRAILING.sub("", (found["is"] or found["has"] or "").strip())
+    feature = _TRAILING.sub("", (found["is"] or found["has"] or found["does"] or "").strip())
     named = _THE_FEATURE.match(feature)
     if named is not None:
         feature = named["feature"]
@@ -199,6 +202,16 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
     for option, value in options.items():
         if any(_is_value(key, v.options.get(option, "")) for v in product.variants):
             return f"No: {named} has {option} {value}; {feature} is another version of it."
+    said_value = _value_said(product, said)
+    if said_value is not None:  # "does it pick up pet hair?" of "features: pet hair removal"
+        option, value = said_value
+        own = options.get(option)
+        if own is None or canonical_key(own) == canonical_key(value):
+            return f"Yes: {named} has {option} {value}."
+        return f"No: {named} has {option} {own}; {value} is another version of it."
+    for name, value in facts:  # "does it light up?" of "backlight: white"
+        if any(w.endswith(s) for w in _stems(name) for s in said if len(s) >= 4):
+            return f"{named} has {name}: {value}."
     words = re.compile(rf"\b{re.escape(feature)}\b", re.IGNORECASE)
     for sentence in re.split(r"(?<=[.!?])\s+", product.description):
         if words.search(sentence):
@@ -209,6 +222,22 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
         f"The catalog does not say that {named} is or has {feature}: "
         "I would not count on it. Ask me what options it comes in to see what it offers."
     )
+
+
+def _value_said(product: Product, said: frozenset[str]) -> tuple[str, str] | None:
+    """The option and value of ``product``'s versions that the words ``said`` name at least
+    half of ("pick up pet hair" names "pet hair removal"), when one does."""
+    found = []
+    for option, values in product.option_values().items():
+        for value in values:
+            stems = _stems(value)
+            if stems and len(stems & said) * 2 >= len(stems):
+                found.append((len(stems & said), option, value))
+    if not found:
+        return None
+    best = max(count for count, _, _ in found)
+    top = [(option, value) for count, option, value in found if count == best]
+    return top[0] if len(top) == 1 else None
 
 
 def _is_value(key: str, value: str) -> bool:
