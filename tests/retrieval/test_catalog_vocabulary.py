@@ -719,3 +719,16 @@ def test_an_option_named_beside_one_of_its_values_is_that_value() -> None:
     assert vocabulary.ground(parse("white backlight is fine, a keyboard")).options == {
         "backlight": ["white"]
     }
+
+
+def test_after_which_kind_more_of_what_is_wanted_adds_to_what_was_said() -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    # No kind on screen ("which kind do you mean?"), in stock asked for.
+    shown = SearchQuery(options={"power": ["USB-C"]}, available_only=True)
+    more = grounded.refine("fine, 600 lumens then", shown)
+    assert more.available_only and more.options == {
+        "power": ["USB-C"],
+        "brightness": ["600 lumens"],
+    }
+    # A kind named is a search for it, with what was said.
+    assert grounded.refine("a camping lantern", shown).category == "lantern"

@@ -1169,7 +1169,9 @@ class GroundedUnderstander:
         if latest.category:
             return shown.category in (None, latest.category)
         if not shown.category:
-            return False
+            # After "which kind do you mean?", more of what is wanted ("4k, ethernet then")
+            # adds to what was said.
+            return bool(latest.options or latest.exclude or latest.price or latest.available_only)
         return self.vocabulary.refines(latest, shown.category)
 
 
