@@ -732,3 +732,40 @@ def test_after_which_kind_more_of_what_is_wanted_adds_to_what_was_said() -> None
     }
     # A kind named is a search for it, with what was said.
     assert grounded.refine("a camping lantern", shown).category == "lantern"
+
+
+def test_a_department_named_alone_is_the_kinds_filed_under_it() -> None:
+    def filed(pid: str, title: str, *path: str) -> Product:
+        return Product(
+            id=pid,
+            title=title,
+            category=path,
+            variants=(Variant(id=f"{pid}-1", price=Decimal(10), options={"color": "red"}),),
+        )
+
+    products = [
+        filed("cm", "Coffee Maker", "Home & Kitchen", "Kitchen Appliances", "Coffee Makers"),
+        filed("ek", "Electric Kettle", "Home & Kitchen", "Kitchen Appliances", "Kettles"),
+        filed("wc", "Wall Clock", "Home & Kitchen", "Home Decor", "Clocks"),
+        filed("th", "Thermostat", "Electronics", "Smart Home", "Thermostats"),
+        filed("pb", "Pet Bed", "Pet Supplies", "Beds", "Pet Beds"),
+    ]
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(products))
+    kitchen = grounded("whatever you've got for the kitchen")
+    assert kitchen.category == "kitchen appliances"
+    assert grounded.vocabulary.products_of(kitchen.category) == {"cm", "ek"}
+    assert grounded("what do you have for pets").category == "pet supplies"
+    # "home" is a word of departments on two paths: no one of them is meant.
+    assert grounded("something for my home").category is None
+
+
+def test_a_question_another_sentence_answers_is_not_what_is_wanted() -> None:
+    maker = _product(
+        "cm", "Coffee Maker", {"type": "espresso", "features": "timer"}, {"type": "drip"}
+    )
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([maker, TENT]))
+    shown = SearchQuery(category="coffee maker", options={"features": ["timer"]})
+    drip = grounded.refine("wait are those espresso ones? i want normal drip coffee", shown)
+    assert drip.options == {"features": ["timer"], "type": ["drip"]}
+    # A question alone is still read ("are those espresso ones?").
+    assert grounded.vocabulary.answered("are those espresso ones?") == "are those espresso ones?"

@@ -105,6 +105,8 @@ _ANY = re.compile(
 )
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 _LETTERS = re.compile(r"[^\W\d_]+")
+# What a thing is for: "for the kitchen", "for pets", "for my office".
+_FOR_PLACE = re.compile(r"\bfor\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?([^\W\d_]+)")
 # A step from the amount on screen: "bigger capacity is fine", "more storage", "a smaller screen".
 _STEP = re.compile(
     r"\b(?:(?P<up>bigger|larger|more|higher|longer|greater)"
@@ -375,6 +377,11 @@ class CatalogVocabulary:
                 for value in values:
                     self._catalog_words |= self._words(value)
         self._single_word = sorted(k for k in self._values if " " not in k)
+        # Each department of the category paths (above the products' own kind), by the path
+        # down to it: ("Home & Kitchen", "Kitchen Appliances").
+        self._departments = {
+            p.category[: depth + 1] for p in products for depth in range(len(p.category) - 1)
+        }
         # "corded" and "wired" say "not cordless", "not wireless": the forms of a "-less"
         # value's stem that are no value themselves.
         self._opposites: dict[str, list[Term]] = defaultdict(list)
@@ -503,6 +510,30 @@ class CatalogVocabulary:
             if found and self.products_of(found) != everything:
                 return found
         return category
+
+    def department_asked(self, request: str) -> str | None:
+        """The department ``request`` asks for by what it is for ("whatever you've got for
+        the kitchen": kitchen appliances; "for pets"), or ``None``."""
+        for match in _FOR_PLACE.finditer(request.casefold()):
+            department = self._department(match.group(1))
+            if department is not None:
+                return department
+        return None
+
+    def _department(self, word: str) -> str | None:
+        """The department ``word`` names, when the departments it is a word of lie on one
+        path ("kitchen": "Kitchen Appliances", within "Home & Kitchen"); the deepest of them.
+        ``None`` for a word of departments on different paths ("home": "Smart Home", "Home
+        Decor") or of none, and for a word that is an option's value or name."""
+        stems = self._words(word)
+        if not stems or stems & self._option_name_words or self._values.get(self.surface(word)):
+            return None
+        paths = sorted(
+            (path for path in self._departments if stems <= self._words(path[-1])), key=len
+        )
+        if not paths or any(path != paths[-1][: len(path)] for path in paths):
+            return None
+        return paths[-1][-1].casefold()
 
     def _close_title_word(self, word: str, *, heads_only: bool) -> str | None:
         """A word of a product's title (its last word only, with ``heads_only``) one or two
@@ -638,6 +669,30 @@ class CatalogVocabulary:
             if sentence.strip():
                 found.append((sentence.strip(), self.ground(parse(sentence))))
         return found
+
+    def answered(self, text: str) -> str:
+        """``text`` without its questions about an option that another of its sentences
+        says what is wanted of ("wait are those espresso ones? i want normal drip coffee":
+        drip, not espresso or drip). ``text`` itself when it has none."""
+        sentences = self._sentences(text)
+        if len(sentences) < 2:
+            return text
+        said = [
+            {canonical_key(name) for name in query.options}
+            for sentence, query in sentences
+            if not sentence.endswith("?")
+        ]
+        stated = set().union(*said) if said else set()
+        kept = [
+            sentence
+            for sentence, query in sentences
+            if not (
+                sentence.endswith("?")
+                and query.options
+                and {canonical_key(name) for name in query.options} <= stated
+            )
+        ]
+        return text if len(kept) == len(sentences) else " ".join(kept)
 
     def asked_kind(self, text: str) -> str:
         """``text`` without its sentences that name another kind of product than the one it
@@ -1110,8 +1165,19 @@ class GroundedUnderstander:
         return self._read(request, context, shown)
 
     def _read(self, request: str, context: Sequence[str], shown: SearchQuery | None) -> SearchQuery:
+        query = self._read_words(request, context, shown)
+        if query.category is None:
+            department = self.vocabulary.department_asked(request)
+            if department is not None:  # "what do you have for pets then"
+                return query.model_copy(update={"category": department})
+        return query
+
+    def _read_words(
+        self, request: str, context: Sequence[str], shown: SearchQuery | None
+    ) -> SearchQuery:
         if not context and shown is None:
             return self.vocabulary.bounded(self.vocabulary.ground(self.inner(request)), request)
+        request = self.vocabulary.answered(request)
         stepped = shown
         if shown is not None:
             stepped, request = self.vocabulary.stepped(shown, request)
