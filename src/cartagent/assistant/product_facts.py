@@ -205,10 +205,10 @@ def _has(product: Product, variant: Variant | None, feature: str) -> str:
     said_value = _value_said(product, said)
     if said_value is not None:  # "does it pick up pet hair?" of "features: pet hair removal"
         option, value = said_value
-        own = options.get(option)
-        if own is None or canonical_key(own) == canonical_key(value):
+        its = options.get(option)
+        if its is None or canonical_key(its) == canonical_key(value):
             return f"Yes: {named} has {option} {value}."
-        return f"No: {named} has {option} {own}; {value} is another version of it."
+        return f"No: {named} has {option} {its}; {value} is another version of it."
     for name, value in facts:  # "does it light up?" of "backlight: white"
         if any(w.endswith(s) for w in _stems(name) for s in said if len(s) >= 4):
             return f"{named} has {name}: {value}."
