@@ -13,6 +13,8 @@ from cartagent.assistant.safety import MAX_INPUT_CHARS, screen
         "a blue t-shirt under 60",
         "cheaper",
         "2",
+        "10",
+        "249.99",
         "XXL",
         "1TB ssd laptop",
         "quiero zapatillas rojas",
@@ -38,6 +40,11 @@ def test_readable_input_is_routed(text: str) -> None:
         ("zzzzzzzz", "could not make sense"),
         ("?!?! ... ***", "could not read"),
         ("\U0001f44d\U0001f44d", "could not read"),
+        ("null", "could not read"),
+        ("undefined", "could not read"),
+        ("[object Object]", "could not read"),
+        ("1234567890", "A number alone, 1234567890, does not tell me"),
+        ("#4760268021", "which order do you mean?"),
     ],
 )
 def test_unusable_input_gets_a_clear_answer(text: str, says: str) -> None:
@@ -48,7 +55,7 @@ def test_unusable_input_gets_a_clear_answer(text: str, says: str) -> None:
 def test_unusable_input_is_answered_with_a_question_in_the_shoppers_language() -> None:
     from cartagent.assistant.language import messages
 
-    for text in ("", "   ", "asdfghjkl qwrtzpxcv", "?!?! ... ***"):
+    for text in ("", "   ", "asdfghjkl qwrtzpxcv", "?!?! ... ***", "1234567890", "null"):
         english = screen(text)
         assert english is not None and "?" in english
         german = screen(text, messages("de"))

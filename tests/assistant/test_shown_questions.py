@@ -29,6 +29,15 @@ FLASK = Product(
     ),
 )
 SHOWN = [card_from_variant(FLASK, variant, rank) for rank, variant in enumerate(FLASK.variants, 1)]
+BOOTS = Product(
+    id="boots",
+    title="Sneakers",
+    variants=(
+        Variant(id="s6", price=Decimal("90"), options={"size": "6", "color": "black"}),
+        Variant(id="s10", price=Decimal("95"), options={"size": "10", "color": "white"}),
+    ),
+)
+BOOT_CARDS = [card_from_variant(BOOTS, BOOTS.variants[0], 1)]
 
 
 def _read(text: str, shown: list[ProductCard] = SHOWN) -> ShownQuestion | None:
@@ -48,6 +57,8 @@ def _read(text: str, shown: list[ProductCard] = SHOWN) -> ShownQuestion | None:
         ("whats the price of the second one", ShownQuestion("price", None, 2)),
         ("what would the first one set me back?", ShownQuestion("price", None, 1)),
         ("i'll take whichever is less money", ShownQuestion("price", "min", None)),
+        ("which one's gonna hurt my wallet less", ShownQuestion("price", "min", None)),
+        ("which is easier on the wallet?", ShownQuestion("price", "min", None)),
         ("wie heißt der hersteller?", None),  # no word the reader knows: not guessed
         ("what's the second one made of?", ShownQuestion("material", None, 2)),
         ("how many ml is the first one?", ShownQuestion("capacity", None, 1)),
@@ -155,6 +166,14 @@ def test_values_that_are_no_amounts_of_one_kind_are_not_ranked() -> None:
     ]
     text, _ = answer_shown_question(ShownQuestion("capacity", "max", None), mixed, messages("en"))
     assert text == "I cannot rank them by capacity: #1 1000ml; #4 2 cups."
+
+
+def test_a_number_beside_its_options_name_is_a_value_said() -> None:
+    # "size 10?" asks for size 10 (a refinement); "what size is it?" asks about the card.
+    assert read_shown_question("size 10?", BOOT_CARDS, [BOOTS]) is None
+    assert read_shown_question("what size is it?", BOOT_CARDS, [BOOTS]) == ShownQuestion(
+        "size", None, 1
+    )
 
 
 def test_a_value_said_makes_it_a_refinement_not_a_question() -> None:

@@ -33,14 +33,17 @@ _STOCK = re.compile(
     rf"\b(?:is|are)\s+{_THE_ONE}\s+(?:still\s+)?(?:in\s+stock|available|sold\s+out|out\s+of\s+stock)"
     rf"|\b(?:do|does)\s+(?:you|the\s+store)\s+(?:still\s+)?have\s+{_THE_ONE}\s+in\s+stock"
     r"|^(?:still\s+)?(?:in\s+stock|available)\s*\?+\s*$|\bcan\s+i\s+(?:still\s+)?buy\s+(?:it|them)\b"
+    # "can i get it now?": whether it can be had, not in what
+    r"|\bcan\s+i\s+(?:still\s+)?(?:get|order|have)\s+(?:it|them|that\s+one|this\s+one)"
+    r"\s+(?:now|today|right\s+now|right\s+away|yet)\s*\?*\s*$"
     # "the ceramic one's sold out, isn't it": said, then asked with a tag.
     rf"|^{_THE_ONE}(?:'s|\s+is|\s+are)\s+(?:still\s+)?(?:in\s+stock|available|sold\s+out"
     r"|out\s+of\s+stock)\b.*(?:\?|\b(?:isn't|is|aren't|are)\s+(?:it|they)\b|\bright\b)"
 )
 _PRICE = re.compile(
-    rf"\bhow\s+much\s+(?:is|are|does|do|for|would)\b(?:\s+{_THE_ONE})?"
+    rf"\b(?:how|hw)\s+much\s+(?:is|are|does|do|for|would)\b(?:\s+{_THE_ONE})?"
     rf"|\bwhat(?:'s|\s+is|\s+does)\s+(?:{_THE_ONE}\s+)?(?:the\s+|its\s+)?(?:price|cost)"
-    rf"|\bwhat\s+does\s+{_THE_ONE}\s+cost\b|^how\s+much\s*\?*\s*$|^(?:the\s+)?price\s*\?+\s*$"
+    rf"|\bwhat\s+does\s+{_THE_ONE}\s+cost\b|^(?:how|hw)\s+much\s*\?*\s*$|^(?:the\s+)?price\s*\?+\s*$"
 )
 _OBJECT = rf"(?:{_THE_ONE}|them|these|those)"
 _COMES_IN = re.compile(

@@ -25,6 +25,8 @@ _LATIN = re.compile(r"[a-z]+")
 _VOWELS = re.compile(r"[aeiouyäöüéèêáàíóúñ]")
 _CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xz]{5,}")
 _REPEATS = re.compile(r"(.)\1{3,}")
+_PLACEHOLDER = re.compile(r"null|undefined|nan|nil|\[object object\]|\{\s*\}|\[\s*\]", re.I)
+_LONG_NUMBER = re.compile(r"#?\s*(\d{6,})\s*[.?!]*")
 
 
 def _wordlike(token: str) -> bool:
@@ -50,7 +52,15 @@ def screen(text: str, tr: NullTranslations = _ENGLISH) -> str | None:
             "send a shorter one, for example what you are looking for and your budget?"
         ) % {"length": f"{len(text):,}", "limit": f"{MAX_INPUT_CHARS:,}"}
     tokens = _LETTERS.findall(stripped)
+    if _PLACEHOLDER.fullmatch(stripped):  # what a broken client sends: "null", "undefined"
+        return tr.gettext("I could not read that. What are you looking for, in words?")
     if not tokens:
+        number = _LONG_NUMBER.fullmatch(stripped)
+        if number is not None:  # no pick ("2"), no size: an id, or a key pressed too long
+            return tr.gettext(
+                "A number alone, %(number)s, does not tell me what to do. What are you looking "
+                "for, or which order do you mean?"
+            ) % {"number": number.group(1)}
         if any(c.isdigit() for c in stripped) or small_talk(stripped) is not None:
             return None  # "2" may pick the second result; a lone wave says hello
         return tr.gettext("I could not read that. What are you looking for, in words?")

@@ -176,6 +176,11 @@ _HOLDS = frozenset(
     }
 )
 _HOLDING_OPTIONS = ("capacity", "volume", "storage", "size")
+# "Which one's gonna hurt my wallet less?" asks which is cheaper.
+_WALLET = re.compile(
+    r"\b(?:hurts?|easier\s+on|kinder\s+to|lighter\s+on|gentler\s+on)\s+(?:my|the|your|our)\s+"
+    r"(?:wallet|pocket|budget|bank\s+account)"
+)
 # "What would that set me back?" asks the price.
 _SETS_BACK = re.compile(r"\bset (?:me|us|you) back\b")
 # "Do you carry dog food?" asks what the store sells, not what a product holds.
@@ -216,12 +221,14 @@ def _yes_or_no(products: Sequence[Product], option: str) -> bool:
 
 def _names_a_value(products: Sequence[Product], said: frozenset[str], words: Words) -> bool:
     """Whether the words ``said`` hold a whole option value of ``products`` (not a bare
-    number: "4" of "4 cups" is no value said)."""
+    number: "4" of "4 cups" is no value said; "10" beside "size" of ``size: 10`` is)."""
     for product in products:
-        for values in product.option_values().values():
+        for name, values in product.option_values().items():
             for value in values:
                 stems = words(value)
-                if stems and stems <= said and not all(s.isdigit() for s in stems):
+                # A bare number is a value only beside its option's name: "size 10?".
+                bare = all(s.isdigit() for s in stems) and not words(name) <= said
+                if stems and stems <= said and not bare:
                     return True
     return False
 
@@ -268,6 +275,8 @@ def read_shown_question(
     order: Order | None = "max" if raw & _MAX else "min" if raw & _MIN else None
     option: str | None = None
     dear_fr = "cher" in raw or "chère" in raw  # "le moins cher", "le plus cher"
+    if _WALLET.search(folded):
+        return ShownQuestion(PRICE, "max" if raw & {"more", "most"} else "min", rank)
     if raw & (_CHEAP | _DEAR) or raw & _PRICE_WORDS or dear_fr or _SETS_BACK.search(folded):
         if (raw & (_CHEAP | _DEAR) or dear_fr) and STATED_BOUND.search(folded):
             return None  # "cheaper than 210?": a price bound for the search, not a question
