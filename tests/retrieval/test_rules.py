@@ -943,3 +943,12 @@ def test_a_comparative_before_than_is_a_bound_not_another_value() -> None:
     assert not asks_other_than("any cheaper than 50?") and not asks_other_than("red one")
     price = parse("any cheaper than 50?").price
     assert price is not None and price.max == Decimal(50)
+
+
+def test_not_too_much_of_something_is_no_requirement() -> None:
+    # "nothing too hard" wishes for the middle: "hard" is neither required nor ruled out.
+    query = parse("nothing too hard tho, she's no expert")
+    assert "hard" not in query.text.split() and query.exclude[0].value == "expert"
+    assert parse("not too big please, a backpack").text == ""
+    # Price words stay where they were.
+    assert "expensive" in parse("nothing too expensive").text

@@ -523,6 +523,14 @@ def asks_other_than(text: str) -> bool:
     return bool(_OTHER_THAN_SAID_RE.search(_OTHER_THAN_RE.sub("other than", said)))
 
 
+# "nothing too hard", "not too heavy": a wish for the middle, no value to require or rule out
+# (price words stay: "nothing too expensive" sorts by price).
+_NOT_TOO_RE = re.compile(
+    r"(?<![\w-])(?:nothing|not|none)\s+(?:too|very|so|overly|super)\s+"
+    r"(?!expensive\b|pricey\b|pricy\b|costly\b|dear\b|cheap\b)[a-z]+(?![\w-])"
+)
+
+
 def _normalise(request: str) -> str:
     request = _json_request(request[: MAX_REQUEST_CHARS * 2])
     text = unicodedata.normalize("NFKC", request[: MAX_REQUEST_CHARS * 2])[:MAX_REQUEST_CHARS]
@@ -531,6 +539,7 @@ def _normalise(request: str) -> str:
     text = _FILLER_RE.sub(" ", text).lower()
     text = _COMPLAINT_RE.sub(lambda m: f"not {m['what']}", text)
     text = _OTHER_THAN_RE.sub("other than", text)
+    text = _NOT_TOO_RE.sub(" ", text)
     text = _O_FOR_ZERO_RE.sub(lambda m: m.group(0).replace("o", "0"), text)
     text = _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
     text = gloss(text)
