@@ -17,6 +17,7 @@ from cartagent.retrieval.catalog_vocabulary import (
     CatalogVocabulary,
     GroundedUnderstander,
     Leftover,
+    asks_nothing,
 )
 from cartagent.retrieval.filters import Plan, Words, analyzer, matching_variants
 from cartagent.retrieval.lexical import LexicalIndex
@@ -769,3 +770,25 @@ def test_a_question_another_sentence_answers_is_not_what_is_wanted() -> None:
     assert drip.options == {"features": ["timer"], "type": ["drip"]}
     # A question alone is still read ("are those espresso ones?").
     assert grounded.vocabulary.answered("are those espresso ones?") == "are those espresso ones?"
+
+
+def test_the_most_of_an_option_asked_is_its_largest_value() -> None:
+    tablet = _product(
+        "tab",
+        "Tablet",
+        {"screen size": "8-inch", "color": "silver"},
+        {"screen size": "10-inch", "color": "gold"},
+    )
+    grounded = GroundedUnderstander(parse, CatalogVocabulary([tablet, TENT]))
+    for said in ("a tablet, the bigger the screen the better", "tablet with the largest screen"):
+        assert grounded(said).options == {"screen size": ["10-inch"]}, said
+    # In a long message, the clause that asks for it is part of the need.
+    story = (
+        "umm hi so like... i guess i'm looking for, like, a tablet? it's for my grandma, she's "
+        "82 so, you know, the bigger the screen the better i think. she only does video calls."
+    )
+    assert "the bigger the screen the better" in grounded.vocabulary.need(story)
+
+
+def test_an_adverb_in_ally_asks_nothing() -> None:
+    assert asks_nothing("basically") and asks_nothing("Literally") and not asks_nothing("basic")

@@ -31,3 +31,8 @@ def test_an_english_word_is_one_used_often_enough_that_typing_it_is_no_typo() ->
     # Rare words and misspellings are not: they may be a value typed wrong.
     assert not is_english_word("sliver") and not is_english_word("waterprof")
     assert not is_english_word("the")  # four letters or more only
+
+
+def test_a_french_word_with_an_elided_article_is_as_common_as_the_word() -> None:
+    assert is_common("c'est", "fr") and is_common("qu'elle", "fr") and is_common("l\u2019est", "fr")
+    assert not is_common("l'appart", "fr") and not is_common("c'est", "de")

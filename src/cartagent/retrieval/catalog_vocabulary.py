@@ -105,6 +105,11 @@ _ANY = re.compile(
 )
 _RAW_WORD = re.compile(r"[\w][\w.'-]*")
 _LETTERS = re.compile(r"[^\W\d_]+")
+# "biggest screen", "bigger screen better" (of "the bigger the screen the better").
+_MOST = re.compile(
+    r"\b(?:(?:biggest|largest)\s+|(?:bigger|larger)\s+(?:the\s+)?(?=\w+\s+(?:the\s+)?"
+    r"(?:better|best)\b))(\w+)"
+)
 # What a thing is for: "for the kitchen", "for pets", "for my office".
 _FOR_PLACE = re.compile(r"\bfor\s+(?:the\s+|my\s+|our\s+|your\s+|a\s+)?([^\W\d_]+)")
 # A step from the amount on screen: "bigger capacity is fine", "more storage", "a smaller screen".
@@ -233,7 +238,10 @@ def asks_nothing(word: str) -> bool:
     """Whether ``word`` of a request is chat that asks for nothing a product could have
     ("sorry", "then", "bitte", "une"): left out of what is checked and of what is said back."""
     word = word.casefold()
-    return word in STOPWORDS or word in _FILLER or word in _FOREIGN_FUNCTION_WORDS
+    # An adverb in "-ally" ("basically", "literally", "naturally") qualifies the talk, not
+    # the product, though its stem may be a value's ("basic").
+    adverb = len(word) > 6 and word.endswith("ally")
+    return word in STOPWORDS or word in _FILLER or word in _FOREIGN_FUNCTION_WORDS or adverb
 
 
 def says_nothing(word: str) -> bool:
@@ -366,6 +374,7 @@ class CatalogVocabulary:
         self._catalog_words: set[str] = set()
         self._option_name_words: set[str] = set()
         self._option_name_raw: set[str] = set()
+        self._option_names_folded: set[str] = set()  # "screen size", as canonical_key has it
         self._title_words: set[str] = set()
         self._head_words: set[str] = set()  # last words of titles: "tent" of "Dome Tent"
         for product in products:
@@ -412,6 +421,7 @@ class CatalogVocabulary:
         for name, values in offered.items():
             self._option_name_words |= self._words(name)
             self._option_name_raw.update(_RAW_WORD.findall(name.casefold()))
+            self._option_names_folded.add(canonical_key(name))
             for value in values:
                 self._catalog_words |= self._words(value)
             for value in values:
@@ -637,7 +647,7 @@ class CatalogVocabulary:
         itself when none does."""
         kept = []
         for sentence, query in self._sentences(text):
-            if self._asks(query):
+            if self._asks(query, sentence):
                 # Of a sentence that asks, the clauses that do: "after saving up all year and
                 # the keyboard is the last piece" is the keyboard.
                 said = self._asking_clauses(sentence)
@@ -651,7 +661,7 @@ class CatalogVocabulary:
         said, previous = "", False
         for index in range(0, len(parts), 2):
             clause = parts[index]
-            if not clause.strip(" ,;:") or not self._asks(self.ground(parse(clause))):
+            if not clause.strip(" ,;:") or not self._asks(self.ground(parse(clause)), clause):
                 previous = False
                 continue
             if said:
@@ -660,8 +670,11 @@ class CatalogVocabulary:
         return sentence if said in ("", sentence) else said.rstrip(" ,;:")
 
     @staticmethod
-    def _asks(query: SearchQuery) -> bool:
-        return not query.model_copy(update={"text": "", "sort": "relevance"}).is_empty()
+    def _asks(query: SearchQuery, said: str) -> bool:
+        """Whether ``said``, read as ``query``, asks for something: a constraint, or the most
+        of an option ("the bigger the screen the better")."""
+        bare = query.model_copy(update={"text": "", "sort": "relevance"})
+        return not bare.is_empty() or _MOST.search(said.casefold()) is not None
 
     def _sentences(self, text: str) -> list[tuple[str, SearchQuery]]:
         found = []
@@ -1109,27 +1122,37 @@ class CatalogVocabulary:
         option is already asked for, or its values are not all measures."""
         if not among or among == frozenset(self._products):
             return
-        for raw in _RAW_WORD.findall(text.casefold()):
-            for end in ("ness", "ity"):
-                option = f"{raw}{end}"
-                if option not in self._option_name_raw or any(
-                    canonical_key(k) == option for k in options
-                ):
-                    continue
-                values = {
-                    value
-                    for pid in among
-                    for name, offered in self._products[pid].option_values().items()
-                    if canonical_key(name) == option
-                    for value in offered
-                }
-                measured = {v: _MEASURE.match(v) for v in values}
-                if not values or not all(measured.values()):
-                    continue
-                top = max(float(m.group()) for m in measured.values() if m)
-                options[option] = sorted(
-                    v for v, m in measured.items() if m and float(m.group()) == top
-                )
+        folded = text.casefold()
+        asked = [f"{raw}{end}" for raw in _RAW_WORD.findall(folded) for end in ("ness", "ity")]
+        # "the bigger the screen the better", "the largest screen": of the option it names.
+        for match in _MOST.finditer(folded):
+            said = self._words(match.group(1))
+            named = {
+                canonical_key(name)
+                for pid in among
+                for name in self._products[pid].option_values()
+                if said and said <= self._words(name)
+            }
+            asked += sorted(named) if len(named) == 1 else []
+        for option in asked:
+            if option not in self._option_names_folded or any(
+                canonical_key(k) == option for k in options
+            ):
+                continue
+            values = {
+                value
+                for pid in among
+                for name, offered in self._products[pid].option_values().items()
+                if canonical_key(name) == option
+                for value in offered
+            }
+            measured = {v: _MEASURE.match(v) for v in values}
+            if not values or not all(measured.values()):
+                continue
+            top = max(float(m.group()) for m in measured.values() if m)
+            options[option] = sorted(
+                v for v, m in measured.items() if m and float(m.group()) == top
+            )
 
     def _ground_exclusion(self, exclusion: Exclusion, among: frozenset[str]) -> list[Exclusion]:
         key = canonical_key(exclusion.field) if exclusion.field else None

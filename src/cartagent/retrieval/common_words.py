@@ -29,9 +29,21 @@ def common_words(language: str) -> frozenset[str]:
     return frozenset(folder.joinpath(f"{language}.txt").read_text(encoding="utf-8").split())
 
 
+_ELIDED = ("c'", "d'", "j'", "l'", "m'", "n'", "qu'", "s'", "t'")
+
+
 def is_common(word: str, language: str) -> bool:
-    """Whether ``word`` is one of ``language``'s common words."""
-    return word.casefold() in common_words(language)
+    """Whether ``word`` is one of ``language``'s common words; in French, also with an
+    elided article or pronoun before it ("c'est", "qu'elle", "l'idéal" of "idéal")."""
+    folded = word.casefold().replace("\u2019", "'")
+    words = common_words(language)
+    if folded in words:
+        return True
+    if language == "fr":
+        for prefix in _ELIDED:
+            if folded.startswith(prefix) and folded[len(prefix) :] in words:
+                return True
+    return False
 
 
 @cache
