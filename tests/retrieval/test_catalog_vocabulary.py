@@ -792,3 +792,19 @@ def test_the_most_of_an_option_asked_is_its_largest_value() -> None:
 
 def test_an_adverb_in_ally_asks_nothing() -> None:
     assert asks_nothing("basically") and asks_nothing("Literally") and not asks_nothing("basic")
+
+
+def test_a_value_word_of_the_option_asked_for_asks_nothing_more() -> None:
+    umbrella = _product(
+        "umb", "Patio Umbrella", {"material": "sunbrella"}, {"material": "polyester"}
+    )
+    chair = _product("chair", "Office Chair", {"material": "fabric"}, {"material": "mesh"})
+    vocabulary = CatalogVocabulary([umbrella, chair])
+    # "fabric" is only ever a material: beside the material asked for, it is checked by it.
+    asked = SearchQuery(
+        text="sunbrella fabric", category="patio umbrella", options={"material": ["sunbrella"]}
+    )
+    assert vocabulary.leftover(asked).known == []
+    # Without a material asked for, it is a word the umbrellas lack.
+    bare = SearchQuery(text="fabric", category="patio umbrella")
+    assert vocabulary.leftover(bare).known == ["fabric"]

@@ -572,6 +572,7 @@ class CatalogVocabulary:
             for value in values
             for word in _RAW_WORD.findall(value.casefold())
         }
+        constrained_keys = {canonical_key(key) for key in query.options}
         left = Leftover([], [], [], [])
         words = _RAW_WORD.findall(query.text.casefold())
         for first, second in pairwise(words):
@@ -597,6 +598,8 @@ class CatalogVocabulary:
                 continue
             if self.terms(raw, among):
                 continue  # a value: its constraint checks it
+            if self._covered(raw, constrained_keys):
+                continue  # "fabric" of "sunbrella fabric": the material asked names it
             if stems <= self._option_name_words:
                 if not stems <= constrained and raw not in left.unplaced:
                     left.unplaced.append(raw)  # "hepa filter", "the thick kind"
@@ -607,6 +610,13 @@ class CatalogVocabulary:
             if raw not in bucket:
                 bucket.append(raw)
         return left
+
+    def _covered(self, word: str, keys: set[str]) -> bool:
+        """Whether ``word`` is only ever a value of options among ``keys`` (the options a
+        query constrains): said beside the value asked for that option ("sunbrella fabric",
+        of material), it asks nothing more."""
+        names = {canonical_key(term.name) for term in self._values.get(self.surface(word), ())}
+        return bool(names) and names <= keys
 
     def refines(self, query: SearchQuery, category: str) -> bool:
         """Whether ``query`` (with no kind of its own) reads as a refinement of a search for
