@@ -102,3 +102,10 @@ async def test_the_assistant_answers_in_the_shoppers_language_and_keeps_it(
 )
 def test_a_greeting_of_one_language_tells_it_however_short(text: str, language: str) -> None:
     assert detect(text, "en") == language
+
+
+def test_a_greeting_settles_a_mixed_turn_the_model_is_unsure_of() -> None:
+    # The model leans Spanish but is unsure of the mix; the greeting says so too.
+    assert detect("hola, I need un reloj inteligente con pantalla AMOLED", "en") == "es"
+    # A greeting does not outvote a model sure of another language.
+    assert detect("hola! could you show me some wireless headphones please", "en") == "en"

@@ -808,3 +808,15 @@ def test_a_value_word_of_the_option_asked_for_asks_nothing_more() -> None:
     # Without a material asked for, it is a word the umbrellas lack.
     bare = SearchQuery(text="fabric", category="patio umbrella")
     assert vocabulary.leftover(bare).known == ["fabric"]
+
+
+def test_an_options_other_name_beside_its_value_is_placed() -> None:
+    watch = _product("w", "Smart Watch", {"display": "AMOLED"}, {"display": "LCD"})
+    tablet = _product("t", "Tablet", {"screen size": "8-inch"}, {"screen size": "10-inch"})
+    vocabulary = CatalogVocabulary([watch, tablet])
+    # "screen" (of "pantalla AMOLED") is what shoppers call the display asked for.
+    asked = SearchQuery(text="screen", category="smart watch", options={"display": ["AMOLED"]})
+    assert vocabulary.leftover(asked).unplaced == []
+    assert vocabulary.leftover(SearchQuery(text="screen", category="smart watch")).unplaced == [
+        "screen"
+    ]

@@ -71,7 +71,9 @@ def detect(text: str, previous: str = DEFAULT) -> str:
     if len(words) < _MIN_WORDS:
         return previous
     language, confidence = _model().classify(text[:2000])
-    return str(language) if confidence >= _MIN_CONFIDENCE else previous
+    if confidence >= _MIN_CONFIDENCE or greeted == {language}:
+        return str(language)  # "hola, I need un reloj inteligente": unsure, but greeted so
+    return previous
 
 
 def msg(message: str) -> str:

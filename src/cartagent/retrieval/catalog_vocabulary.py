@@ -566,6 +566,14 @@ class CatalogVocabulary:
         constrained = {
             stem for key in (*query.options, *query.attributes) for stem in self._words(key)
         }
+        # "screen" of "pantalla AMOLED" names the display asked for.
+        constrained |= {
+            stem
+            for key in (*query.options, *query.attributes)
+            for word in _RAW_WORD.findall(key.casefold())
+            for synonym in _OPTION_SYNONYMS.get(word, ())
+            for stem in self._words(synonym)
+        }
         placed_words = {
             word
             for values in (*query.options.values(), *query.attributes.values())
