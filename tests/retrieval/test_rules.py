@@ -820,10 +820,11 @@ def test_cheap_in_other_languages_sorts_by_price_and_an_incher_is_inches() -> No
     assert parse("go to checkout").price is None
 
 
-def test_a_trade_or_makers_name_is_glossed_as_the_catalogs_term() -> None:
+def test_a_trade_or_makers_name_or_a_foreign_term_is_glossed_as_the_catalogs() -> None:
     assert "homekit" in gloss("a thermostat that works with siri")
     assert "80%" in gloss("tenkeyless mech keyboard") and "80%" in gloss("a tkl keyboard")
     assert "light skin" in gloss("makeup kit for fair skin")
+    assert gloss("zip intégral ou demi-zip ?") == "full zip ou half zip ?"
     assert "fair" in gloss("a fair price").split()  # only with "skin"
 
 

@@ -506,6 +506,10 @@ GLOSSES: Final[dict[str, tuple[str, ...]]] = {
     "light skin": ("helle haut", "heller haut", "peau claire", "piel clara", "fair skin",
                    "pale skin", "fair skinned", "pale skinned"),
     "dark skin": ("dunkle haut", "dunkler haut", "peau foncée", "piel oscura"),
+    "full zip": ("zip intégral", "fermeture éclair intégrale", "cremallera completa",
+                 "durchgehender reißverschluss", "durchgehendem reißverschluss"),
+    "half zip": ("demi-zip", "demi zip", "media cremallera", "halber reißverschluss",
+                 "halbem reißverschluss"),
     # what people call a thing by its maker's or the trade's name
     "apple homekit": ("siri", "apple home"),
     "80%": ("tenkeyless", "tkl"),

@@ -743,3 +743,14 @@ async def test_another_value_than_the_one_shown_is_a_search_without_it(
     exact = [c for c in other.cards if not c.breaks]
     assert exact and all(c.id == "tee" and c.options["color"] != "red" for c in exact)
     assert all(c.options["material"] == "cotton" for c in exact)  # the rest is kept
+
+
+async def test_with_one_card_shown_x_or_y_asks_which_it_is(shop_searcher: Searcher) -> None:
+    conversation = _conversation()
+    _, one = await _say(conversation, shop_searcher, "a red cotton t-shirt")
+    assert len(one.cards) == 1 and one.cards[0].options["material"] == "cotton"
+    _, which = await _say(conversation, shop_searcher, "cotton or polyester?")
+    assert which.text == "#1, T-Shirt, has material cotton." and len(which.cards) == 1
+    # Not a question: a refinement, as before.
+    _, refined = await _say(conversation, shop_searcher, "cotton or polyester")
+    assert refined.text != which.text

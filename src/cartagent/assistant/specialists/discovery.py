@@ -390,6 +390,9 @@ class DiscoverySpecialist:
         if reference is not None:
             valued = await self._value_question(turn, reference)
             return valued or self._pick(turn.conversation, reference)
+        which = await self._which_value(turn)
+        if which is not None:
+            return which
         pointed = find_shown_by_option(turn.text, turn.conversation)
         if pointed is not None and pointed.cards:  # "the over-ear one"; none shown: a refinement
             if len(pointed.cards) == 1:
@@ -424,6 +427,22 @@ class DiscoverySpecialist:
         if product is None:
             return None
         answer = answer_value_question(turn.text, card, product, turn.messages)
+        return None if answer is None else Reply(answer, self.domain, (card,))
+
+    async def _which_value(self, turn: TurnContext) -> Reply | None:
+        """With one card on screen, "full zip or half zip?" asks which of the two it is: its
+        own value, said outright; ``None`` for any other turn."""
+        shown = turn.conversation.results
+        text = turn.text.strip()
+        if len(shown) != 1 or not text.endswith("?") or not _EITHER.search(text.casefold()):
+            return None
+        if turn.searcher is None:
+            return None
+        card = shown[0]
+        product = await asyncio.to_thread(turn.searcher.product, card.id)
+        if product is None:
+            return None
+        answer = answer_value_question(text, card, product, turn.messages)
         return None if answer is None else Reply(answer, self.domain, (card,))
 
     # ------------------------------------------------------------------ references
