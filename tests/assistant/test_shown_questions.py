@@ -221,3 +221,19 @@ def test_is_it_in_stock_is_asked_of_the_one_match_among_alternatives() -> None:
     # Of them all, or with several matches: the search is filtered instead.
     assert _read("are they in stock?", alternatives) is None
     assert _read("is it in stock?", SHOWN) is None
+
+
+def test_what_holds_more_is_the_option_named_for_holding_not_one_that_contains_its_word() -> None:
+    small = {"screen size": "8-inch", "storage": "8GB"}
+    large = {"screen size": "7-inch", "storage": "32GB"}
+    reader = Product(
+        id="er",
+        title="E-Reader",
+        variants=(
+            Variant(id="r8", price=Decimal("90"), options=small),
+            Variant(id="r32", price=Decimal("95"), options=large),
+        ),
+    )
+    cards = [card_from_variant(reader, v, rank) for rank, v in enumerate(reader.variants, 1)]
+    question = read_shown_question("which one holds more books", cards, [reader])
+    assert question == ShownQuestion("storage", "max", None)

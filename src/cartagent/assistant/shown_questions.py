@@ -14,7 +14,7 @@ shown products have is not one of these (it is a new search, or another speciali
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from gettext import NullTranslations
 from typing import TYPE_CHECKING, Literal
@@ -247,6 +247,17 @@ def _option_words(products: Sequence[Product], words: Words) -> dict[str, frozen
     return {name: frozenset(stems) for name, stems in found.items() if stems}
 
 
+def _holding(options: Iterable[str]) -> list[str]:
+    """The options that say how much a product holds: one named just so ("storage" of an
+    e-reader, not its "screen size"), else those with such a word in their name."""
+    names = list(options)
+    for holding in _HOLDING_OPTIONS:
+        exact = [n for n in names if n.casefold() == holding]
+        if exact:
+            return exact
+    return [n for n in names if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
+
+
 def read_shown_question(
     text: str, shown: Sequence[ProductCard], products: Sequence[Product]
 ) -> ShownQuestion | None:
@@ -294,9 +305,9 @@ def read_shown_question(
         if len(named) > 1 and len(whole) == 1:
             named = whole  # "material", not "deck material"
         if not named and raw & _HOLDS and not _STORE_CARRIES.search(folded):
-            named = [n for n in by_option if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
+            named = _holding(by_option)
         if not named and raw & (_BIG | _SMALL) and order is not None:
-            named = [n for n in by_option if any(h in n.casefold() for h in _HOLDING_OPTIONS)]
+            named = _holding(by_option)
             if raw & _SMALL:
                 order = "min"  # "le plus petit": the most small
         if not named and raw & _MADE:
