@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cartagent.retrieval.common_words import LANGUAGES, common_words, is_common, is_english_word
+from cartagent.retrieval.common_words import LANGUAGES, is_common, is_english_word, language_words
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_each_language_has_a_list_of_thousands_of_casefolded_words(language: str) -> None:
-    words = common_words(language)
+    words = language_words(language)
     assert 2000 < len(words) < 4000
     assert all(word == word.casefold() for word in words)
 

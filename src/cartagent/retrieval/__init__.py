@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         asks_nothing,
         says_nothing,
     )
-    from .common_words import is_common
+    from .common_words import is_common, language_words
     from .dense import DenseIndex
     from .embeddings import (
         DEFAULT_EMBEDDER,
@@ -174,6 +174,7 @@ __all__ = [
     "hit_summary",
     "index_searcher",
     "is_common",
+    "language_words",
     "matching_variants",
     "minilm_model_dir",
     "near_miss_summary",
@@ -208,6 +209,7 @@ __getattr__, __dir__ = lazy_face(
         "GroundedUnderstander": ".catalog_vocabulary",
         "asks_nothing": ".catalog_vocabulary",
         "says_nothing": ".catalog_vocabulary",
+        "language_words": ".common_words",
         "is_common": ".common_words",
         "DenseIndex": ".dense",
         "DEFAULT_EMBEDDER": ".embeddings",

@@ -15,13 +15,13 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["LANGUAGES", "common_words", "is_common", "is_english_word"]
+__all__ = ["LANGUAGES", "is_common", "is_english_word", "language_words"]
 
 LANGUAGES = ("de", "es", "fr")
 
 
 @cache
-def common_words(language: str) -> frozenset[str]:
+def language_words(language: str) -> frozenset[str]:
     """The common words of ``language`` (casefolded); none for a language without a list."""
     if language not in LANGUAGES:
         return frozenset()
@@ -36,7 +36,7 @@ def is_common(word: str, language: str) -> bool:
     """Whether ``word`` is one of ``language``'s common words; in French, also with an
     elided article or pronoun before it ("c'est", "qu'elle", "l'idéal" of "idéal")."""
     folded = word.casefold().replace("\u2019", "'")
-    words = common_words(language)
+    words = language_words(language)
     if folded in words:
         return True
     if language == "fr":

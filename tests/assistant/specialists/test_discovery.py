@@ -606,6 +606,14 @@ async def test_unchecked_words_are_said_once_on_their_turn_and_a_long_list_is_cu
         "(I could not check: worda, wordb, wordc, wordd, worde, wordf, wordg, wordh and 4 more)"
         in long.text
     )
+    # A common word of the shopper's language is chat, not said back as unchecked.
+    french = TurnContext(
+        "un sac à dos pour mon appart, dans ma ville", _conversation(),
+        searcher=grounded_searcher, language="fr",
+    )  # fmt: skip
+    said = (await DiscoverySpecialist().handle(french)).text
+    unchecked = said.split("(")[-1]
+    assert "appart" in unchecked and "dans" not in unchecked and "ville" not in unchecked
 
 
 async def test_constraints_that_fit_several_kinds_ask_which_kind(

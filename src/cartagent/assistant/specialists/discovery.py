@@ -46,13 +46,13 @@ from ...retrieval import (
     asks_nothing,
     gloss,
     is_common,
+    language_words,
     matching_variants,
     price_clash,
     says_nothing,
     shared_words,
     what_it_breaks,
 )
-from ...retrieval.common_words import common_words
 from ..cards import ProductCard, card_from_hit
 from ..cart import ADD_LEAD, ADDED, TO_CART, add_card
 from ..catalog_overview import CatalogOverview
@@ -685,7 +685,7 @@ class DiscoverySpecialist:
             text = searcher.vocabulary.asked_kind(text)  # "... keyboard. looking for a mouse"
         if turn.language != DEFAULT and searcher.vocabulary is not None:
             # "meine Freundin hat mich mitgeschleppt": "hat" is German, not a hat.
-            text = searcher.vocabulary.without_unsold_kinds(text, common_words(turn.language))
+            text = searcher.vocabulary.without_unsold_kinds(text, language_words(turn.language))
         start = time.perf_counter()
         query = await asyncio.to_thread(
             partial(
@@ -753,7 +753,8 @@ class DiscoverySpecialist:
             # listed then, and a long story's words are not all repeated back.
             lowered = turn.text.casefold()
             this_turn = {w.rstrip(".'-") for w in _WORD.findall(f"{lowered} {gloss(lowered)}")}
-            fresh = [w for w in unknown if w in this_turn]
+            # A common word of the shopper's language is their chat, not a requirement.
+            fresh = [w for w in unknown if w in this_turn and not is_common(w, turn.language)]
             if fresh:
                 words = ", ".join(fresh[:MAX_UNCHECKED_SHOWN])
                 if len(fresh) > MAX_UNCHECKED_SHOWN:
