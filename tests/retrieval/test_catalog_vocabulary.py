@@ -201,6 +201,22 @@ def test_a_word_that_tells_a_value_apart_and_a_bare_amount_mean_that_value() -> 
     assert vocabulary.ground(SearchQuery(text="2")).options == {}
 
 
+def test_a_trade_name_of_a_values_word_means_that_value_and_checks_it() -> None:
+    reader = _product(
+        "reader",
+        "E-Reader",
+        {"connectivity": "Wi-Fi", "screen size": "6-inch"},
+        {"connectivity": "Wi-Fi + Cellular", "screen size": "6-inch"},
+    )
+    vocabulary = CatalogVocabulary([reader, TENT])
+    grounded = vocabulary.ground(SearchQuery(category="e-reader", text="with 4g"))
+    assert grounded.options == {"connectivity": ["Wi-Fi + Cellular"]}
+    assert vocabulary.held("4g", grounded) and not vocabulary.held("4g", SearchQuery())
+    assert "4g" not in vocabulary.leftover(grounded).unknown
+    # A number nothing took stays unchecked.
+    assert "5000" in vocabulary.leftover(SearchQuery(category="e-reader", text="5000")).unknown
+
+
 def test_a_follow_up_the_inner_reads_as_new_refines_the_search_before_it() -> None:
     def forgetful(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
         return parse(request)  # reads every turn as a new search

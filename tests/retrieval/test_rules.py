@@ -826,6 +826,14 @@ def test_a_trade_or_makers_name_or_a_foreign_term_is_glossed_as_the_catalogs() -
     assert "light skin" in gloss("makeup kit for fair skin")
     assert gloss("zip intégral ou demi-zip ?") == "full zip ou half zip ?"
     assert "fair" in gloss("a fair price").split()  # only with "skin"
+    assert gloss("what cam should i get") == "what camera should i get"
+    assert gloss("webcam") == "webcam" and gloss("camera") == "camera"
+
+
+def test_a_use_is_glossed_as_what_it_needs_of_the_product() -> None:
+    assert "waterproof" in gloss("to film fish while snorkeling").split()
+    assert "quiet" in gloss("i'm a light sleeper").split()
+    assert "insulated bottle" in gloss("something to keep my tea hot on the train")
 
 
 def test_english_words_are_never_glossed() -> None:

@@ -126,6 +126,10 @@ _OPTION_SYNONYMS = {
     "band": ("strap",),
     "bracelet": ("band", "strap"),
 }
+# What shoppers call a word of a value by the trade's names for it ("4G" of "Wi-Fi + Cellular").
+_VALUE_SYNONYMS = {
+    "cellular": ("4g", "5g", "lte"),
+}
 # A value saying the product lacks the option's property ("water resistance: no").
 _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
 # Word endings that make a property out of a noun: "water resistance", "waterproof".
@@ -432,6 +436,12 @@ class CatalogVocabulary:
                     self._values[self.surface(form)].append(Term(product.id, name, (value,)))
             for value, word in _telling_words(values):  # "stainless" for "stainless steel"
                 self._values[self.surface(word)].append(Term(product.id, name, (value,), True))
+            for value in values:
+                for word in _RAW_WORD.findall(value.casefold()):
+                    for synonym in _VALUE_SYNONYMS.get(word, ()):
+                        self._values[self.surface(synonym)].append(
+                            Term(product.id, name, (value,), True)
+                        )
             for value in values:  # "750" for "750ml", when it is said bare
                 amount = _AMOUNT.match(value)
                 if amount:
@@ -598,7 +608,7 @@ class CatalogVocabulary:
                 continue  # a word of a value a constraint holds ("people" of "2 people")
             if any(c.isdigit() for c in raw):
                 placed = (v.casefold() for vs in query.options.values() for v in vs)
-                if not any(raw in value for value in placed):
+                if not any(raw in value for value in placed) and not self.held(raw, query):
                     left.unknown.append(raw)  # a number no constraint took ("16 gigs", "10")
                 continue
             stems = self._words(raw)
@@ -618,6 +628,12 @@ class CatalogVocabulary:
             if raw not in bucket:
                 bucket.append(raw)
         return left
+
+    def held(self, word: str, query: SearchQuery) -> bool:
+        """Whether ``word`` means a value ``query``'s options hold ("4g": Wi-Fi + Cellular)."""
+        placed = {v.casefold() for vs in query.options.values() for v in vs}
+        meant = {v.casefold() for t in self._values.get(self.surface(word), ()) for v in t.values}
+        return bool(meant & placed)
 
     def _covered(self, word: str, keys: set[str]) -> bool:
         """Whether ``word`` is only ever a value of options among ``keys`` (the options a

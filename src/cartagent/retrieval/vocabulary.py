@@ -439,12 +439,15 @@ GLOSSES: Final[dict[str, tuple[str, ...]]] = {
     # features
     "waterproof": ("wasserdicht", "wasserdichte", "wasserdichten", "wasserdichter",
                    "wasserfest", "wasserfeste", "étanche", "étanches", "impermeable",
-                   "impermeables", "sumergible", "sumergibles"),
+                   "impermeables", "sumergible", "sumergibles",
+                   # what a use says of the thing it needs: it goes under water
+                   "snorkeling", "snorkelling", "snorkel", "scuba", "underwater",
+                   "sous l'eau", "bajo el agua", "unter wasser", "unterwasser"),
     "polarized": ("polarisiert", "polarisierte", "polarisierten", "polarisé", "polarisée",
                   "polarisés", "polarisées", "polarizado", "polarizada", "polarizados",
                   "polarizadas"),
     "quiet": ("leise", "leisen", "leiser", "silencieux", "silencieuse", "silencieuses",
-              "silencioso", "silenciosa", "silenciosos", "silenciosas"),
+              "silencioso", "silenciosa", "silenciosos", "silenciosas", "light sleeper"),
     "rotisserie": ("rôtissoire", "drehspieß", "drehspiess", "asador giratorio", "rostizador"),
     "timer": ("minuterie", "zeitschaltuhr", "temporizador", "programmateur"),
     "built-in grinder": ("mahlwerk", "broyeur intégré", "moulin intégré", "molinillo"),
@@ -513,6 +516,10 @@ GLOSSES: Final[dict[str, tuple[str, ...]]] = {
     # what people call a thing by its maker's or the trade's name
     "apple homekit": ("siri", "apple home"),
     "80%": ("tenkeyless", "tkl"),
+    "camera": ("cam",),
+    "insulated bottle": ("thermos", "vacuum flask", "keep my tea hot", "keep my coffee hot",
+                         "keep my tea warm", "keep my coffee warm", "keep my drink cold",
+                         "keep my drinks cold", "keep my water cold"),
     "laptop compartment": ("laptopfach", "notebookfach", "compartiment ordinateur",
                            "compartimento para portátil"),
     # option names, as questions about the results ask for them ("Welche Farbe hat der?")

@@ -389,6 +389,19 @@ async def _exact(searcher: Searcher, request: str) -> list[ProductCard]:
     return [card for card in shown.cards if not card.breaks]
 
 
+async def test_a_trade_name_of_a_value_is_checked_and_said_back_as_the_catalogs_value(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    turn = TurnContext(
+        "Je cherche une liseuse avec la 4G", _conversation(), tau_grounded_searcher,
+        language="fr",
+    )  # fmt: skip
+    reply = await DiscoverySpecialist().handle(turn)
+    # This store's one e-reader is Wi-Fi only: checked against the value, not left unread.
+    assert reply.cards[0].breaks == ("connectivity is Wi-Fi, not Wi-Fi + Cellular",)
+    assert "Wi-Fi + Cellular" in reply.text and "4g" not in reply.text.casefold()
+
+
 async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
     tau_grounded_searcher: Searcher,
 ) -> None:

@@ -76,7 +76,7 @@ from ..specialist import TurnContext
 
 if TYPE_CHECKING:
     from ...catalog import Product
-    from ...retrieval import Hit, Searcher
+    from ...retrieval import CatalogVocabulary, Hit, Searcher
 
 __all__ = ["DiscoverySpecialist"]
 
@@ -102,9 +102,12 @@ _NOT_PARTS = frozenset(
 )
 
 
-def _said_back(query: SearchQuery, unknown: Sequence[str]) -> SearchQuery:
+def _said_back(
+    query: SearchQuery, unknown: Sequence[str], vocabulary: CatalogVocabulary | None = None
+) -> SearchQuery:
     """``query`` as said back to the shopper: without the words nothing checked, nor those a
-    value it holds already says ("adjustible" beside "adjustable")."""
+    value it holds already says ("adjustible" beside "adjustable", "4g" beside "Wi-Fi +
+    Cellular")."""
     stems = shared_words()
     held = [v for table in (query.options, query.attributes) for vs in table.values() for v in vs]
     values = stems(" ".join(held))
@@ -114,6 +117,7 @@ def _said_back(query: SearchQuery, unknown: Sequence[str]) -> SearchQuery:
         if w.casefold() not in unknown
         and not says_nothing(w)
         and not (stems(w) and stems(w) <= values)
+        and not (vocabulary is not None and vocabulary.held(w, query))
     ]
     return query.model_copy(update={"text": " ".join(kept)})
 
@@ -746,7 +750,7 @@ class DiscoverySpecialist:
             said=turn.text,
         )
         turn.timings["retrieve"] = _ms(start)
-        described = _said_back(query, unknown)
+        described = _said_back(query, unknown, searcher.vocabulary)
         wanted = describe(described, tr)
         if unknown:
             # Said once, on the turn that says them: words carried from earlier turns were
