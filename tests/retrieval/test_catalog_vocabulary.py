@@ -120,6 +120,23 @@ def test_an_exclusion_is_placed_on_the_option_holding_the_value(
     assert vocabulary.ground(query).exclude == [Exclusion(field="lens coating", value="anti-fog")]
 
 
+def test_ruling_out_a_colour_rules_out_its_shades() -> None:
+    bag = _product(
+        "bag", "Backpack", {"color": "navy"}, {"color": "light blue"}, {"color": "black"}
+    )
+    vocabulary = CatalogVocabulary([bag, TENT])
+    named = vocabulary.ground(
+        SearchQuery(category="backpack", exclude=[Exclusion(field="color", value="blue")])
+    )
+    assert {e.value for e in named.exclude} == {"blue", "navy", "light blue"}
+    # The colour itself unsold: its shades are ruled out all the same.
+    navy = CatalogVocabulary([_product("bag", "Backpack", {"color": "navy"}, {"color": "red"})])
+    blue = Exclusion(field="color", value="blue")
+    bare = navy.ground(SearchQuery(category="backpack", exclude=[blue]))
+    assert bare.exclude == [blue, Exclusion(field="color", value="navy")]
+    assert parse("ein Rucksack, nichts Blaues").exclude == [Exclusion(field="color", value="blue")]
+
+
 def test_what_cannot_be_placed_is_left_as_it_was(vocabulary: CatalogVocabulary) -> None:
     query = SearchQuery(category="tent", attributes={"features": ["bug net"]}, text="for festivals")
     assert vocabulary.ground(query) == query

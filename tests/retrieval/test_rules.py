@@ -440,6 +440,9 @@ def test_common_words_are_not_typo_corrected() -> None:
     assert parse("sorry, brain fart. a laptop").options == {}
     assert parse("the budget is blown, a keyboard").options == {}
     assert parse("a sliver laptop").options == {"color": ["silver"]}  # "sliver" is rare
+    # Nor is a rarer one into another language's form ("blauer": blue in German).
+    assert "blazer" in parse("two button blazer").text and parse("blazer").options == {}
+    assert parse("einen Rucksack, nichts Blaues").exclude[0].value == "blue"
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
 from .rules import canonical_quantity, gloss, parse
 from .search import Understander
-from .vocabulary import ATTRIBUTE_WORDS, SIZE_WORDS, STOPWORDS
+from .vocabulary import ATTRIBUTE_WORDS, COLOR_OF, COLORS, SHADES, SIZE_WORDS, STOPWORDS
 
 __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 
@@ -1190,13 +1190,28 @@ class CatalogVocabulary:
 
     def _ground_exclusion(self, exclusion: Exclusion, among: frozenset[str]) -> list[Exclusion]:
         key = canonical_key(exclusion.field) if exclusion.field else None
+        shaded = [  # "nothing blue" rules out navy too
+            term
+            for shade in SHADES.get(COLOR_OF.get(exclusion.value.casefold(), ""), ())
+            for form in COLORS.get(shade, (shade,))
+            for term in self.terms(form, among)
+            if not term.partial
+        ]
         if key is not None and self._has_name(key, among):
-            return [exclusion]
-        found = self.terms(exclusion.value, among)
-        if not found:
-            return [exclusion]
-        name, values = self._choose(found, key)
-        return [Exclusion(field=name, value=v) for v in values]
+            grounded = [exclusion]
+            name = next((t.name for t in shaded if canonical_key(t.name) == key), None)
+        else:
+            found = self.terms(exclusion.value, among)
+            if found:
+                name, values = self._choose(found, key)
+                grounded = [Exclusion(field=name, value=v) for v in values]
+            else:  # blue itself unsold, navy sold
+                grounded = [exclusion]
+                name = shaded[0].name if shaded else None
+        shades = [v for term in shaded if term.name == name for v in term.values]
+        held = {e.value for e in grounded}
+        extra = [Exclusion(field=name, value=v) for v in dict.fromkeys(shades) if v not in held]
+        return grounded + extra
 
 
 class GroundedUnderstander:

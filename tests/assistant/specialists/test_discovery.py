@@ -11,7 +11,7 @@ import pytest
 
 from cartagent.assistant import Conversation, ProductCard, Reply, StoredMessage, TurnContext
 from cartagent.assistant.specialists import DiscoverySpecialist
-from cartagent.assistant.specialists.discovery import both_at_once, describe
+from cartagent.assistant.specialists.discovery import both_at_once, describe, ruled_out_too
 from cartagent.catalog import Product, Variant
 from cartagent.retrieval.lexical import LexicalIndex
 from cartagent.retrieval.query import Exclusion, SearchQuery
@@ -696,6 +696,31 @@ async def test_a_contradiction_is_asked_about_not_searched(tau_grounded_searcher
     exact = [c for c in answer.cards if not c.breaks]
     assert exact and all(c.title == "Notebook" for c in exact)
     assert all(c.options["cover type"] == "soft cover" for c in exact)
+
+
+def test_a_value_asked_for_and_ruled_out_is_found_with_the_word_that_ruled_it_out() -> None:
+    navy = SearchQuery(
+        options={"color": ["navy"]},
+        exclude=[Exclusion(field="color", value="blue"), Exclusion(field="color", value="navy")],
+    )
+    assert ruled_out_too(navy) == ("navy", "blue")
+    other = SearchQuery(
+        options={"color": ["navy"]}, exclude=[Exclusion(field="size", value="navy")]
+    )
+    assert ruled_out_too(other) is None
+
+
+async def test_a_value_asked_for_and_ruled_out_says_both_cannot_hold(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    _, reply = await _say(_conversation(), tau_grounded_searcher, "a red shirt that isn't red")
+    assert reply.text.startswith("Red and not red cannot both hold. No exact match")
+    german = TurnContext(
+        "Ein Rucksack in Navy, aber nichts Blaues", _conversation(), tau_grounded_searcher,
+        language="de",
+    )  # fmt: skip
+    said = (await DiscoverySpecialist().handle(german)).text
+    assert said.startswith("Navy und nicht blue geht nicht zugleich.")
 
 
 @pytest.mark.parametrize(

@@ -44,6 +44,7 @@ from ...retrieval import (
     Words,
     analyzer,
     asks_nothing,
+    canonical_key,
     gloss,
     is_common,
     language_words,
@@ -318,6 +319,20 @@ def both_at_once(query: SearchQuery, text: str) -> tuple[str, str, str] | None:
         for (start, first), (end, second) in pairwise(said_at):
             if _BUT.search(said, start, end):
                 return option, first, second
+    return None
+
+
+def ruled_out_too(query: SearchQuery) -> tuple[str, str] | None:
+    """A value ``query`` asks for that one of its exclusions rules out, with the value that
+    exclusion was said as: ("navy", "blue") for "a navy backpack, but nothing blue"; ``None``
+    when none is."""
+    for option, values in query.options.items():
+        key = canonical_key(option)
+        excluded = [e.value for e in query.exclude if e.field and canonical_key(e.field) == key]
+        folded = {v.casefold() for v in excluded}
+        for value in values:
+            if value.casefold() in folded:
+                return value, excluded[0]
     return None
 
 
@@ -803,6 +818,11 @@ class DiscoverySpecialist:
             search = _search_record(request, query)
         matches = sum(1 for card in cards if not card.breaks)
         heading = _heading(matches, len(shown) - matches, wanted, tr)
+        both = ruled_out_too(query) if not matches else None
+        if both is not None:
+            cannot = tr.gettext("%(wanted)s and not %(excluded)s cannot both hold.")
+            said = cannot % {"wanted": both[0], "excluded": both[1]}
+            heading = f"{said[:1].upper()}{said[1:]} {heading}"
         if not matches and any(card.breaks == (_WHICH_KIND,) for card in cards):
             heading = tr.gettext(
                 "Which kind of product do you mean? Several kinds have %(wanted)s, for example:"
