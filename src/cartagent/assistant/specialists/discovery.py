@@ -821,8 +821,8 @@ class DiscoverySpecialist:
         both = ruled_out_too(query) if not matches else None
         if both is not None:
             cannot = tr.gettext("%(wanted)s and not %(excluded)s cannot both hold.")
-            said = cannot % {"wanted": both[0], "excluded": both[1]}
-            heading = f"{said[:1].upper()}{said[1:]} {heading}"
+            impossible = cannot % {"wanted": both[0], "excluded": both[1]}
+            heading = f"{impossible[:1].upper()}{impossible[1:]} {heading}"
         if not matches and any(card.breaks == (_WHICH_KIND,) for card in cards):
             heading = tr.gettext(
                 "Which kind of product do you mean? Several kinds have %(wanted)s, for example:"
