@@ -836,7 +836,7 @@ def test_a_trade_or_makers_name_or_a_foreign_term_is_glossed_as_the_catalogs() -
 def test_a_use_is_glossed_as_what_it_needs_of_the_product() -> None:
     assert "waterproof" in gloss("to film fish while snorkeling").split()
     assert "quiet" in gloss("i'm a light sleeper").split()
-    assert "insulated bottle" in gloss("something to keep my tea hot on the train")
+    assert "insulated stainless steel bottle" in gloss("to keep my tea hot on the train")
 
 
 def test_english_words_are_never_glossed() -> None:

@@ -597,9 +597,11 @@ GLOSSES: Final[dict[str, tuple[str, ...]]] = {
     "apple homekit": ("siri", "apple home"),
     "80%": ("tenkeyless", "tkl"),
     "camera": ("cam",),
-    "insulated bottle": ("thermos", "vacuum flask", "keep my tea hot", "keep my coffee hot",
-                         "keep my tea warm", "keep my coffee warm", "keep my drink cold",
-                         "keep my drinks cold", "keep my water cold"),
+    # "keep my tea hot": a vacuum flask, which is steel
+    "insulated stainless steel bottle": ("thermos", "vacuum flask", "keep my tea hot",
+                                         "keep my coffee hot", "keep my tea warm",
+                                         "keep my coffee warm", "keep my drink cold",
+                                         "keep my drinks cold", "keep my water cold"),
     "laptop compartment": ("laptopfach", "notebookfach", "compartiment ordinateur",
                            "compartimento para portátil"),
     # option names, as questions about the results ask for them ("Welche Farbe hat der?")
