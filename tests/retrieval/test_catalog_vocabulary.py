@@ -249,6 +249,14 @@ def test_a_follow_up_the_inner_reads_as_new_refines_the_search_before_it() -> No
     assert grounded("ski goggles", context=earlier).category == "goggles"
 
 
+def test_a_value_replaced_by_a_follow_up_takes_its_words_from_the_search() -> None:
+    grounded = GroundedUnderstander(parse, CatalogVocabulary(CATALOG))
+    shown = SearchQuery(category="lantern", text="bright solar", options={"power": ["solar"]})
+    refined = grounded.refine("usb-c instead", shown)
+    assert refined.options == {"power": ["USB-C"]}
+    assert "solar" not in refined.text.split() and "bright" in refined.text.split()
+
+
 def test_only_the_head_of_a_title_names_a_kind_in_free_text() -> None:
     bottle = _product("bottle", "Water Bottle", {"capacity": "750ml"})
     kettle = _product("kettle", "Tea Kettle", {"capacity": "1 liter"})

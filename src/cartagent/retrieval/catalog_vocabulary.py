@@ -1337,7 +1337,21 @@ def _refined(previous: SearchQuery, latest: SearchQuery) -> SearchQuery:
     exclude = [e for e in previous.exclude if e.value.casefold() not in wanted]
     exclude += [e for e in latest.exclude if e not in exclude]
     said = [w for w in latest.text.split() if w.casefold() not in _FILLER]
-    text = " ".join(dict.fromkeys([*previous.text.split(), *said]))
+    # The words of a value replaced go with it ("light" of "light skin", now "medium skin").
+    replaced = {
+        word
+        for old, new in (
+            (previous.options, latest.options),
+            (previous.attributes, latest.attributes),
+        )
+        for key, values in old.items()
+        if key in new
+        for value in values
+        if value not in new[key]
+        for word in value.casefold().split()
+    }
+    before = [w for w in previous.text.split() if w.casefold() not in replaced]
+    text = " ".join(dict.fromkeys([*before, *said]))
     return previous.model_copy(
         update={
             "text": text if latest.category in (None, previous.category) else " ".join(said),
