@@ -47,6 +47,24 @@ def test_a_hallucinated_brand_and_size_are_removed_and_recorded() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("brand", "request_", "kept"),
+    [
+        ("Hallo", "Hallo, ich suche einen Wasserkocher", False),  # a greeting
+        ("Dann", "Dann halt einen beutellosen Staubsauger", False),
+        ("Shop.example.com", "https://shop.example.com/products/backpack", False),
+        ("Apple", "Hello, an Apple watch", True),  # an ordinary word the rules know as a maker
+        ("Zorblax", "a Zorblax kettle", True),  # a name no word list has
+    ],
+)
+def test_a_brand_made_of_ordinary_words_or_an_address_is_no_makers_name(
+    brand: str, request_: str, kept: bool
+) -> None:
+    grounded, removed = ground(SearchQuery(brand=brand), request_)
+    assert (grounded.brand == brand) is kept
+    assert bool(removed) is not kept
+
+
 def test_text_may_paraphrase_and_a_category_be_one_of_its_known_forms() -> None:
     query = SearchQuery(category="sneakers", text="comfortable everyday")
     assert ground(query, "tennis shoes I can wear all day") == (query, [])

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from .common_words import LANGUAGES, is_common, is_english_word
 from .query import SearchQuery
 from .rules import canonical_quantity, parse
 from .vocabulary import CATEGORIES
@@ -254,6 +255,21 @@ def _number_supported(
     return not ev.suspicious and number in ev.numbers
 
 
+_ADDRESS_RE = re.compile(r"/|\w\.[a-z]{2,}\b")
+
+
+def _makers_name(brand: str) -> bool:
+    """Whether ``brand`` could be a maker's name the rule parser does not know: not a web
+    address, and not made only of ordinary words of the languages cartagent reads."""
+    folded = brand.casefold()
+    if _ADDRESS_RE.search(folded):
+        return False
+    words = _TOKEN_RE.findall(folded)
+    return not all(
+        is_english_word(w) or any(is_common(w, language) for language in LANGUAGES) for w in words
+    )
+
+
 def ground(
     query: SearchQuery, request: str, context: Sequence[str] = ()
 ) -> tuple[SearchQuery, list[str]]:
@@ -276,6 +292,10 @@ def ground(
         update["category"] = rules
     if query.brand is not None and not _supported(query.brand, ev):
         removed.append(f"removed brand {query.brand!r}: {why}")
+        update["brand"] = None
+    elif query.brand is not None and ev.parsed.brand is None and not _makers_name(query.brand):
+        # A greeting or a web address a model took for a maker ("Hallo, ich suche ...").
+        removed.append(f"removed brand {query.brand!r}: an ordinary word, not a maker's name")
         update["brand"] = None
     for name in ("attributes", "options"):
         table: dict[str, list[str]] = getattr(query, name)
