@@ -408,6 +408,7 @@ def test_ratings(request_: str, rating: float) -> None:
         "ones you actually have on the shelf",
         "anything you can send today?",
         "mochilas disponibles",
+        "which are in stok",
     ],
 )
 def test_availability(request_: str) -> None:
@@ -837,6 +838,11 @@ def test_a_use_is_glossed_as_what_it_needs_of_the_product() -> None:
     assert "waterproof" in gloss("to film fish while snorkeling").split()
     assert "quiet" in gloss("i'm a light sleeper").split()
     assert "insulated stainless steel bottle" in gloss("to keep my tea hot on the train")
+
+
+def test_an_e_reader_by_any_of_its_names() -> None:
+    for said in ("one of those electronic readers", "an ebook reader", "e-book reader", "kindle"):
+        assert parse(said).category == "e-reader"
 
 
 def test_english_words_are_never_glossed() -> None:

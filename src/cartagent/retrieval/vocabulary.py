@@ -387,7 +387,9 @@ CATEGORIES: Final[dict[str, tuple[str, ...]]] = {
     "phone case": ("phone case", "phone cases", "iphone case", "iphone cases"),
     "smartphone": ("smartphone", "smartphones", "phone", "phones", "cell phone", "mobile phone",
                    "teléfono", "téléphone"),
-    "e-reader": ("e-reader", "e-readers", "ereader", "kindle"),
+    "e-reader": ("e-reader", "e-readers", "ereader", "ereaders", "kindle", "ebook reader",
+                 "ebook readers", "e-book reader", "e-book readers", "electronic reader",
+                 "electronic readers", "e-ink reader"),
     "headphones": ("headphones", "headphone", "headset", "auriculares", "casque"),
     "wireless earbuds": ("wireless earbuds", "earbuds", "earbud", "earphones"),
     "bluetooth speaker": ("bluetooth speaker", "bluetooth speakers", "speaker", "speakers",
@@ -760,7 +762,8 @@ SORT_CUES: Final[dict[str, tuple[str, ...]]] = {
 }  # fmt: skip
 
 AVAILABILITY_CUES: Final[tuple[str, ...]] = (
-    "in stock", "in-stock", "available now", "available today", "ready to ship",
+    "in stock", "in-stock", "instock", "in stok", "in stck", "available now", "available today",
+    "ready to ship",
     "ships today", "ship today", "can ship now", "currently available", "en stock",
     "auf lager", "disponible", "ship now", "ships now", "buy right now", "buy now",
     "available right now", "on hand", "not sold out", "aren't sold out", "arent sold out",
