@@ -78,6 +78,11 @@ def test_a_value_is_taken_only_when_the_leftover_words_say_it(
     assert (merged.category, merged.text) == ((category, "") if kept else (None, leftover))
 
 
+def test_a_place_a_model_took_for_a_kind_stays_a_word_of_the_text() -> None:
+    merged = fill_gaps(SearchQuery(text="air bedroom"), SearchQuery(category="bedroom"))
+    assert (merged.category, merged.text) == (None, "air bedroom")
+
+
 def test_each_leftover_word_backs_one_value() -> None:
     model = SearchQuery(category="yoga mat", attributes={"material": ["matt"]})
     merged = fill_gaps(SearchQuery(text="yoga matt"), model)

@@ -10,7 +10,8 @@ takes from the model only what fills a gap, and only what the leftover words say
   typo away from it ("sneakrs" ~ "sneakers"), each leftover word backing one value at most: a
   small model also invents categories for vague requests ("something to boil water for tea" ->
   "tea bag") and files leftover words under wrong names, and a constraint that is not in the
-  words is a filter the shopper never asked for;
+  words is a filter the shopper never asked for; a category must also be a kind the word lists
+  know (not "bedroom");
 * a price bound, minimum rating, sort or stock flag the parser did not set is taken as the model
   gives it (grounding has already checked bounds and ratings against the request).
 
@@ -27,6 +28,7 @@ from collections.abc import Iterable
 
 from .grounding import same_word, word_tokens
 from .query import Exclusion, PriceRange, SearchQuery
+from .vocabulary import CATEGORY_OF
 
 __all__ = ["fill_gaps", "patch"]
 
@@ -73,6 +75,13 @@ class _Leftover:
         return " ".join(w for i, w in enumerate(self.words) if i not in placed)
 
 
+def _a_kind(category: str | None) -> str | None:
+    """``category`` when it is a kind of product the word lists know; a place or a use a model
+    took for one ("bedroom" of "the air in my bedroom") is no kind, and its word stays in the
+    text (where a catalog's own vocabulary still finds a kind it sells)."""
+    return category if category is not None and category.casefold() in CATEGORY_OF else None
+
+
 def _said(value: str | None, leftover: _Leftover) -> str | None:
     return value if value is not None and leftover.take(value) else None
 
@@ -116,7 +125,7 @@ def _price(parser: PriceRange | None, model: PriceRange | None) -> PriceRange | 
 def fill_gaps(parser: SearchQuery, model: SearchQuery) -> SearchQuery:
     """``parser``'s reading, with the gaps the leftover words fill taken from ``model``'s."""
     leftover = _Leftover(parser.text)
-    category = parser.category or _said(model.category, leftover)
+    category = parser.category or _said(_a_kind(model.category), leftover)
     brand = parser.brand or _said(model.brand, leftover)
     options = _table(parser.options, model.options, leftover)
     attributes = _table(parser.attributes, model.attributes, leftover)
