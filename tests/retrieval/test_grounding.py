@@ -52,6 +52,7 @@ def test_a_hallucinated_brand_and_size_are_removed_and_recorded() -> None:
     [
         ("Hallo", "Hallo, ich suche einen Wasserkocher", False),  # a greeting
         ("Dann", "Dann halt einen beutellosen Staubsauger", False),
+        ("Servus", "Servus! Suche ein Rennrad", False),
         ("Shop.example.com", "https://shop.example.com/products/backpack", False),
         ("Apple", "Hello, an Apple watch", True),  # an ordinary word the rules know as a maker
         ("Zorblax", "a Zorblax kettle", True),  # a name no word list has

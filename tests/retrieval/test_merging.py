@@ -83,6 +83,14 @@ def test_a_place_a_model_took_for_a_kind_stays_a_word_of_the_text() -> None:
     assert (merged.category, merged.text) == (None, "air bedroom")
 
 
+def test_a_gender_must_be_one_the_word_lists_know() -> None:
+    model = SearchQuery(attributes={"gender": ["husband"], "material": ["synthetic"]})
+    merged = fill_gaps(SearchQuery(text="husband synthetic"), model)
+    assert (merged.attributes, merged.text) == ({"material": ["synthetic"]}, "husband")
+    women = fill_gaps(SearchQuery(text="ladies"), SearchQuery(attributes={"gender": ["ladies"]}))
+    assert women.attributes == {"gender": ["ladies"]}
+
+
 def test_each_leftover_word_backs_one_value() -> None:
     model = SearchQuery(category="yoga mat", attributes={"material": ["matt"]})
     merged = fill_gaps(SearchQuery(text="yoga matt"), model)

@@ -256,6 +256,8 @@ def _number_supported(
 
 
 _ADDRESS_RE = re.compile(r"/|\w\.[a-z]{2,}\b")
+# Greetings rarer than the common-word lists reach, which a model takes for a maker's name.
+_GREETINGS = frozenset({"servus", "moin", "grüezi", "gruezi", "salut", "coucou", "buenas", "ciao"})
 
 
 def _makers_name(brand: str) -> bool:
@@ -266,7 +268,10 @@ def _makers_name(brand: str) -> bool:
         return False
     words = _TOKEN_RE.findall(folded)
     return not all(
-        is_english_word(w) or any(is_common(w, language) for language in LANGUAGES) for w in words
+        w in _GREETINGS
+        or is_english_word(w)
+        or any(is_common(w, language) for language in LANGUAGES)
+        for w in words
     )
 
 

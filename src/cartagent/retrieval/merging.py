@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 from .grounding import same_word, word_tokens
 from .query import Exclusion, PriceRange, SearchQuery
-from .vocabulary import CATEGORY_OF
+from .vocabulary import CATEGORY_OF, GENDER_OF
 
 __all__ = ["fill_gaps", "patch"]
 
@@ -82,6 +82,14 @@ def _a_kind(category: str | None) -> str | None:
     return category if category is not None and category.casefold() in CATEGORY_OF else None
 
 
+def _closed_classes(attributes: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``attributes`` without the values of a closed class the word lists hold all of: a gender
+    is one of theirs ("husband" is who the shopper buys for, not a gender of boots)."""
+    genders = [v for v in attributes.get("gender", ()) if v.casefold() in GENDER_OF]
+    kept = {k: v for k, v in attributes.items() if k != "gender"}
+    return {**kept, "gender": genders} if genders else kept
+
+
 def _said(value: str | None, leftover: _Leftover) -> str | None:
     return value if value is not None and leftover.take(value) else None
 
@@ -128,7 +136,7 @@ def fill_gaps(parser: SearchQuery, model: SearchQuery) -> SearchQuery:
     category = parser.category or _said(_a_kind(model.category), leftover)
     brand = parser.brand or _said(model.brand, leftover)
     options = _table(parser.options, model.options, leftover)
-    attributes = _table(parser.attributes, model.attributes, leftover)
+    attributes = _table(parser.attributes, _closed_classes(model.attributes), leftover)
     exclude = _exclusions(parser.exclude, model.exclude, leftover)
     return SearchQuery(
         text=leftover.text(),
