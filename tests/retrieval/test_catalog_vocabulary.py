@@ -163,6 +163,30 @@ def test_the_grounded_understander_keeps_a_follow_ups_own_value() -> None:
     assert grounded("solar").options == {"power": ["solar"]}
 
 
+def test_values_no_product_of_the_kind_has_are_misfits() -> None:
+    vocabulary = CatalogVocabulary(CATALOG)
+    assert vocabulary.misfits(SearchQuery(category="lantern", options={"power": ["solar"]})) == 0
+    lost = SearchQuery(category="lantern", options={"power": ["solar"], "size": ["5'1"]})
+    assert vocabulary.misfits(lost) == 1
+    both = SearchQuery(
+        category="lantern",
+        options={"power": ["solar"]},
+        exclude=[Exclusion(field="power", value="solar")],
+    )
+    assert vocabulary.misfits(both) == 1
+
+
+def test_the_check_reading_is_kept_where_the_models_asks_for_values_the_kind_lacks() -> None:
+    def filing(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        return SearchQuery(category="lantern", options={"power": [request]})  # all of it
+
+    grounded = GroundedUnderstander(filing, CatalogVocabulary(CATALOG), check=parse)
+    assert grounded("lantern, solar").options == {"power": ["solar"]}  # the rules'
+    assert grounded("solar").options == {"power": ["solar"]}  # the model's fits
+    unchecked = GroundedUnderstander(filing, CatalogVocabulary(CATALOG))
+    assert unchecked("lantern, solar").options != {"power": ["solar"]}
+
+
 def test_a_search_through_the_vocabulary_finds_only_exact_matches() -> None:
     searcher = Searcher(
         LexicalIndex.build(CATALOG),

@@ -109,8 +109,13 @@ def catalog_searcher(
         raise ConfigurationError(
             f"unknown search mode {mode!r}; choose one of {', '.join(SEARCH_MODES)}"
         )
+    from .rules import parse
+
     vocabulary = CatalogVocabulary(products)
-    understand = GroundedUnderstander(understand, vocabulary)
+    # Beside a model, the rule parser reads each request too: the reading that asks for fewer
+    # values the catalog lacks is kept.
+    check = None if understand is parse else parse
+    understand = GroundedUnderstander(understand, vocabulary, check=check)
     if mode == "lexical":
         return Searcher(LexicalIndex.build(products), understand=understand, vocabulary=vocabulary)
     if embedder is None:

@@ -629,6 +629,32 @@ class CatalogVocabulary:
                 bucket.append(raw)
         return left
 
+    def misfits(self, query: SearchQuery) -> int:
+        """How many of ``query``'s option and attribute values no product of its kind has,
+        and how many it both asks for and rules out."""
+        among = self.products_of(query.category)
+        asked = {
+            (canonical_key(key), value.casefold())
+            for table in (query.options, query.attributes)
+            for key, values in table.items()
+            for value in values
+        }
+        count = sum(
+            1
+            for e in query.exclude
+            if e.field and (canonical_key(e.field), e.value.casefold()) in asked
+        )
+        for key, values in query.options.items():
+            count += not self._offered(key, values, among)
+        for key, values in query.attributes.items():
+            wanted = {v.casefold() for v in values}
+            count += not any(
+                canonical_key(name) == canonical_key(key) and wanted & {v.casefold() for v in held}
+                for pid in among
+                for name, held in self._products[pid].attributes.items()
+            ) and not self._offered(key, values, among)
+        return count
+
     def held(self, word: str, query: SearchQuery) -> bool:
         """Whether ``word`` means a value ``query``'s options hold ("4g": Wi-Fi + Cellular)."""
         placed = {v.casefold() for vs in query.options.values() for v in vs}
@@ -1217,9 +1243,20 @@ class CatalogVocabulary:
 class GroundedUnderstander:
     """An understander whose every answer is grounded in a catalog's vocabulary."""
 
-    def __init__(self, understand: Understander, vocabulary: CatalogVocabulary) -> None:
+    def __init__(
+        self,
+        understand: Understander,
+        vocabulary: CatalogVocabulary,
+        *,
+        check: Understander | None = None,
+    ) -> None:
+        """``check``, when given (the rule parser, beside a model), reads each request too:
+        where the inner reading asks for values the catalog's products of that kind do not
+        have ("rating: rated ipx7 last 8 hrs") and ``check``'s asks for fewer, ``check``'s
+        reading is taken."""
         self.inner = understand
         self.vocabulary = vocabulary
+        self.check = check
 
     def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
         """``request`` as a query; with ``context`` (the earlier requests) a follow-up of them."""
@@ -1236,6 +1273,20 @@ class GroundedUnderstander:
         request for something else is read as :meth:`__call__` reads it."""
         return self._read(request, context, shown)
 
+    def _understand(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        answer = self.inner(request, context=context)
+        if self.check is None:
+            return answer
+        misfits = self.vocabulary.misfits(self.vocabulary.ground(answer))
+        if not misfits:
+            return answer
+        checked = self.check(request, context=context)
+        return (
+            checked
+            if self.vocabulary.misfits(self.vocabulary.ground(checked)) < misfits
+            else answer
+        )
+
     def _read(self, request: str, context: Sequence[str], shown: SearchQuery | None) -> SearchQuery:
         query = self._read_words(request, context, shown)
         if query.category is None:
@@ -1248,12 +1299,14 @@ class GroundedUnderstander:
         self, request: str, context: Sequence[str], shown: SearchQuery | None
     ) -> SearchQuery:
         if not context and shown is None:
-            return self.vocabulary.bounded(self.vocabulary.ground(self.inner(request)), request)
+            return self.vocabulary.bounded(
+                self.vocabulary.ground(self._understand(request)), request
+            )
         request = self.vocabulary.answered(request)
         stepped = shown
         if shown is not None:
             stepped, request = self.vocabulary.stepped(shown, request)
-        alone = self.inner(request)
+        alone = self._understand(request)
         latest = self.vocabulary.bounded(self.vocabulary.ground(alone), request)
         said = self.vocabulary.dropping(latest, request)  # "battery" of "forget the battery"
         if (
@@ -1285,12 +1338,12 @@ class GroundedUnderstander:
                 shown = shown.model_copy(update={"options": {}, "attributes": {}, "text": ""})
             return self.vocabulary.dropping(_refined(shown, reading), request)
         # Only here are the earlier requests read again (a model answers the turn once above).
-        merged = self.vocabulary.ground(self.inner(request, context=context))
+        merged = self.vocabulary.ground(self._understand(request, context=context))
         merged = self.vocabulary.dropping(self.vocabulary.bounded(merged, request), request)
         if not context:
             return merged
         if not merged.category and not latest.category:
-            previous = self.vocabulary.ground(self.inner(context[-1], context=context[:-1]))
+            previous = self.vocabulary.ground(self._understand(context[-1], context=context[:-1]))
             if previous.category and self.vocabulary.refines(latest, previous.category):
                 return _refined(previous, latest)
         if not latest.options:
