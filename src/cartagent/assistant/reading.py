@@ -9,7 +9,9 @@ for. Routing needs most of these, and the specialist the turn goes to needs them
 :class:`TurnReading` reads each part when first asked for and keeps it, so the router's
 reading is the specialist's and nothing is read twice. The search itself is read by the
 searcher's understander (the rule parser, or a tuned model behind it): a model plugs in there,
-under :meth:`TurnReading.search`, and every consumer gets its reading.
+under :meth:`TurnReading.search`, and every consumer gets its reading. :meth:`TurnReading.
+constraints` lines that search up with the turn's words: each constraint's span and whether
+the turn said it, said it in another language or by a use, or carried it from an earlier turn.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..retrieval import asks_other_than, parse
 from .cart import QuantityChange, find_quantity_change
 from .catalog_overview import CATALOG_QUESTION
 from .comparison import find_comparison
+from .constraints import Constraint, constraints_of
 from .more_results import wants_more
 from .option_pick import THE_VALUE_ONE, OptionPick, find_option_pick
 from .product_facts import FactQuestion, find_fact_question
@@ -62,6 +65,7 @@ class TurnReading:
         self.product_of = product_of or (searcher.product if searcher is not None else None)
         self._searches: dict[tuple[str, tuple[str, ...], str | None], SearchQuery] = {}
         self._alone: dict[str, SearchQuery] = {}
+        self._constraints: dict[str, tuple[Constraint, ...]] = {}
 
     # ------------------------------------------------------------ from the words alone
 
@@ -196,3 +200,12 @@ class TurnReading:
                 request, context=context, shown=shown
             )
         return self._searches[key]
+
+    def constraints(self, query: SearchQuery) -> tuple[Constraint, ...]:
+        """Each constraint of ``query`` (the search this turn runs) with the span of the turn
+        that says it and how it was read: said, glossed, or carried from an earlier turn."""
+        key = query.model_dump_json()
+        if key not in self._constraints:
+            vocabulary = self.searcher.vocabulary if self.searcher is not None else None
+            self._constraints[key] = constraints_of(query, self.text, vocabulary)
+        return self._constraints[key]

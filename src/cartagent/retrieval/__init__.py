@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .catalog_vocabulary import (
         CatalogVocabulary,
         GroundedUnderstander,
+        Term,
         asks_nothing,
         says_nothing,
     )
@@ -72,7 +73,14 @@ if TYPE_CHECKING:
     )
     from .query import Exclusion, PriceRange, SearchQuery, Sort, search_query_json_schema
     from .query_line import parse_query_line
-    from .rules import asks_other_than, canonical_quantity, gloss, parse, price_clash
+    from .rules import (
+        asks_other_than,
+        canonical_quantity,
+        gloss,
+        glossed_spans,
+        parse,
+        price_clash,
+    )
     from .search import Searcher, SearchResult, Understander, hit_summary, near_miss_summary
     from .understanders import UNDERSTANDERS, get_understander
     from .understanding import ModelUnderstander
@@ -153,6 +161,7 @@ __all__ = [
     "Searcher",
     "SemanticCache",
     "Sort",
+    "Term",
     "TextVectors",
     "Understander",
     "UnrepairableOutput",
@@ -170,6 +179,7 @@ __all__ = [
     "get_embedder",
     "get_understander",
     "gloss",
+    "glossed_spans",
     "gold_answer",
     "hit_summary",
     "index_searcher",
@@ -207,6 +217,7 @@ __getattr__, __dir__ = lazy_face(
         "index_searcher": ".catalog_search",
         "CatalogVocabulary": ".catalog_vocabulary",
         "GroundedUnderstander": ".catalog_vocabulary",
+        "Term": ".catalog_vocabulary",
         "asks_nothing": ".catalog_vocabulary",
         "says_nothing": ".catalog_vocabulary",
         "language_words": ".common_words",
@@ -258,6 +269,7 @@ __getattr__, __dir__ = lazy_face(
         "repair": ".output_repair",
         "canonical_quantity": ".rules",
         "gloss": ".rules",
+        "glossed_spans": ".rules",
         "parse": ".rules",
         "price_clash": ".rules",
         "asks_other_than": ".rules",

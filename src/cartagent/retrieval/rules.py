@@ -553,6 +553,26 @@ def gloss(text: str) -> str:
     return _GLOSS_RE.sub(lambda m: GLOSS_OF[m.group(0)], text)
 
 
+def glossed_spans(text: str) -> list[tuple[int, int, str]]:
+    """Where ``text`` says something :func:`gloss` reads as the catalog's English: (start,
+    end, the English) for each such phrase ("wasserdicht", "snorkeling" -> "waterproof"), and
+    each name of a kind, colour or material ("electronic readers" -> "e-reader", "schwarz" ->
+    "black")."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter whose lower case is longer: no offsets to give
+        return []
+    return [
+        (m.start(), m.end(), table[m.group(0)])
+        for pattern, table in (
+            (_GLOSS_RE, GLOSS_OF),
+            (_CATEGORY_RE, CATEGORY_OF),
+            (_COLOR_RE, COLOR_OF),
+            (_MATERIAL_RE, MATERIAL_OF),
+        )
+        for m in pattern.finditer(lowered)
+    ]
+
+
 def _edits1(word: str) -> Iterator[str]:
     for i in range(len(word) + 1):
         left, right = word[:i], word[i:]

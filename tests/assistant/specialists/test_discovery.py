@@ -402,6 +402,15 @@ async def test_a_trade_name_of_a_value_is_checked_and_said_back_as_the_catalogs_
     assert "Wi-Fi + Cellular" in reply.text and "4g" not in reply.text.casefold()
 
 
+async def test_a_search_reply_says_where_the_turn_says_each_constraint(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    _, reply = await _say(_conversation(), tau_grounded_searcher, "a red shirt, size M")
+    said = {c["field"]: (c["span"], c["how"]) for c in reply.data["constraints"]}
+    assert said["option:color"] == ([2, 5], "said")
+    assert said["category"][1] == "said"
+
+
 async def test_a_word_in_another_language_nothing_checked_leaves_no_exact_match(
     tau_grounded_searcher: Searcher,
 ) -> None:

@@ -830,11 +830,12 @@ class DiscoverySpecialist:
         if adding and matches:
             which = tr.gettext("Which one should I add? Say, e.g., 'add the first one':")
             heading = f"{heading[:-1]}. {which}"
+        constraints = [c.record() for c in turn.reading.constraints(query)]
         return Reply(
             heading,
             self.domain,
             tuple(shown),
-            data={"search": search},
+            data={"search": search, "constraints": constraints},
         )
 
     @staticmethod
