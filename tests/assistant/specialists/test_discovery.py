@@ -402,6 +402,23 @@ async def test_a_trade_name_of_a_value_is_checked_and_said_back_as_the_catalogs_
     assert "Wi-Fi + Cellular" in reply.text and "4g" not in reply.text.casefold()
 
 
+async def test_in_a_long_story_what_is_ruled_out_stands_over_a_mention(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    story = (
+        "Right, so we finally moved into the new flat last month and the bathroom is tiny, "
+        "the sink is small and my partner keeps complaining about the noise of my old brush "
+        "in the mornings. I'd like an electric toothbrush, and please nothing white: the "
+        "whole bathroom is white tiles and a white toothbrush would just vanish on the shelf. "
+        "Something quiet would be lovely, and a long battery would help because I travel."
+    )
+    _, reply = await _say(_conversation(), tau_grounded_searcher, story)
+    assert "cannot both hold" not in reply.text
+    query = reply.data["search"]["query"]
+    assert "white" not in [v.casefold() for v in query.get("options", {}).get("color", [])]
+    assert {"field": "color", "value": "white"} in query["exclude"]
+
+
 async def test_a_search_reply_says_where_the_turn_says_each_constraint(
     tau_grounded_searcher: Searcher,
 ) -> None:

@@ -322,6 +322,20 @@ def both_at_once(query: SearchQuery, text: str) -> tuple[str, str, str] | None:
     return None
 
 
+def _without_ruled_out(query: SearchQuery) -> SearchQuery:
+    """``query`` without the option values its exclusions rule out."""
+    options: dict[str, list[str]] = {}
+    for option, values in query.options.items():
+        key = canonical_key(option)
+        out = {
+            e.value.casefold() for e in query.exclude if e.field and canonical_key(e.field) == key
+        }
+        kept = [v for v in values if v.casefold() not in out]
+        if kept:
+            options[option] = kept
+    return query if options == query.options else query.model_copy(update={"options": options})
+
+
 def ruled_out_too(query: SearchQuery) -> tuple[str, str] | None:
     """A value ``query`` asks for that one of its exclusions rules out, with the value that
     exclusion was said as: ("navy", "blue") for "a navy backpack, but nothing blue"; ``None``
@@ -715,6 +729,10 @@ class DiscoverySpecialist:
             )
         )
         turn.timings["understand"] = _ms(start)
+        if len(turn.text) > _LONG:
+            # In a story, "a white appliance would look ridiculous" beside "nothing white" is
+            # no wish for white: what it rules out stands.
+            query = _without_ruled_out(query)
         clash = both_at_once(query, text)
         if clash is not None:
             option, first, second = clash
