@@ -41,12 +41,14 @@ def test_the_clis_offer_the_sandboxs_places_for_database_calls() -> None:
 
 @pytest.mark.parametrize(
     ("url", "inline"),
-    [("sqlite:///x.db", True), ("postgresql://app@db.internal/shop", False)],
+    [("sqlite:///{tmp}/x.db", True), ("postgresql://app@db.internal/shop", False)],
 )
 def test_database_calls_run_inline_on_sqlite_and_in_threads_on_postgresql_unless_asked(
-    url: str, inline: bool
+    url: str, inline: bool, tmp_path: Path
 ) -> None:
-    engine = create_engine(url)  # connects on first use only: nothing is reached here
+    # Connects on first use only: no server is reached (a SQLite file is made private, in
+    # the test's own folder, not wherever the tests run from).
+    engine = create_engine(url.format(tmp=tmp_path))
     try:
         assert calls_inline(engine) is inline
         assert calls_inline(engine, "inline") is True
