@@ -104,6 +104,24 @@ def test_nothing_similar_enough_is_out_of_scope() -> None:
     assert route.domain is Domain.OUT_OF_SCOPE and route.source == "fallback"
 
 
+@pytest.mark.parametrize(
+    ("text", "wants"),
+    [
+        ("for my morning run i want music without wires flapping around", True),
+        ("Ich will mit Krafttraining anfangen, was brauche ich da?", True),
+        ("il me faudrait un aspirateur pour les poils du chat", True),
+        ("what cam should i get for snorkeling", True),
+        ("i want to hear a joke about quantum chromodynamics", False),  # to do, not a thing
+        ("i need you to write a poem", False),
+        ("quantum chromodynamics lecture", False),
+    ],
+)
+def test_a_need_in_the_shoppers_words_is_a_search_not_out_of_scope(text: str, wants: bool) -> None:
+    route = _router(min_similarity=0.99).classify(text)  # nothing is similar enough
+    assert (route.domain is Domain.DISCOVERY) is wants
+    assert route.source == ("wants" if wants else "fallback")
+
+
 def test_examples_are_embedded_once() -> None:
     embedder = HashingEmbedder(64)
     router = EmbeddingRouter(embedder, EXAMPLES)

@@ -163,6 +163,17 @@ def test_the_grounded_understander_keeps_a_follow_ups_own_value() -> None:
     assert grounded("solar").options == {"power": ["solar"]}
 
 
+def test_a_product_speaks_of_an_option_it_has_or_names_a_value_of() -> None:
+    phones = _product(
+        "phones", "Headphones", {"connectivity": "wired"}, {"connectivity": "wireless"}
+    )
+    buds = _product("buds", "Wireless Earbuds", {"color": "black"})
+    vocabulary = CatalogVocabulary([phones, buds, TENT])
+    assert vocabulary.speaks_of(phones, "connectivity")
+    assert vocabulary.speaks_of(buds, "Connectivity")  # "Wireless" in its name
+    assert not vocabulary.speaks_of(TENT, "connectivity")
+
+
 def test_values_no_product_of_the_kind_has_are_misfits() -> None:
     vocabulary = CatalogVocabulary(CATALOG)
     assert vocabulary.misfits(SearchQuery(category="lantern", options={"power": ["solar"]})) == 0

@@ -45,9 +45,23 @@ __all__ = [
     "rule_route",
 ]
 
-RouteSource = Literal["rules", "embedding", "context", "model", "fallback"]
+RouteSource = Literal["rules", "embedding", "context", "model", "fallback", "wants"]
 
 _MAX_REFINEMENT_WORDS = 6
+# A shopper saying they want or need a thing ("i want music without wires", "was brauche ich
+# da?", "il me faudrait un aspirateur"): not wanting *to do* something ("i want to book a
+# flight") nor wanting the assistant to ("i need you to tell me a joke").
+_WANTS_A_THING = re.compile(
+    r"\b(?:i|we)\s+(?:really\s+|just\s+|kinda\s+)?(?:want|need|would like|'d like)\s+"
+    r"(?!to\b|you\b|help\b|advice\b|some advice\b)"
+    r"|\blooking for\s+(?:a|an|some|something)\b"
+    r"|\bwhat\s+(?:\w+\s+){0,2}should\s+i\s+(?:get|buy)\b|\bwhat\s+do\s+i\s+need\b"
+    r"|\b(?:brauche|suche)\b|\bwas\s+brauche\s+ich\b"
+    r"|\bje\s+cherche\b|\bil\s+me\s+(?:faut|faudrait)\s+(?:un|une|des)\b"
+    r"|\bj'ai\s+besoin\s+d(?:'|e\s|u\s)"
+    r"|\b(?:necesito|busco)\s+(?:un|una|unos|unas|algo)\b",
+    re.IGNORECASE,
+)
 _OWNED = re.compile(r"\b(?:my|mine|our|ours)\b")
 _RELATIVE_CUES = re.compile(
     r"\b(cheaper|less expensive|more affordable|pricier|more expensive|bigger|smaller|"
@@ -262,6 +276,13 @@ class EmbeddingRouter:
             return ruled
         scores = self.scores(text)
         best, score = max(scores.items(), key=lambda item: item[1])
+        if (score < self.min_similarity or best is Domain.OUT_OF_SCOPE) and _WANTS_A_THING.search(
+            text
+        ):
+            # A need in the shopper's own words ("for my morning run i want music without
+            # wires") is a search, however far from the examples: its closest products beat
+            # a refusal.
+            return Route(Domain.DISCOVERY, max(scores[Domain.DISCOVERY], 0.0), "wants")
         if score < self.min_similarity:
             return Route(Domain.OUT_OF_SCOPE, max(score, 0.0), "fallback")
         previous = context.previous

@@ -381,6 +381,7 @@ class CatalogVocabulary:
         self._option_names_folded: set[str] = set()  # "screen size", as canonical_key has it
         self._title_words: set[str] = set()
         self._head_words: set[str] = set()  # last words of titles: "tent" of "Dome Tent"
+        self._value_words: dict[str, list[frozenset[str]]] = {}  # option -> its values' words
         for product in products:
             self._add(product)
             self._title_words |= self._words(product.title)
@@ -628,6 +629,23 @@ class CatalogVocabulary:
             if raw not in bucket:
                 bucket.append(raw)
         return left
+
+    def speaks_of(self, product: Product, option: str) -> bool:
+        """Whether ``product`` has ``option``, or says its value in its name ("Wireless
+        Earbuds" of connectivity, which other products have as an option)."""
+        key = canonical_key(option)
+        if key in {canonical_key(n) for n in (*product.option_values(), *product.attributes)}:
+            return True
+        if key not in self._value_words:
+            self._value_words[key] = [
+                self._words(value)
+                for p in self._products.values()
+                for name, values in p.option_values().items()
+                if canonical_key(name) == key
+                for value in values
+            ]
+        title = self._words(product.title)
+        return any(words and words <= title for words in self._value_words[key])
 
     def misfits(self, query: SearchQuery) -> int:
         """How many of ``query``'s option and attribute values no product of its kind has,

@@ -419,6 +419,17 @@ async def test_in_a_long_story_what_is_ruled_out_stands_over_a_mention(
     assert {"field": "color", "value": "white"} in query["exclude"]
 
 
+async def test_with_no_kind_said_ruling_out_a_value_asks_for_a_thing_with_that_option(
+    tau_grounded_searcher: Searcher,
+) -> None:
+    # Running shoes have no connectivity to be wired: they are not what "without wires" asks.
+    text = "for my morning run i want music without wires flapping around"
+    _, reply = await _say(_conversation(), tau_grounded_searcher, text)
+    assert not [c for c in reply.cards if not c.breaks and c.title == "Running Shoes"]
+    shoes = [c for c in reply.cards if c.title == "Running Shoes"]
+    assert all(c.breaks == ("no connectivity",) for c in shoes)
+
+
 async def test_a_search_reply_says_where_the_turn_says_each_constraint(
     tau_grounded_searcher: Searcher,
 ) -> None:

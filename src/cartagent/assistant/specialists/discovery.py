@@ -919,6 +919,16 @@ class DiscoverySpecialist:
             if product is None:
                 return ("no longer in the catalog",)
             variant = next((v for v in product.variants if v.id == card.variant_id), None)
+            if query.category is None:
+                # No kind said: "without wires" asks for a thing that has a connectivity,
+                # which running shoes, lacking one, pass only by having none.
+                lacking = [
+                    e.field
+                    for e in query.exclude
+                    if e.field and not vocabulary.speaks_of(product, e.field)
+                ]
+                if lacking:
+                    return tuple(f"no {name}" for name in dict.fromkeys(lacking))
             return tuple(f"no {word}" for word in vocabulary.lacks(known, product, variant))
 
         judged = [replace(card, breaks=breaks(card)) for card in cards]
