@@ -322,14 +322,17 @@ def both_at_once(query: SearchQuery, text: str) -> tuple[str, str, str] | None:
     return None
 
 
+def _excluded(query: SearchQuery, option: str) -> list[str]:
+    """The values ``query``'s exclusions rule out under ``option``, in their order."""
+    key = canonical_key(option)
+    return [e.value for e in query.exclude if e.field and canonical_key(e.field) == key]
+
+
 def _without_ruled_out(query: SearchQuery) -> SearchQuery:
     """``query`` without the option values its exclusions rule out."""
     options: dict[str, list[str]] = {}
     for option, values in query.options.items():
-        key = canonical_key(option)
-        out = {
-            e.value.casefold() for e in query.exclude if e.field and canonical_key(e.field) == key
-        }
+        out = {v.casefold() for v in _excluded(query, option)}
         kept = [v for v in values if v.casefold() not in out]
         if kept:
             options[option] = kept
@@ -341,8 +344,7 @@ def ruled_out_too(query: SearchQuery) -> tuple[str, str] | None:
     exclusion was said as: ("navy", "blue") for "a navy backpack, but nothing blue"; ``None``
     when none is."""
     for option, values in query.options.items():
-        key = canonical_key(option)
-        excluded = [e.value for e in query.exclude if e.field and canonical_key(e.field) == key]
+        excluded = _excluded(query, option)
         folded = {v.casefold() for v in excluded}
         for value in values:
             if value.casefold() in folded:
