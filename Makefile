@@ -117,8 +117,9 @@ mutation: $(STAMP)
 ## The small hyper-parameter sweep (about 45 minutes on 2 cores) that chose the shipped adapter's
 ## learning rate, optimizer and rank: MLflow runs and build/tune-runs/sweep/report.md with plots
 ADAPTERS := src/cartagent/llm/adapters
+TEACHER := --teacher data/teacher/qwen2.5-coder-1.5b-seed1.jsonl
 sweep: $(STAMP)
-	$(BIN)/cartagent tune data --out build/tune-data --quiet
+	$(BIN)/cartagent tune data $(TEACHER) --out build/tune-data --quiet
 	$(BIN)/cartagent tune sweep --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
 		--out build/tune-runs/sweep --lr 3e-4,6e-4 --optimizers adam,adamw --ranks 8,16 \
 		--steps 30 --dev-requests 40
@@ -128,7 +129,7 @@ sweep: $(STAMP)
 ## trials at a time, scored through transformers in batches where llama.cpp is not installed;
 ## run it again into the same folder to finish an interrupted sweep
 sweep-gpu: $(STAMP)
-	$(BIN)/cartagent tune data --out build/tune-data --quiet
+	$(BIN)/cartagent tune data $(TEACHER) --out build/tune-data --quiet
 	$(BIN)/cartagent tune sweep --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
 		--out build/tune-runs/sweep-gpu --lr 5e-4,1e-3,2e-3 --optimizers adam,adamw \
 		--schedules cosine,linear,constant --ranks 8,16 --steps 63 --set sft.batch_size=32 \
@@ -137,7 +138,7 @@ sweep-gpu: $(STAMP)
 ## Rebuild the shipped query-understanding adapter (src/cartagent/llm/adapters/) with the config
 ## the sweep chose: data, SFT + DPO, registered with its lineage, exported beside its card
 adapter: $(STAMP)
-	$(BIN)/cartagent tune data --out build/tune-data --quiet
+	$(BIN)/cartagent tune data $(TEACHER) --out build/tune-data --quiet
 	$(BIN)/cartagent tune train --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
 		--out build/tune-runs/search-smollm2
 	$(BIN)/cartagent tune register build/tune-runs/search-smollm2/dpo/adapter --name search

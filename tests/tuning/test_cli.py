@@ -132,3 +132,28 @@ def test_tune_train_keeps_a_dequantized_base_in_the_data_folder(
     result = CliRunner().invoke(cli, [*args, "--quiet"])
     assert result.exit_code == 0, result.output
     assert seen["base_cache"] == tmp_path / "xdg" / "cartagent" / "cache" / "base-models"
+
+
+def test_tune_data_adds_the_shipped_teacher_rows_in_their_products_splits(tmp_path: Path) -> None:
+    shipped = Path(__file__).parents[2] / "data" / "teacher" / "qwen2.5-coder-1.5b-seed1.jsonl"
+    out = tmp_path / "data"
+    args = ["tune", "data", "--catalog", str(TAU), "--synthetic", "40", "--size", "200"]
+    result = CliRunner().invoke(
+        cli, [*args, "--teacher", str(shipped), "--out", str(out), "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    card = json.loads((out / "card.json").read_text(encoding="utf-8"))
+    (teacher,) = card["teacher"]
+    assert teacher["name"] == shipped.name
+    assert 250 <= teacher["kept"] <= 286  # a few may repeat a templated request
+    assert card["examples"] == 200 + teacher["kept"]
+    products: dict[str, set[str]] = {}
+    for split in ("train", "dev", "test"):
+        rows = [json.loads(line) for line in (out / f"{split}.jsonl").read_text().splitlines()]
+        assert any(r["family"].startswith("teacher-") for r in rows), split
+        products[split] = {r["product_id"] for r in rows} - {None}
+    assert not products["train"] & (products["dev"] | products["test"])
+    assert not products["dev"] & products["test"]
+    missing = CliRunner().invoke(cli, [*args, "--teacher", str(tmp_path / "no.jsonl")])
+    assert missing.exit_code == 1
+    assert "cannot read the teacher rows" in missing.output

@@ -13,7 +13,7 @@ from cartagent.errors import ConfigurationError
 from cartagent.retrieval import SearchQuery
 from cartagent.retrieval.prompt import query_json, understanding_messages
 from cartagent.tuning import SPLITS, Dataset, HeldOut, TrainingExample, build_dataset, write_dataset
-from cartagent.tuning.dataset import dedupe_key
+from cartagent.tuning.dataset import dedupe_key, load_teacher_rows
 from cartagent.tuning.holdout import normalise
 from tests.conftest import TAU, WEBSHOP
 
@@ -148,3 +148,81 @@ def test_tau_products_are_all_usable() -> None:
     catalog = training_catalog(TAU, 0, seed=0)
     tau = build_dataset(catalog.products, size=50, seed=0)
     assert tau.products == 50 and tau.unusable_products == 0
+
+
+def _teacher_file(path: Path, rows: list[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _teacher_row(request: str, product_id: str | None, **extra: object) -> dict[str, object]:
+    gold = SearchQuery(category="t-shirt", options={"color": ["red"]})
+    return {
+        "id": f"t-{request[:8]}",
+        "family": "teacher-chatty",
+        "template": "teacher",
+        "product_id": product_id,
+        "request": request,
+        "context": [],
+        "completion": query_json(gold),
+        **extra,
+    }
+
+
+def test_teacher_rows_go_to_their_products_split_after_the_same_checks(
+    products: tuple[Product, ...], tmp_path: Path
+) -> None:
+    plain = build_dataset(products, size=300, seed=7)
+    dev_product = plain.plan.products["dev"][0]
+    test_product = plain.plan.products["test"][0]
+    train_request = plain.splits["train"][0].request
+    file = _teacher_file(
+        tmp_path / "teacher.jsonl",
+        [
+            _teacher_row("a red tee for my brother, he loves red", dev_product),
+            _teacher_row("rojo camiseta por favor", test_product),
+            _teacher_row("red tee from a shop we do not stock", "no-such-product"),
+            _teacher_row("held out words", None),
+            _teacher_row(train_request.upper(), None),  # a duplicate of a written example
+            _teacher_row("A red tee for my brother,  he loves red", dev_product),  # duplicate
+            {"request": "no family", "completion": "{}"},
+            _teacher_row("bad gold", None, completion='{"price": "cheap"}'),
+            "not an object",
+        ],
+    )
+    rows = load_teacher_rows(file)
+    assert len(rows.examples) == 6
+    assert rows.name == "teacher.jsonl"
+    assert [line.split(": skipped: ")[1].split(" ")[0] for line in rows.skipped] == [
+        "'family'",
+        "'completion'",
+        "a",
+    ]
+    assert all(line.startswith(f"{file}:") for line in rows.skipped)
+    held = HeldOut(frozenset({normalise("held out words")}), ())
+    dataset = build_dataset(products, size=300, seed=7, held_out=held, teacher=[rows])
+    assert [len(dataset.splits[s]) for s in SPLITS] == [
+        len(plain.splits["train"]) + 1,
+        len(plain.splits["dev"]) + 1,
+        len(plain.splits["test"]) + 1,
+    ]
+    assert dataset.splits["dev"][-1].request == "a red tee for my brother, he loves red"
+    assert dataset.splits["dev"][-1].family == "teacher-chatty"
+    assert dataset.splits["test"][-1].request == "rojo camiseta por favor"
+    assert dataset.splits["train"][-1].product_id == "no-such-product"
+    assert dataset.duplicates == plain.duplicates + 2
+    assert dataset.held_out_hits == plain.held_out_hits + 1
+    assert dataset.teacher == (("teacher.jsonl", rows.sha256, 3),)
+    card = write_dataset(dataset, tmp_path / "out")
+    assert card.data["teacher"] == [{"name": "teacher.jsonl", "sha256": rows.sha256, "kept": 3}]
+    assert card.data["splits"]["dev"]["families"]["teacher-chatty"] == 1
+    assert "teacher-chatty" in [f["name"] for f in card.data["families"]]
+    assert "3 rows kept, each in its product's split" in card.markdown()
+    assert "teacher-chatty" in card.summary()
+
+
+def test_a_teacher_file_without_usable_rows_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="no usable teacher rows \\(1 malformed\\)"):
+        load_teacher_rows(_teacher_file(tmp_path / "bad.jsonl", [{"request": "x"}]))
+    with pytest.raises(ConfigurationError, match="cannot read the teacher rows"):
+        load_teacher_rows(tmp_path / "missing.jsonl")

@@ -61,15 +61,32 @@ def tune() -> None:
 )
 @click.option("--size", type=int, default=5000, show_default=True, help="Examples to write.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--teacher",
+    "teacher_files",
+    type=click.Path(dir_okay=False, path_type=Path),
+    multiple=True,
+    help="Teacher-written rows (cartagent tune teacher's teacher.jsonl) to add, each in its "
+    "product's split; repeatable.",
+)
 @out_option("tune-data", "Folder for the split files and the data card.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: bool) -> None:
+def data(
+    catalog: str,
+    synthetic: int,
+    size: int,
+    seed: int,
+    teacher_files: tuple[Path, ...],
+    out: Path,
+    quiet: bool,
+) -> None:
     """Write the query-understanding training set (train/dev/test JSON Lines and a card)."""
     from tqdm import tqdm
 
     from ..catalog import RowProblem
     from ..errors import ConfigurationError
     from ..tuning import build_dataset, held_out_requests, training_catalog, write_dataset
+    from ..tuning.dataset import load_teacher_rows
 
     path = None if catalog == "none" else locate_catalog(None if catalog == "tau" else catalog)
 
@@ -79,6 +96,10 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
     webshop = webshop_dev()
     try:
         source = training_catalog(path, synthetic, seed, on_problem=report)
+        teacher = [load_teacher_rows(file) for file in teacher_files]
+        for rows in teacher:
+            for line in rows.skipped:
+                click.echo(line, err=True)
         held_out = held_out_requests(webshop)
         with tqdm(total=size, desc="examples", unit="ex", disable=quiet, file=sys.stderr) as bar:
 
@@ -92,6 +113,7 @@ def data(catalog: str, synthetic: int, size: int, seed: int, out: Path, quiet: b
                 held_out=held_out,
                 origins=source.origins,
                 progress=advance,
+                teacher=teacher,
             )
         card = write_dataset(dataset, out)
     except ConfigurationError as error:

@@ -102,6 +102,11 @@ class DataCard:
             f"- products: {d['catalog']['products']} read, "
             f"{d['catalog']['unusable_products']} without a category noun left out",
             *(f"- source: {origin}" for origin in d["catalog"]["origins"]),
+            *(
+                f"- teacher-written: `{t['name']}` (sha256 `{t['sha256']}`), {t['kept']} rows "
+                "kept, each in its product's split"
+                for t in d.get("teacher", [])
+            ),
             f"- dropped: {d['dropped']['duplicates']} duplicates, "
             f"{d['dropped']['held_out']} equal to a held-out request",
             *(
@@ -147,6 +152,9 @@ def data_card(dataset: Dataset, files: Mapping[str, bytes]) -> DataCard:
     """The card of ``dataset`` whose split files hold ``files`` (split -> bytes, in order)."""
     splits: dict[str, Any] = {}
     gaps: list[str] = []
+    written = {e.family for examples in dataset.splits.values() for e in examples}
+    taught = sorted(written - {f.name for f in FAMILIES})
+    names = [*(f.name for f in FAMILIES), *taught]
     for split, raw in files.items():
         examples = dataset.splits[split]
         families = Counter(e.family for e in examples)
@@ -156,7 +164,7 @@ def data_card(dataset: Dataset, files: Mapping[str, bytes]) -> DataCard:
             "sha256": hashlib.sha256(raw).hexdigest(),
             "products": len(dataset.plan.products[split]),
             "templates": list(dataset.plan.templates[split]),
-            "families": {f.name: families[f.name] for f in FAMILIES if families[f.name]},
+            "families": {name: families[name] for name in names if families[name]},
             "template_counts": dict(sorted(Counter(e.template for e in examples).items())),
         }
         gaps += [
@@ -189,6 +197,21 @@ def data_card(dataset: Dataset, files: Mapping[str, bytes]) -> DataCard:
                 "templates": [t.name for t in f.templates],
             }
             for f in FAMILIES
+        ]
+        + [
+            {
+                "name": name,
+                "description": f"Written by a teacher model for a gold query drawn first, in "
+                f"the {name.removeprefix('teacher-')} style (cartagent tune teacher).",
+                "weight": 0,
+                "about_product": True,
+                "templates": ["teacher"],
+            }
+            for name in taught
+        ],
+        "teacher": [
+            {"name": name, "sha256": digest, "kept": kept}
+            for name, digest, kept in dataset.teacher
         ],
         "catalog": {
             "origins": list(dataset.origins),

@@ -12,6 +12,9 @@ The split scheme (deterministic for a seed):
    variant. An example whose case- and space-normalised request plus earlier requests equals
    one already kept (in any split) is a duplicate and dropped, as is one whose request or
    earlier request is held out (:mod:`cartagent.tuning.holdout`).
+4. **Teacher-written rows** (``cartagent tune teacher``'s ``teacher.jsonl``, given as
+   ``teacher``) come on top of ``size``: each goes to the split of its product (train when the
+   product is not one of the catalog's), after the same duplicate and held-out checks.
 
 Each example carries the exact chat messages the runtime sends a tuned model
 (:func:`~cartagent.retrieval.prompt.understanding_messages` with ``style="short"``) and the
@@ -20,12 +23,15 @@ gold completion (:func:`~cartagent.retrieval.prompt.query_json`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from pydantic import ValidationError
 
 from ..catalog.product import Product
 from ..errors import ConfigurationError
@@ -39,10 +45,12 @@ __all__ = [
     "SPLITS",
     "Dataset",
     "SplitPlan",
+    "TeacherRows",
     "TrainingExample",
     "build_dataset",
     "dedupe_key",
     "plan_splits",
+    "load_teacher_rows",
     "split_bytes",
     "write_dataset",
 ]
@@ -92,6 +100,69 @@ class TrainingExample:
 
 
 @dataclass(frozen=True)
+class TeacherRows:
+    """The usable rows of one teacher file, with its name, hash and the lines skipped."""
+
+    name: str
+    sha256: str
+    examples: tuple[TrainingExample, ...]
+    skipped: tuple[str, ...]
+
+
+def _teacher_example(row: Any, number: int) -> TrainingExample:
+    if not isinstance(row, dict):
+        raise ValueError("a row must be a JSON object")
+    request, family, product = row.get("request"), row.get("family"), row.get("product_id")
+    if not isinstance(request, str) or not request.strip():
+        raise ValueError("'request' must be a non-empty string")
+    if not isinstance(family, str) or not family.startswith("teacher-"):
+        raise ValueError("'family' must name the teacher's style ('teacher-<style>')")
+    context = row.get("context") or []
+    if not isinstance(context, list) or not all(isinstance(t, str) for t in context):
+        raise ValueError("'context' must be a list of strings")
+    try:
+        gold = SearchQuery.model_validate_json(str(row.get("completion")))
+    except ValidationError as error:
+        reason = error.errors()[0]["msg"]
+        raise ValueError(f"'completion' is not a valid SearchQuery: {reason}") from None
+    row_id = row.get("id")
+    return TrainingExample(
+        id=str(row_id) if isinstance(row_id, str) and row_id else f"teacher-{number:06d}",
+        family=family,
+        template="teacher",
+        product_id=product if isinstance(product, str) and product else None,
+        request=request,
+        context=tuple(context),
+        gold=gold,
+    )
+
+
+def load_teacher_rows(path: Path) -> TeacherRows:
+    """The rows of a ``cartagent tune teacher`` file; a malformed row is skipped with its line.
+
+    Raises :class:`~cartagent.errors.ConfigurationError` when the file cannot be read or has no
+    usable row.
+    """
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ConfigurationError(f"cannot read the teacher rows {path}: {error}") from error
+    examples: list[TrainingExample] = []
+    skipped: list[str] = []
+    for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            examples.append(_teacher_example(json.loads(line), number))
+        except ValueError as error:  # JSONDecodeError included
+            skipped.append(f"{path}:{number}: skipped: {error}")
+    if not examples:
+        raise ConfigurationError(f"{path}: no usable teacher rows ({len(skipped)} malformed)")
+    digest = hashlib.sha256(raw).hexdigest()
+    return TeacherRows(path.name, digest, tuple(examples), tuple(skipped))
+
+
+@dataclass(frozen=True)
 class SplitPlan:
     """Which templates and which products each split is written from."""
 
@@ -114,6 +185,8 @@ class Dataset:
     held_out_hits: int
     origins: tuple[str, ...] = ()
     held_out_sources: tuple[tuple[str, str], ...] = ()
+    teacher: tuple[tuple[str, str, int], ...] = ()
+    """Teacher files read: name, SHA-256 and the rows kept from each."""
 
 
 def dedupe_key(request: str, context: Sequence[str]) -> str:
@@ -206,8 +279,10 @@ def build_dataset(
     held_out: HeldOut | None = None,
     origins: Sequence[str] = (),
     progress: Callable[[int], None] | None = None,
+    teacher: Sequence[TeacherRows] = (),
 ) -> Dataset:
-    """About ``size`` examples written from ``products``, split by template and by product.
+    """About ``size`` examples written from ``products``, split by template and by product,
+    plus the ``teacher`` rows, each in its product's split.
 
     ``progress`` is called with 1 for each example kept. Raises
     :class:`~cartagent.errors.ConfigurationError` when ``size`` is not positive or fewer than
@@ -233,6 +308,11 @@ def build_dataset(
         splits[split] = _write_split(
             split, targets[split], chosen, templates, seed, held, tally, progress
         )
+    placed = {product: split for split in SPLITS for product in plan.products[split]}
+    kept_teacher: list[tuple[str, str, int]] = []
+    for rows in teacher:
+        kept = _placed_teacher_rows(rows, placed, held, tally, splits)
+        kept_teacher.append((rows.name, rows.sha256, kept))
     return Dataset(
         seed=seed,
         size=size,
@@ -244,7 +324,33 @@ def build_dataset(
         held_out_hits=tally.held_out,
         origins=tuple(origins),
         held_out_sources=held.sources,
+        teacher=tuple(kept_teacher),
     )
+
+
+def _placed_teacher_rows(
+    rows: TeacherRows,
+    placed: dict[str, str],
+    held: HeldOut,
+    tally: _Tally,
+    splits: dict[str, tuple[TrainingExample, ...]],
+) -> int:
+    """Add ``rows`` to ``splits`` (each in its product's split), after the duplicate and
+    held-out checks; returns how many were kept."""
+    added: dict[str, list[TrainingExample]] = {split: [] for split in SPLITS}
+    for example in rows.examples:
+        key = dedupe_key(example.request, example.context)
+        if key in tally.seen:
+            tally.duplicates += 1
+            continue
+        if example.request in held or any(turn in held for turn in example.context):
+            tally.held_out += 1
+            continue
+        tally.seen.add(key)
+        added[placed.get(example.product_id or "", "train")].append(example)
+    for split, examples in added.items():
+        splits[split] = (*splits[split], *examples)
+    return sum(map(len, added.values()))
 
 
 def split_bytes(examples: Sequence[TrainingExample]) -> bytes:
