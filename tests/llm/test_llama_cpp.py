@@ -163,6 +163,24 @@ async def test_smollm2_gives_the_same_answer_twice_at_temperature_zero(
 
 @llm
 @pytest.mark.anyio
+async def test_a_greedy_reply_carries_the_probability_of_its_least_likely_token(
+    smollm2: LlamaCppModel,
+) -> None:
+    sure = await smollm2.complete([Message("user", "Say OK.")])
+    guessing = await smollm2.complete(
+        [Message("user", "Name a random eleven-letter word, then a random number.")]
+    )
+
+    assert sure.confidence is not None and guessing.confidence is not None
+    assert 0 < guessing.confidence < sure.confidence <= 1
+    assert guessing.confidence < 0.5
+    warm = LlamaCppModel(packaged_model_path("smollm2"), n_ctx=512, max_tokens=8, temperature=0.7)
+    with warm:
+        assert (await warm.complete([Message("user", "Say OK.")])).confidence is None
+
+
+@llm
+@pytest.mark.anyio
 async def test_a_json_object_request_without_a_schema_still_yields_a_json_object(
     smollm2: LlamaCppModel,
 ) -> None:

@@ -156,6 +156,80 @@ def test_usage_is_passed_on_when_the_model_reports_it() -> None:
     assert result.usage == Usage(120, 30)
 
 
+class _Sure:
+    """Answers SHOES with a fixed confidence (None: a model that reports none)."""
+
+    def __init__(self, confidence: float | None) -> None:
+        self.confidence = confidence
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        tools: list[ToolSpec] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> Completion:
+        return Completion(_reply(json.dumps(SHOES)), Usage(90, 12), self.confidence)
+
+
+@pytest.mark.parametrize(
+    ("confidence", "source"), [(0.49, "rules"), (0.5, "model"), (0.97, "model"), (None, "model")]
+)
+def test_an_unsure_model_gives_way_to_the_rules_under_the_gate(
+    confidence: float | None, source: str
+) -> None:
+    understander = ModelUnderstander(_Sure(confidence), min_confidence=0.5)
+    result = _understand(understander, SHOES_REQUEST)
+    assert result.source == source
+    if source == "rules":
+        assert result.query == parse(SHOES_REQUEST)
+        assert result.problems == ("model unsure: confidence 0.49 < 0.50",)
+        assert result.usage == Usage(90, 12)
+        assert understander.stats == UnderstanderStats(calls=1, fallbacks=1, unsure=1)
+    else:
+        assert result.query == SearchQuery.model_validate(SHOES)
+    ungated = _understand(ModelUnderstander(_Sure(0.01)), SHOES_REQUEST)
+    assert ungated.source == "model"
+
+
+def test_rules_first_leaves_a_long_leftover_to_the_rules_without_asking() -> None:
+    model = _answers(json.dumps(SHOES), json.dumps(SHOES))
+    understander = ModelUnderstander(model, rules_first=True, max_leftover_words=3)
+    story = "red running shoes under $50 my old pair died on the trail last sunday morning"
+    long = _understand(understander, story)
+    assert long.source == "parser"
+    assert long.query == parse(story)
+    left = len(parse(story).text.split())
+    assert left > 3
+    assert long.problems == (f"not asked: {left} words left over, more than 3",)
+    assert model.calls == []
+    short = "red running shoes under $50, comfy"
+    assert 0 < len(parse(short).text.split()) <= 3
+    assert _understand(understander, short).source == "model"
+    assert len(model.calls) == 1
+    assert understander.stats == UnderstanderStats(calls=2, model_ok=1, too_long=1)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"rules_first": True, "max_leftover_words": 0}, "must be at least 1"),
+        ({"max_leftover_words": 8}, "needs rules_first=True"),
+    ],
+)
+def test_a_leftover_bound_needs_rules_first_and_a_positive_count(
+    options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        ModelUnderstander(_Sure(None), **options)
+
+
+@pytest.mark.parametrize("gate", [-0.1, 1.5])
+def test_a_confidence_gate_outside_0_to_1_is_a_configuration_error(gate: float) -> None:
+    with pytest.raises(ConfigurationError, match="min_confidence must be 0 to 1"):
+        ModelUnderstander(_Sure(None), min_confidence=gate)
+
+
 def test_max_tokens_is_passed_to_a_model_that_takes_it() -> None:
     seen: list[int] = []
 

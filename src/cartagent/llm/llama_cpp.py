@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, cast
 
 import anyio.to_thread
+import numpy as np
 
 from cartagent.errors import ConfigurationError
 
@@ -49,6 +50,10 @@ class LlamaCppModel:
     ``n_threads`` decodes on that many threads; by default on every core this process may use,
     at most :data:`DEFAULT_MAX_THREADS`. llama-cpp-python's own default is half the cores, one
     thread on a 2-core machine, where two decode a guided answer about a fifth faster.
+
+    At temperature 0 each reply carries its ``confidence``: the probability of the least likely
+    token chosen (greedy decoding chooses the likeliest, so it is the top probability of each
+    step), read from the logits as they are sampled.
     """
 
     def __init__(
@@ -159,6 +164,9 @@ class LlamaCppModel:
             # The default penalty (1.1 for chat) fights the repeated quotes and braces of JSON.
             "repeat_penalty": 1.0,
         }
+        steps = _StepConfidence()
+        if self.temperature == 0:
+            sampling["logits_processor"] = _import_llama_cpp().LogitsProcessorList([steps])
         with self._lock:
             llama = self._loaded()
             if self.chat:
@@ -179,7 +187,22 @@ class LlamaCppModel:
         return Completion(
             Message("assistant", text.strip()),
             Usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"])),
+            steps.least,
         )
+
+
+class _StepConfidence:
+    """A logits processor that only watches: the lowest top probability over the steps seen."""
+
+    def __init__(self) -> None:
+        self.least: float | None = None
+
+    def __call__(self, _tokens: Any, logits: Any) -> Any:
+        values = np.asarray(logits, dtype=np.float64)
+        if values.size:
+            top = float(1.0 / np.exp(values - values.max()).sum())
+            self.least = top if self.least is None else min(self.least, top)
+        return logits
 
 
 def _import_llama_cpp() -> Any:

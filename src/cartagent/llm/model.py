@@ -58,6 +58,9 @@ class Completion:
 
     message: Message
     usage: Usage | None = field(default=None)
+    confidence: float | None = field(default=None)
+    """The probability the model gave the least likely token of its reply (0 to 1), where the
+    model reports it (the in-process llama.cpp model): a low value says it was unsure."""
 
 
 @runtime_checkable

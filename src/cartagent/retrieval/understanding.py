@@ -8,7 +8,8 @@ JSON (the prompt and response format of :mod:`cartagent.retrieval.prompt`) and n
    truncated output, common wrong shapes);
 2. :func:`~cartagent.retrieval.grounding.ground` removes structured values the shopper's words
    do not support (hallucinations, injected constraints; the rule is documented there);
-3. when the model fails, or nothing usable is left, the fallback (the rule parser) answers;
+3. when the model fails, is unsure (its reply's ``confidence`` under ``min_confidence``), or
+   nothing usable is left, the fallback (the rule parser) answers;
 4. good answers are kept in an optional :class:`~cartagent.retrieval.cache.SemanticCache`.
 
 With ``rules_first=True`` the fallback reads the request first, and the model is asked only
@@ -93,7 +94,9 @@ class Understanding:
 @dataclass
 class UnderstanderStats:
     """Counts of a :class:`ModelUnderstander`'s calls by outcome (``skipped``: empty requests;
-    ``parser_only``: rules first, and the rules placed every word)."""
+    ``parser_only``: rules first, and the rules placed every word; ``too_long``: rules first,
+    and the rules left more words than the model is asked about; ``unsure``: fallbacks because
+    the model's confidence was under the gate)."""
 
     calls: int = 0
     parser_only: int = 0
@@ -102,6 +105,8 @@ class UnderstanderStats:
     fallbacks: int = 0
     cache_hits: int = 0
     skipped: int = 0
+    too_long: int = 0
+    unsure: int = 0
 
 
 def _describe(exc: BaseException) -> str:
@@ -138,6 +143,12 @@ class ModelUnderstander:
     ``constrained=False`` asks without the JSON Schema (no grammar): for a model tuned to
     answer in the schema, whose grammar costs more time than it saves repairs; its output is
     then bounded by ``max_tokens`` and still validated, repaired and grounded.
+    ``max_leftover_words`` (rules first only) keeps the fallback's reading, without asking, when
+    it leaves more words than that: a long story the model was never trained on, where its
+    prompt costs the most.
+    ``min_confidence`` (0 to 1) keeps the fallback's reading when the model's reply reports a
+    ``confidence`` under it (a token the model chose with less than that probability); a model
+    that reports none is not gated.
 
     The sync call runs on a background event loop started on first use; :meth:`close` (or
     leaving a ``with`` block) stops it. The model itself is not closed.
@@ -155,8 +166,19 @@ class ModelUnderstander:
         constrained: bool = True,
         rules_first: bool = False,
         combine: Combine = "fill",
+        min_confidence: float | None = None,
+        max_leftover_words: int | None = None,
     ) -> None:
         check_style(style)
+        if max_leftover_words is not None and (max_leftover_words < 1 or not rules_first):
+            raise ConfigurationError(
+                "max_leftover_words must be at least 1 and needs rules_first=True, not "
+                f"{max_leftover_words}"
+            )
+        self._max_leftover_words = max_leftover_words
+        if min_confidence is not None and not 0 <= min_confidence <= 1:
+            raise ConfigurationError(f"min_confidence must be 0 to 1, not {min_confidence}")
+        self._min_confidence = min_confidence
         self._options: dict[str, Any] = {}
         if max_tokens is not None:
             if max_tokens < 1:
@@ -210,6 +232,8 @@ class ModelUnderstander:
             constrained=self._constrained,
             rules_first=self._rules_first,
             combine=self._combine,
+            min_confidence=self._min_confidence,
+            max_leftover_words=self._max_leftover_words,
         )
 
     @property
@@ -244,6 +268,13 @@ class ModelUnderstander:
                 reading = self._fallback(request, context=turns)
             if not reading.text:
                 self._count("parser_only")
+                return Understanding(reading, "parser", tuple(problems), timings)
+            left = len(reading.text.split())
+            if self._max_leftover_words is not None and left > self._max_leftover_words:
+                self._count("too_long")
+                problems.append(
+                    f"not asked: {left} words left over, more than {self._max_leftover_words}"
+                )
                 return Understanding(reading, "parser", tuple(problems), timings)
         cached = await self._cached("get", (request, turns), problems, timings)
         if cached is not None:
@@ -295,6 +326,11 @@ class ModelUnderstander:
         except Exception as exc:  # a failing model must not fail the search: rules answer
             problems.append(f"model failed: {_describe(exc)}")
             return None, None
+        gate, confidence = self._min_confidence, completion.confidence
+        if gate is not None and confidence is not None and confidence < gate:
+            self._count("unsure")
+            problems.append(f"model unsure: confidence {confidence:.2f} < {gate:.2f}")
+            return None, completion.usage
         text = completion.message.content or ""
         with stage("repair", timings):
             return self._read(text, request, turns, problems), completion.usage

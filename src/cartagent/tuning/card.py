@@ -210,8 +210,7 @@ def data_card(dataset: Dataset, files: Mapping[str, bytes]) -> DataCard:
             for name in taught
         ],
         "teacher": [
-            {"name": name, "sha256": digest, "kept": kept}
-            for name, digest, kept in dataset.teacher
+            {"name": name, "sha256": digest, "kept": kept} for name, digest, kept in dataset.teacher
         ],
         "catalog": {
             "origins": list(dataset.origins),

@@ -49,8 +49,8 @@ __all__ = [
     "TrainingExample",
     "build_dataset",
     "dedupe_key",
-    "plan_splits",
     "load_teacher_rows",
+    "plan_splits",
     "split_bytes",
     "write_dataset",
 ]
