@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from cartagent.errors import ConfigurationError
+from cartagent.files import file_sha256
 from cartagent.llm import merged
 from cartagent.llm.merged import merge_lora, merged_model_path
 
@@ -108,6 +109,39 @@ def test_it_is_built_once_per_base_and_adapter(
     _adapter(adapter, rng.normal(size=(RANK, COLS)), rng.normal(size=(ROWS, RANK)))
     second = merged_model_path(base, adapter, cache)
     assert second != first and len(builds) == 2
+
+
+def test_a_merge_changed_since_it_was_made_is_refused_with_both_hashes(
+    pair: tuple[Path, Path, Any, Any], tmp_path: Path
+) -> None:
+    base, adapter, *_ = pair
+    cache = tmp_path / "cache"
+    merged_file = merged_model_path(base, adapter, cache)
+    recorded = merged_file.with_name(merged_file.name + ".sha256")
+    good = file_sha256(merged_file)
+    assert recorded.read_text() == good + "\n"
+    data = bytearray(merged_file.read_bytes())
+    data[-1] ^= 0xFF  # one flipped bit in the last tensor
+    merged_file.write_bytes(bytes(data))
+    with pytest.raises(ConfigurationError) as refused:
+        merged_model_path(base, adapter, cache)
+    assert f"SHA-256 is {file_sha256(merged_file)}, not {good}" in str(refused.value)
+    assert "delete it (and its .sha256) to merge again" in str(refused.value)
+    merged_file.unlink()
+    recorded.unlink()
+    assert file_sha256(merged_model_path(base, adapter, cache)) == good
+
+
+def test_a_merge_kept_before_hashes_were_recorded_is_trusted_once_then_checked(
+    pair: tuple[Path, Path, Any, Any], tmp_path: Path
+) -> None:
+    base, adapter, *_ = pair
+    cache = tmp_path / "cache"
+    merged_file = merged_model_path(base, adapter, cache)
+    recorded = merged_file.with_name(merged_file.name + ".sha256")
+    recorded.unlink()
+    assert merged_model_path(base, adapter, cache) == merged_file
+    assert recorded.read_text() == file_sha256(merged_file) + "\n"
 
 
 def test_an_adapter_for_another_model_is_refused(

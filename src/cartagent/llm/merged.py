@@ -10,6 +10,8 @@ metadata are copied unchanged.
 :func:`merged_model_path` keeps the merge in a cache folder under a name made of the SHA-256
 of the base and of the adapter, so it is built once per pair, a changed adapter never meets a
 stale merge, and a half-written file is never used (it is renamed into place when complete).
+The merged file's own SHA-256 is kept beside it (``X.gguf.sha256``) and checked on every load:
+a merge changed or damaged since is refused with both hashes, not run.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
-from ..files import file_sha256
+from ..files import file_sha256, write_atomically
 
 __all__ = ["merge_lora", "merged_model_path"]
 
@@ -36,8 +38,19 @@ def merged_model_path(base: str | Path, adapter: str | Path, cache_dir: str | Pa
         f"{file_sha256(base_file)}:{file_sha256(adapter_file)}".encode()
     ).hexdigest()
     target = Path(cache_dir) / f"{base_file.stem}+{adapter_file.stem}-{key[:16]}.gguf"
+    recorded = target.with_name(target.name + ".sha256")
     if not target.is_file():
         merge_lora(base_file, adapter_file, target)
+        write_atomically(recorded, (file_sha256(target) + "\n").encode())
+        return target
+    found = file_sha256(target)
+    if not recorded.is_file():  # merged before hashes were kept: trusted once, then checked
+        write_atomically(recorded, (found + "\n").encode())
+    elif (expected := recorded.read_text().strip()) != found:
+        raise ConfigurationError(
+            f"{target}: the merged model's SHA-256 is {found}, not {expected} as when it was "
+            "merged: it was changed or damaged; delete it (and its .sha256) to merge again"
+        )
     return target
 
 
