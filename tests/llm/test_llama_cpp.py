@@ -174,6 +174,10 @@ async def test_a_greedy_reply_carries_the_probability_of_its_least_likely_token(
     assert sure.confidence is not None and guessing.confidence is not None
     assert 0 < guessing.confidence < sure.confidence <= 1
     assert guessing.confidence < 0.5
+    assert not sure.truncated
+    short = LlamaCppModel(packaged_model_path("smollm2"), n_ctx=512, max_tokens=2)
+    with short:
+        assert (await short.complete([Message("user", "Count from one to ten.")])).truncated
     warm = LlamaCppModel(packaged_model_path("smollm2"), n_ctx=512, max_tokens=8, temperature=0.7)
     with warm:
         assert (await warm.complete([Message("user", "Say OK.")])).confidence is None

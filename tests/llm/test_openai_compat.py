@@ -35,11 +35,13 @@ LOOKUP = ToolSpec(
 )
 
 
-def _reply(message: dict[str, Any], usage: dict[str, int] | None = None) -> JSONResponse:
+def _reply(
+    message: dict[str, Any], usage: dict[str, int] | None = None, finish: str = "stop"
+) -> JSONResponse:
     body: dict[str, Any] = {
         "id": "chatcmpl-1",
         "object": "chat.completion",
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
     }
     if usage is not None:
         body["usage"] = usage
@@ -165,6 +167,16 @@ async def test_the_reply_text_and_usage_come_back_as_a_completion(server: FakeSe
 
     assert completion.message == Message("assistant", '{"text": "jeans"}')
     assert completion.usage == Usage(31, 7)
+
+
+async def test_a_reply_cut_at_its_token_bound_says_so(server: FakeServer) -> None:
+    server.replies.append(_reply({"role": "assistant", "content": "c=jea"}, finish="length"))
+    server.replies.append(_reply({"role": "assistant", "content": "c=jeans"}))
+
+    cut = await server.model().complete([Message("user", "jeans")])
+    whole = await server.model().complete([Message("user", "jeans")])
+
+    assert (cut.truncated, whole.truncated) == (True, False)
 
 
 async def test_a_reply_without_usage_has_none(server: FakeServer) -> None:

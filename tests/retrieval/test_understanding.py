@@ -17,7 +17,7 @@ from cartagent.errors import ConfigurationError
 from cartagent.llm import Completion, Message, ToolSpec, Usage
 from cartagent.retrieval.cache import SemanticCache
 from cartagent.retrieval.filters import Hit
-from cartagent.retrieval.prompt import RESPONSE_FORMAT
+from cartagent.retrieval.prompt import RESPONSE_FORMAT, PromptStyle
 from cartagent.retrieval.query import SearchQuery
 from cartagent.retrieval.rules import MAX_REQUEST_CHARS, parse
 from cartagent.retrieval.search import Searcher, Understander
@@ -222,6 +222,30 @@ def test_a_leftover_bound_needs_rules_first_and_a_positive_count(
 ) -> None:
     with pytest.raises(ConfigurationError, match=message):
         ModelUnderstander(_Sure(None), **options)
+
+
+@pytest.mark.parametrize(("style", "source"), [("line", "rules"), ("full", "model")])
+def test_a_line_answer_cut_at_its_token_bound_is_a_runaway_and_the_rules_answer(
+    style: PromptStyle, source: str
+) -> None:
+    answer = "c=running shoes | color=red | color=red | color=re" if style == "line" else SHOES
+
+    class Cut:
+        async def complete(
+            self,
+            messages: list[Message],
+            *,
+            tools: list[ToolSpec] | None = None,
+            response_format: dict[str, Any] | None = None,
+        ) -> Completion:
+            text = answer if isinstance(answer, str) else json.dumps(answer)
+            return Completion(_reply(text), Usage(40, 64), truncated=True)
+
+    result = _understand(ModelUnderstander(Cut(), style=style), SHOES_REQUEST)
+    assert result.source == source
+    if source == "rules":
+        assert result.query == parse(SHOES_REQUEST)
+        assert result.problems == ("model ran away: stopped at 64 tokens, its bound",)
 
 
 @pytest.mark.parametrize("gate", [-0.1, 1.5])

@@ -188,6 +188,7 @@ class LlamaCppModel:
             Message("assistant", text.strip()),
             Usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"])),
             steps.least,
+            reply["choices"][0].get("finish_reason") == "length",
         )
 
 

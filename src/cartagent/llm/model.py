@@ -61,6 +61,8 @@ class Completion:
     confidence: float | None = field(default=None)
     """The probability the model gave the least likely token of its reply (0 to 1), where the
     model reports it (the in-process llama.cpp model): a low value says it was unsure."""
+    truncated: bool = field(default=False)
+    """The reply stopped at its token bound, not by itself (OpenAI's ``finish_reason`` "length")."""
 
 
 @runtime_checkable

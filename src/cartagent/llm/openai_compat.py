@@ -202,7 +202,8 @@ def _tool_call(raw: dict[str, Any]) -> ToolCall:
 
 def _completion(payload: Any) -> Completion:
     try:
-        message = payload["choices"][0]["message"]
+        choice = payload["choices"][0]
+        message = choice["message"]
     except (KeyError, IndexError, TypeError) as exc:
         raise ModelError("the reply has no choices[0].message", body=payload) from exc
     calls = tuple(_tool_call(raw) for raw in message.get("tool_calls") or ())
@@ -212,4 +213,5 @@ def _completion(payload: Any) -> Completion:
         Usage(int(usage["prompt_tokens"]), int(usage.get("completion_tokens", 0)))
         if isinstance(usage, dict) and "prompt_tokens" in usage
         else None,
+        truncated=isinstance(choice, dict) and choice.get("finish_reason") == "length",
     )

@@ -326,6 +326,12 @@ class ModelUnderstander:
         except Exception as exc:  # a failing model must not fail the search: rules answer
             problems.append(f"model failed: {_describe(exc)}")
             return None, None
+        if completion.truncated and answers_in_line(self._style):
+            # A line answer is a few tokens: one cut at the bound is a runaway, and its first
+            # segments may still parse into a query nobody asked for.
+            tokens = completion.usage.output_tokens if completion.usage else "its"
+            problems.append(f"model ran away: stopped at {tokens} tokens, its bound")
+            return None, completion.usage
         gate, confidence = self._min_confidence, completion.confidence
         if gate is not None and confidence is not None and confidence < gate:
             self._count("unsure")
