@@ -47,6 +47,12 @@ def test_latency_throughput_and_the_retrieval_share() -> None:
     table = render([result])
     assert "| rules | 8        | 13    | 55.0 / 95.5" in table
     assert "20%" in table and "512 MB" in table
+    assert table.splitlines()[2].endswith("| 1      | -       | -             |")
+    assert (out["start_s"], out["first_turn_ms"]) == (None, None)
+    started = RunResult("tuned", 1, turns, wall_s=2.0, start_s=6.234, first_turn_ms=812.04)
+    assert started.to_json()["start_s"] == 6.23
+    assert started.to_json()["first_turn_ms"] == 812.0
+    assert render([started]).splitlines()[2].endswith("| 6.2     | 812.0         |")
 
 
 @pytest.mark.slow
@@ -70,3 +76,6 @@ def test_a_real_serve_is_measured_over_http(tmp_path: Path) -> None:
         paid = next(t for t in result.turns if t.text == "yes")
         assert paid.answer.startswith("Paid.") and paid.timings["tools"] > 0
         assert result.peak_rss_bytes is not None and result.peak_rss_bytes > 50 * 2**20
+        assert result.start_s is not None and result.start_s > 0
+        assert result.first_turn_ms is not None and result.first_turn_ms > 0
+    assert results[0].first_turn_ms == results[1].first_turn_ms  # once per server

@@ -6,7 +6,9 @@ model; the script's conversations are played once with one session at a time and
 breakdown (route, understand, retrieve, tools, respond, total); the client adds the whole
 request's latency. Reported per model and concurrency: search-turn and other-turn latency
 p50/p95, each stage's p50/p95, turns per second, the server's peak RSS, and the share of the
-search turns spent in the retrieval step (understand + retrieve).
+search turns spent in the retrieval step (understand + retrieve); and, once per model, how long
+the server took to start (launch to answering) and its first turn after that (HTTP latency of
+the first shopper turn, models loaded at start or not).
 """
 
 from __future__ import annotations
@@ -226,6 +228,10 @@ class RunResult:
     turns: list[TurnRecord] = field(default_factory=list)
     wall_s: float = 0.0
     peak_rss_bytes: int | None = None
+    start_s: float | None = None
+    """Seconds from launching the server to its answering."""
+    first_turn_ms: float | None = None
+    """HTTP latency of the first shopper turn after the server started."""
 
     @property
     def turns_per_s(self) -> float:
@@ -273,6 +279,8 @@ class RunResult:
             "other_p50_ms": round(other[0], 2),
             "other_p95_ms": round(other[1], 2),
             "retrieval_share": round(self.retrieval_share(), 4),
+            "start_s": None if self.start_s is None else round(self.start_s, 2),
+            "first_turn_ms": None if self.first_turn_ms is None else round(self.first_turn_ms, 1),
             "stages": {
                 stage: dict(
                     zip(
@@ -421,9 +429,13 @@ def run_model(
     with tempfile.TemporaryDirectory(prefix="cartagent-bench-assistant-") as folder:
         server = AssistantServer(model, Path(folder), catalog=catalog)
         progress(f"{model}: starting cartagent serve")
+        launched = time.perf_counter()
         with server:
-            # One untimed pass warms the models, the indexes and the sandbox's store.
-            asyncio.run(_run(server, script[:1], 1, 1))
+            start_s = time.perf_counter() - launched
+            # One pass, left out of the figures but for its first turn, warms the models, the
+            # indexes and the sandbox's store.
+            warm, _ = asyncio.run(_run(server, script[:1], 1, 1))
+            first_turn_ms = warm[0].client_ms if warm else None
             for concurrency in concurrencies:
                 progress(f"{model}: {concurrency} session(s) at a time")
                 records, wall = asyncio.run(_run(server, script, concurrency, rounds))
@@ -431,6 +443,7 @@ def run_model(
             peak = server.peak_rss_bytes()
         for result in results:
             result.peak_rss_bytes = peak
+            result.start_s, result.first_turn_ms = start_s, first_turn_ms
     return results
 
 
@@ -456,12 +469,15 @@ def render(results: Sequence[RunResult]) -> str:
                 f"{r.retrieval_share():.0%}",
                 rss,
                 len(r.errors()),
+                "-" if r.start_s is None else f"{r.start_s:.1f}",
+                "-" if r.first_turn_ms is None else _ms(r.first_turn_ms),
             ]
         )
     turns = table(
         [
             "model", "sessions", "turns", "search turn p50 / p95 ms", "other turn p50 / p95 ms",
             "HTTP p50 / p95 ms", "turns/s", "retrieval share", "peak RSS", "errors",
+            "start s", "first turn ms",
         ],
         rows,
     )  # fmt: skip
