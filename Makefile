@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: messages install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter clean ucp-conformance
+.PHONY: messages install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter adapter-teacher clean ucp-conformance
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
 # llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards. It is
@@ -117,9 +117,8 @@ mutation: $(STAMP)
 ## The small hyper-parameter sweep (about 45 minutes on 2 cores) that chose the shipped adapter's
 ## learning rate, optimizer and rank: MLflow runs and build/tune-runs/sweep/report.md with plots
 ADAPTERS := src/cartagent/llm/adapters
-TEACHER := --teacher data/teacher/qwen2.5-coder-1.5b-seed1.jsonl
 sweep: $(STAMP)
-	$(BIN)/cartagent tune data $(TEACHER) --out build/tune-data --quiet
+	$(BIN)/cartagent tune data --out build/tune-data --quiet
 	$(BIN)/cartagent tune sweep --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
 		--out build/tune-runs/sweep --lr 3e-4,6e-4 --optimizers adam,adamw --ranks 8,16 \
 		--steps 30 --dev-requests 40
@@ -129,7 +128,7 @@ sweep: $(STAMP)
 ## trials at a time, scored through transformers in batches where llama.cpp is not installed;
 ## run it again into the same folder to finish an interrupted sweep
 sweep-gpu: $(STAMP)
-	$(BIN)/cartagent tune data $(TEACHER) --out build/tune-data --quiet
+	$(BIN)/cartagent tune data --out build/tune-data --quiet
 	$(BIN)/cartagent tune sweep --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
 		--out build/tune-runs/sweep-gpu --lr 5e-4,1e-3,2e-3 --optimizers adam,adamw \
 		--schedules cosine,linear,constant --ranks 8,16 --steps 63 --set sft.batch_size=32 \
@@ -138,12 +137,22 @@ sweep-gpu: $(STAMP)
 ## Rebuild the shipped query-understanding adapter (src/cartagent/llm/adapters/) with the config
 ## the sweep chose: data, SFT + DPO, registered with its lineage, exported beside its card
 adapter: $(STAMP)
-	$(BIN)/cartagent tune data $(TEACHER) --out build/tune-data --quiet
+	$(BIN)/cartagent tune data --out build/tune-data --quiet
 	$(BIN)/cartagent tune train --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
 		--out build/tune-runs/search-smollm2
 	$(BIN)/cartagent tune register build/tune-runs/search-smollm2/dpo/adapter --name search
 	$(BIN)/cartagent tune export build/tune-runs/search-smollm2/dpo/adapter \
 		--out $(ADAPTERS)/search-smollm2.gguf --card $(ADAPTERS)/search-smollm2.json
+
+## The same recipe on the set with the teacher-written rows of data/teacher/ added (about 85 min
+## here), exported to build/: not shipped, it reads no better (docs/tuning/results.md, 2026-12-07)
+TEACHER := data/teacher/qwen2.5-coder-1.5b-seed1.jsonl
+adapter-teacher: $(STAMP)
+	$(BIN)/cartagent tune data --teacher $(TEACHER) --out build/tune-data-teacher --quiet
+	$(BIN)/cartagent tune train --config $(ADAPTERS)/search-smollm2.toml \
+		--data build/tune-data-teacher --out build/tune-runs/search-smollm2-teacher
+	$(BIN)/cartagent tune export build/tune-runs/search-smollm2-teacher/dpo/adapter \
+		--out build/search-smollm2-teacher.gguf --card build/search-smollm2-teacher.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
