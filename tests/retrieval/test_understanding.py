@@ -141,26 +141,11 @@ def test_an_injected_instruction_does_not_set_a_brand() -> None:
     assert result.query == SearchQuery(category="earbuds")
 
 
-def test_usage_is_passed_on_when_the_model_reports_it() -> None:
-    class Counting:
-        async def complete(
-            self,
-            messages: list[Message],
-            *,
-            tools: list[ToolSpec] | None = None,
-            response_format: dict[str, Any] | None = None,
-        ) -> Completion:
-            return Completion(_reply(json.dumps(SHOES)), Usage(120, 30))
+class _Completes:
+    """A model whose every reply is ``completion`` (usage, confidence and all)."""
 
-    result = _understand(ModelUnderstander(Counting()), SHOES_REQUEST)
-    assert result.usage == Usage(120, 30)
-
-
-class _Sure:
-    """Answers SHOES with a fixed confidence (None: a model that reports none)."""
-
-    def __init__(self, confidence: float | None) -> None:
-        self.confidence = confidence
+    def __init__(self, completion: Completion) -> None:
+        self.completion = completion
 
     async def complete(
         self,
@@ -169,7 +154,18 @@ class _Sure:
         tools: list[ToolSpec] | None = None,
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
-        return Completion(_reply(json.dumps(SHOES)), Usage(90, 12), self.confidence)
+        return self.completion
+
+
+def _sure(confidence: float | None) -> _Completes:
+    """Answers SHOES with a fixed confidence (None: a model that reports none)."""
+    return _Completes(Completion(_reply(json.dumps(SHOES)), Usage(90, 12), confidence))
+
+
+def test_usage_is_passed_on_when_the_model_reports_it() -> None:
+    model = _Completes(Completion(_reply(json.dumps(SHOES)), Usage(120, 30)))
+    result = _understand(ModelUnderstander(model), SHOES_REQUEST)
+    assert result.usage == Usage(120, 30)
 
 
 @pytest.mark.parametrize(
@@ -178,7 +174,7 @@ class _Sure:
 def test_an_unsure_model_gives_way_to_the_rules_under_the_gate(
     confidence: float | None, source: str
 ) -> None:
-    understander = ModelUnderstander(_Sure(confidence), min_confidence=0.5)
+    understander = ModelUnderstander(_sure(confidence), min_confidence=0.5)
     result = _understand(understander, SHOES_REQUEST)
     assert result.source == source
     if source == "rules":
@@ -188,7 +184,7 @@ def test_an_unsure_model_gives_way_to_the_rules_under_the_gate(
         assert understander.stats == UnderstanderStats(calls=1, fallbacks=1, unsure=1)
     else:
         assert result.query == SearchQuery.model_validate(SHOES)
-    ungated = _understand(ModelUnderstander(_Sure(0.01)), SHOES_REQUEST)
+    ungated = _understand(ModelUnderstander(_sure(0.01)), SHOES_REQUEST)
     assert ungated.source == "model"
 
 
@@ -221,27 +217,17 @@ def test_a_leftover_bound_needs_rules_first_and_a_positive_count(
     options: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(ConfigurationError, match=message):
-        ModelUnderstander(_Sure(None), **options)
+        ModelUnderstander(_sure(None), **options)
 
 
 @pytest.mark.parametrize(("style", "source"), [("line", "rules"), ("full", "model")])
 def test_a_line_answer_cut_at_its_token_bound_is_a_runaway_and_the_rules_answer(
     style: PromptStyle, source: str
 ) -> None:
-    answer = "c=running shoes | color=red | color=red | color=re" if style == "line" else SHOES
-
-    class Cut:
-        async def complete(
-            self,
-            messages: list[Message],
-            *,
-            tools: list[ToolSpec] | None = None,
-            response_format: dict[str, Any] | None = None,
-        ) -> Completion:
-            text = answer if isinstance(answer, str) else json.dumps(answer)
-            return Completion(_reply(text), Usage(40, 64), truncated=True)
-
-    result = _understand(ModelUnderstander(Cut(), style=style), SHOES_REQUEST)
+    line = "c=running shoes | color=red | color=red | color=re"
+    answer = line if style == "line" else json.dumps(SHOES)
+    cut = _Completes(Completion(_reply(answer), Usage(40, 64), truncated=True))
+    result = _understand(ModelUnderstander(cut, style=style), SHOES_REQUEST)
     assert result.source == source
     if source == "rules":
         assert result.query == parse(SHOES_REQUEST)
@@ -251,7 +237,7 @@ def test_a_line_answer_cut_at_its_token_bound_is_a_runaway_and_the_rules_answer(
 @pytest.mark.parametrize("gate", [-0.1, 1.5])
 def test_a_confidence_gate_outside_0_to_1_is_a_configuration_error(gate: float) -> None:
     with pytest.raises(ConfigurationError, match="min_confidence must be 0 to 1"):
-        ModelUnderstander(_Sure(None), min_confidence=gate)
+        ModelUnderstander(_sure(None), min_confidence=gate)
 
 
 def test_max_tokens_is_passed_to_a_model_that_takes_it() -> None:

@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import ValidationError
-
 from ..catalog.product import Product
 from ..errors import ConfigurationError
 from ..retrieval import SearchQuery, query_json, understanding_messages
@@ -40,6 +38,7 @@ from .card import DataCard, data_card
 from .families import FAMILIES, Family, Template
 from .holdout import HeldOut, normalise
 from .listing import Listing, listing_for
+from .training_data import example_from_row
 
 __all__ = [
     "SPLITS",
@@ -110,30 +109,18 @@ class TeacherRows:
 
 
 def _teacher_example(row: Any, number: int) -> TrainingExample:
-    if not isinstance(row, dict):
-        raise ValueError("a row must be a JSON object")
-    request, family, product = row.get("request"), row.get("family"), row.get("product_id")
-    if not isinstance(request, str) or not request.strip():
-        raise ValueError("'request' must be a non-empty string")
+    read = example_from_row(row)  # request, context and gold checked as training reads them
+    family, product, row_id = row.get("family"), row.get("product_id"), row.get("id")
     if not isinstance(family, str) or not family.startswith("teacher-"):
         raise ValueError("'family' must name the teacher's style ('teacher-<style>')")
-    context = row.get("context") or []
-    if not isinstance(context, list) or not all(isinstance(t, str) for t in context):
-        raise ValueError("'context' must be a list of strings")
-    try:
-        gold = SearchQuery.model_validate_json(str(row.get("completion")))
-    except ValidationError as error:
-        reason = error.errors()[0]["msg"]
-        raise ValueError(f"'completion' is not a valid SearchQuery: {reason}") from None
-    row_id = row.get("id")
     return TrainingExample(
         id=str(row_id) if isinstance(row_id, str) and row_id else f"teacher-{number:06d}",
         family=family,
         template="teacher",
         product_id=product if isinstance(product, str) and product else None,
-        request=request,
-        context=tuple(context),
-        gold=gold,
+        request=read.request,
+        context=read.context,
+        gold=read.gold,
     )
 
 
@@ -224,6 +211,18 @@ class _Tally:
     duplicates: int = 0
     held_out: int = 0
 
+    def keep(self, request: str, context: Sequence[str], held_out: HeldOut) -> bool:
+        """Whether a request (after ``context``) is new and not held out; counts it either way."""
+        key = dedupe_key(request, context)
+        if key in self.seen:
+            self.duplicates += 1
+            return False
+        if request in held_out or any(turn in held_out for turn in context):
+            self.held_out += 1
+            return False
+        self.seen.add(key)
+        return True
+
 
 def _write_split(
     split: str,
@@ -247,14 +246,8 @@ def _write_split(
         draft = template.write(listing, rng.choice(listing.offers), rng)
         if draft is None or not draft.request.strip():
             continue
-        key = dedupe_key(draft.request, draft.context)
-        if key in tally.seen:
-            tally.duplicates += 1
+        if not tally.keep(draft.request, draft.context, held_out):
             continue
-        if draft.request in held_out or any(turn in held_out for turn in draft.context):
-            tally.held_out += 1
-            continue
-        tally.seen.add(key)
         examples.append(
             TrainingExample(
                 id=f"{split}-{len(examples):05d}",
@@ -339,15 +332,8 @@ def _placed_teacher_rows(
     held-out checks; returns how many were kept."""
     added: dict[str, list[TrainingExample]] = {split: [] for split in SPLITS}
     for example in rows.examples:
-        key = dedupe_key(example.request, example.context)
-        if key in tally.seen:
-            tally.duplicates += 1
-            continue
-        if example.request in held or any(turn in held for turn in example.context):
-            tally.held_out += 1
-            continue
-        tally.seen.add(key)
-        added[placed.get(example.product_id or "", "train")].append(example)
+        if tally.keep(example.request, example.context, held):
+            added[placed.get(example.product_id or "", "train")].append(example)
     for split, examples in added.items():
         splits[split] = (*splits[split], *examples)
     return sum(map(len, added.values()))

@@ -29,7 +29,16 @@ from ..retrieval import (
     understanding_messages,
 )
 
-__all__ = ["Example", "Split", "asked", "chat", "load_split", "needs_model", "prompt_messages"]
+__all__ = [
+    "Example",
+    "Split",
+    "asked",
+    "chat",
+    "example_from_row",
+    "load_split",
+    "needs_model",
+    "prompt_messages",
+]
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,8 @@ def chat(example: Example, style: PromptStyle = "short") -> dict[str, Any]:
     }
 
 
-def _example(row: Any) -> Example:
+def example_from_row(row: Any) -> Example:
+    """One JSON Lines row as an :class:`Example`; a ValueError says what is wrong with it."""
     if not isinstance(row, dict):
         raise ValueError("a row must be a JSON object")
     request = row.get("request")
@@ -119,7 +129,7 @@ def load_split(path: str | Path) -> Split:
         if not line.strip():
             continue
         try:
-            examples.append(_example(json.loads(line)))
+            examples.append(example_from_row(json.loads(line)))
         except ValueError as error:  # JSONDecodeError included
             skipped.append(f"{file}:{number}: skipped: {error}")
     if not examples:
