@@ -111,13 +111,18 @@ def test_it_is_built_once_per_base_and_adapter(
     assert second != first and len(builds) == 2
 
 
+def _merged_with_hash(base: Path, adapter: Path, cache: Path) -> tuple[Path, Path]:
+    """The merge of ``adapter`` on ``base`` in ``cache``, and the file its hash is kept in."""
+    merged_file = merged_model_path(base, adapter, cache)
+    return merged_file, merged_file.with_name(merged_file.name + ".sha256")
+
+
 def test_a_merge_changed_since_it_was_made_is_refused_with_both_hashes(
     pair: tuple[Path, Path, Any, Any], tmp_path: Path
 ) -> None:
     base, adapter, *_ = pair
     cache = tmp_path / "cache"
-    merged_file = merged_model_path(base, adapter, cache)
-    recorded = merged_file.with_name(merged_file.name + ".sha256")
+    merged_file, recorded = _merged_with_hash(base, adapter, cache)
     good = file_sha256(merged_file)
     assert recorded.read_text() == good + "\n"
     data = bytearray(merged_file.read_bytes())
@@ -137,8 +142,7 @@ def test_a_merge_kept_before_hashes_were_recorded_is_trusted_once_then_checked(
 ) -> None:
     base, adapter, *_ = pair
     cache = tmp_path / "cache"
-    merged_file = merged_model_path(base, adapter, cache)
-    recorded = merged_file.with_name(merged_file.name + ".sha256")
+    merged_file, recorded = _merged_with_hash(base, adapter, cache)
     recorded.unlink()
     assert merged_model_path(base, adapter, cache) == merged_file
     assert recorded.read_text() == file_sha256(merged_file) + "\n"

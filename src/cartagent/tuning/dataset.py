@@ -38,7 +38,7 @@ from .card import DataCard, data_card
 from .families import FAMILIES, Family, Template
 from .holdout import HeldOut, normalise
 from .listing import Listing, listing_for
-from .training_data import example_from_row
+from .training_data import example_from_row, read_rows
 
 __all__ = [
     "SPLITS",
@@ -134,15 +134,7 @@ def load_teacher_rows(path: Path) -> TeacherRows:
         raw = path.read_bytes()
     except OSError as error:
         raise ConfigurationError(f"cannot read the teacher rows {path}: {error}") from error
-    examples: list[TrainingExample] = []
-    skipped: list[str] = []
-    for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            examples.append(_teacher_example(json.loads(line), number))
-        except ValueError as error:  # JSONDecodeError included
-            skipped.append(f"{path}:{number}: skipped: {error}")
+    examples, skipped = read_rows(path, raw, _teacher_example)
     if not examples:
         raise ConfigurationError(f"{path}: no usable teacher rows ({len(skipped)} malformed)")
     digest = hashlib.sha256(raw).hexdigest()

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -38,7 +38,10 @@ __all__ = [
     "load_split",
     "needs_model",
     "prompt_messages",
+    "read_rows",
 ]
+
+_Row = TypeVar("_Row")
 
 
 @dataclass(frozen=True)
@@ -117,21 +120,30 @@ def example_from_row(row: Any) -> Example:
     return Example(request, tuple(context), gold)
 
 
+def read_rows(
+    path: Path, raw: bytes, read: Callable[[Any, int], _Row]
+) -> tuple[list[_Row], list[str]]:
+    """Each JSON Lines row of ``raw`` (the file ``path``) as ``read(row, line number)`` gives
+    it, and a ``path:line: skipped: reason`` for each row it refuses with a ValueError."""
+    rows: list[_Row] = []
+    skipped: list[str] = []
+    for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(read(json.loads(line), number))
+        except ValueError as error:  # JSONDecodeError included
+            skipped.append(f"{path}:{number}: skipped: {error}")
+    return rows, skipped
+
+
 def load_split(path: str | Path) -> Split:
     file = Path(path)
     try:
         raw = file.read_bytes()
     except FileNotFoundError:
         raise ConfigurationError(f"{file}: no such data file (run `cartagent tune data`)") from None
-    examples: list[Example] = []
-    skipped: list[str] = []
-    for number, line in enumerate(raw.decode("utf-8", "replace").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            examples.append(example_from_row(json.loads(line)))
-        except ValueError as error:  # JSONDecodeError included
-            skipped.append(f"{file}:{number}: skipped: {error}")
+    examples, skipped = read_rows(file, raw, lambda row, _: example_from_row(row))
     if not examples:
         raise ConfigurationError(f"{file}: no usable examples ({len(skipped)} malformed rows)")
     return Split(file, tuple(examples), tuple(skipped), hashlib.sha256(raw).hexdigest())
