@@ -198,6 +198,27 @@ def test_the_check_reading_is_kept_where_the_models_asks_for_values_the_kind_lac
     assert unchecked("lantern, solar").options != {"power": ["solar"]}
 
 
+def test_a_value_the_model_adds_that_no_product_has_goes_back_to_the_text() -> None:
+    # Both readings miss the catalog as often, so the model's is kept: less what it added that
+    # no lantern has (shown as met, it would be a match nobody checked).
+    def rules(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        return SearchQuery(category="lantern", options={"size": ["XL"], "colour": ["plaid"]})
+
+    def model(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        return SearchQuery(
+            text="tall",
+            category="lantern",
+            options={"size": ["XL"], "power": ["solar"]},
+            attributes={"glow": ["moon light"]},
+        )
+
+    grounded = GroundedUnderstander(model, CatalogVocabulary(CATALOG), check=rules)
+    query = grounded("a tall solar lantern in XL with a moon light glow")
+    assert query.options == {"size": ["XL"], "power": ["solar"]}
+    assert query.attributes == {}
+    assert query.text == "tall moon light"
+
+
 def test_a_search_through_the_vocabulary_finds_only_exact_matches() -> None:
     searcher = Searcher(
         LexicalIndex.build(CATALOG),

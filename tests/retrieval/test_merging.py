@@ -110,8 +110,38 @@ def test_values_the_words_do_not_say_leave_the_text_whole() -> None:
     assert fill_gaps(parser, model) == parser
 
 
+@pytest.mark.parametrize(
+    ("leftover", "model"),
+    [
+        ("rgb", SearchQuery(options={"color": ["rgb"]})),
+        ("insulated", SearchQuery(attributes={"material": ["insulated"]})),
+        ("drop table", SearchQuery(options={"size": ["drop"]})),
+        ("rated ipx7", SearchQuery(options={"size": ["IPX7"]})),
+        ("rain", SearchQuery(exclude=[Exclusion(field="color", value="rain")])),
+    ],
+)
+def test_a_word_filed_under_a_closed_name_it_is_no_value_of_stays_text(
+    leftover: str, model: SearchQuery
+) -> None:
+    parser = SearchQuery(text=leftover, category="boots")
+    assert fill_gaps(parser, model) == parser
+
+
+def test_closed_names_take_the_values_the_word_lists_know() -> None:
+    model = SearchQuery(
+        options={"size": ["L"], "colour": ["grey"]},
+        attributes={"material": ["polyester"]},
+        exclude=[Exclusion(field="size", value="10.5")],
+    )
+    merged = fill_gaps(SearchQuery(text="gery L polyster not 10.5", category="hoodie"), model)
+    assert merged.options == {"size": ["L"], "colour": ["grey"]}
+    assert merged.attributes == {"material": ["polyester"]}
+    assert merged.exclude == [Exclusion(field="size", value="10.5")]
+    assert merged.text == "not"
+
+
 def test_price_bounds_fill_one_by_one_and_never_cross() -> None:
-    low = SearchQuery(text="x", price=PriceRange(min=Decimal(20)))
+    low = SearchQuery(text="max 50 or 10", price=PriceRange(min=Decimal(20)))
     assert fill_gaps(low, SearchQuery(price=PriceRange(max=Decimal(50)))).price == PriceRange(
         min=Decimal(20), max=Decimal(50)
     )
@@ -119,7 +149,22 @@ def test_price_bounds_fill_one_by_one_and_never_cross() -> None:
     assert fill_gaps(low, crossing).price == low.price
     euros = SearchQuery(price=PriceRange(max=Decimal(50), currency="EUR"))
     assert fill_gaps(low, euros).price == low.price
-    assert fill_gaps(SearchQuery(text="x"), euros).price == euros.price
+    assert fill_gaps(SearchQuery(text="tope 50 euros"), euros).price == euros.price
+
+
+def test_a_price_bound_is_taken_only_for_a_number_left_over() -> None:
+    # "unter 200 Euro": the parser read the bound; the model must not make 200 a floor too.
+    parser = SearchQuery(text="bequeme", price=PriceRange(max=Decimal(200), currency="EUR"))
+    model = SearchQuery(price=PriceRange(min=Decimal(200), currency="EUR"))
+    assert fill_gaps(parser, model).price == parser.price
+    both = SearchQuery(price=PriceRange(min=Decimal(200), max=Decimal("1.5e3")))
+    assert fill_gaps(SearchQuery(text="over 1,500"), both).price == PriceRange(max=Decimal(1500))
+    assert fill_gaps(SearchQuery(text="about 2k"), both).price is None
+    assert fill_gaps(SearchQuery(text="bump 1500"), both).price is None  # no price in the words
+    assert fill_gaps(SearchQuery(text="1500 quid tops"), both).price == PriceRange(
+        max=Decimal(1500)
+    )
+    assert fill_gaps(SearchQuery(text="maxx 1500"), both).price == PriceRange(max=Decimal(1500))
 
 
 def test_an_exclusion_the_parser_found_is_not_repeated() -> None:

@@ -150,6 +150,15 @@ def test_the_guided_prompt_shows_the_rule_parsers_line_for_the_request_in_contex
     assert answer_text(parse("red running shoes"), "guided") == "running shoes | color:red"
 
 
+def test_the_patch_prompt_leaves_earlier_requests_to_the_parsers_line() -> None:
+    context = ["mens hoodie under $40"]
+    patch_turn = understanding_messages("in blue instead", context, style="patch")[-1].content
+    guided_turn = understanding_messages("in blue instead", context, style="guided")[-1].content
+    assert "Earlier requests" in (guided_turn or "") and "hoodie" in (guided_turn or "")
+    assert (patch_turn or "").splitlines() == (guided_turn or "").splitlines()[-2:]
+    assert "hoodie" in (patch_turn or "").splitlines()[-1]  # the parser's line still reads it
+
+
 def test_a_parser_reading_that_no_line_can_hold_is_shown_as_unreadable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -13,6 +13,7 @@ from cartagent.retrieval import Exclusion, PriceRange, SearchQuery, rules
 from cartagent.retrieval.rules import (
     MAX_REQUEST_CHARS,
     asks_other_than,
+    cut_request,
     canonical_quantity,
     gloss,
     parse,
@@ -562,6 +563,16 @@ def test_huge_input_is_truncated_to_its_first_characters() -> None:
     assert price(query) == (None, Decimal(60), "USD")
     # what lies beyond the limit is not read
     assert parse("x " * MAX_REQUEST_CHARS + "blue jeans").category is None
+
+
+def test_a_long_request_is_cut_at_a_words_end() -> None:
+    story = "red running shoes " + "lorem ipsum " * 400
+    assert cut_request(story) == story[:MAX_REQUEST_CHARS].rsplit(" ", 1)[0]
+    assert parse(story).text.split()[-1] in ("lorem", "ipsum")  # no piece of a word
+    exact = "a" * MAX_REQUEST_CHARS + " tail"
+    assert cut_request(exact) == "a" * MAX_REQUEST_CHARS  # the cut falls on a space
+    assert cut_request("b" * (MAX_REQUEST_CHARS + 5)) == "b" * MAX_REQUEST_CHARS  # one word
+    assert cut_request("short") == "short"
 
 
 @pytest.mark.parametrize(

@@ -215,6 +215,15 @@ def test_an_endpoint_serving_a_tuned_adapter_is_asked_in_its_prompt_style(
     messages = body["messages"]
     assert isinstance(messages, list) and "Parser: " in messages[-1]["content"]
 
+    sent.clear()
+    monkeypatch.setenv("CARTAGENT_LLM_PROMPT_STYLE", "patch")  # behind the parser, its gaps
+    with built("openai") as patching:
+        assert patching.understand_sync("lether walet").source == "parser"  # read whole
+        outcome = patching.understand_sync("wallet in cordovan")
+    [body] = sent
+    assert body["max_tokens"] == 24 and "Parser: wallet" in body["messages"][-1]["content"]
+    assert outcome.query.category == "wallet" and outcome.query.text == "cordovan"
+
     monkeypatch.setenv("CARTAGENT_LLM_PROMPT_STYLE", "poem")
     with pytest.raises(ConfigurationError, match="unknown prompt style 'poem'"):
         built("openai")

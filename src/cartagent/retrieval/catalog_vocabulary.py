@@ -1299,11 +1299,31 @@ class GroundedUnderstander:
         if not misfits:
             return answer
         checked = self.check(request, context=context)
-        return (
-            checked
-            if self.vocabulary.misfits(self.vocabulary.ground(checked)) < misfits
-            else answer
-        )
+        if self.vocabulary.misfits(self.vocabulary.ground(checked)) < misfits:
+            return checked
+        return self._unfit_dropped(answer, checked)
+
+    def _unfit_dropped(self, answer: SearchQuery, checked: SearchQuery) -> SearchQuery:
+        """``answer`` without the values it adds to ``checked``'s reading that no product of
+        its kind has ("lens type: non-polarized lenses"): a constraint the catalog cannot
+        check would be shown as met; its words go back to the text, which search still reads."""
+        tables: dict[str, dict[str, list[str]]] = {}
+        words = [answer.text] if answer.text else []
+        for name in ("options", "attributes"):
+            table: dict[str, list[str]] = getattr(answer, name)
+            theirs: dict[str, list[str]] = getattr(checked, name)
+            kept = dict(table)
+            for key, values in table.items():
+                if theirs.get(key) == values:
+                    continue
+                alone = SearchQuery(category=answer.category, **{name: {key: values}})
+                if self.vocabulary.misfits(self.vocabulary.ground(alone)):
+                    del kept[key]
+                    words.extend(values)
+            tables[name] = kept
+        if len(words) == (1 if answer.text else 0):
+            return answer
+        return answer.model_copy(update={**tables, "text": " ".join(words)})
 
     def _read(self, request: str, context: Sequence[str], shown: SearchQuery | None) -> SearchQuery:
         query = self._read_words(request, context, shown)

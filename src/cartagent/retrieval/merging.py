@@ -11,9 +11,13 @@ takes from the model only what fills a gap, and only what the leftover words say
   small model also invents categories for vague requests ("something to boil water for tea" ->
   "tea bag") and files leftover words under wrong names, and a constraint that is not in the
   words is a filter the shopper never asked for; a category must also be a kind the word lists
-  know (not "bedroom");
-* a price bound, minimum rating, sort or stock flag the parser did not set is taken as the model
-  gives it (grounding has already checked bounds and ratings against the request).
+  know (not "bedroom"), and a gender, colour, material or size one of theirs (not "rgb" as a
+  colour, "drop" as a size);
+* a price bound the parser did not set is taken when its number is one of the leftover words and
+  they say a price (a currency or a bound's cue): a number the parser placed is not a second
+  bound ("unter 200 Euro" is not "200 to 200"), nor is a bare number ("bump it to 32");
+* a minimum rating, sort or stock flag the parser did not set is taken as the model gives it
+  (grounding has already checked ratings against the request).
 
 The free text keeps the parser's leftover words that no value taken from the model used.
 
@@ -24,11 +28,22 @@ line took up to 30).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-from .grounding import same_word, word_tokens
+from .grounding import same_word, token_number, word_tokens
 from .query import Exclusion, PriceRange, SearchQuery
-from .vocabulary import CATEGORY_OF, GENDER_OF
+from .vocabulary import (
+    CATEGORY_OF,
+    COLOR_OF,
+    CURRENCY_WORDS,
+    GENDER_OF,
+    MATERIAL_OF,
+    PRICE_MAX_CUES,
+    PRICE_MIN_CUES,
+    SIZE_OF,
+    SIZE_WORDS,
+)
 
 __all__ = ["fill_gaps", "patch"]
 
@@ -82,12 +97,25 @@ def _a_kind(category: str | None) -> str | None:
     return category if category is not None and category.casefold() in CATEGORY_OF else None
 
 
-def _closed_classes(attributes: dict[str, list[str]]) -> dict[str, list[str]]:
-    """``attributes`` without the values of a closed class the word lists hold all of: a gender
-    is one of theirs ("husband" is who the shopper buys for, not a gender of boots)."""
-    genders = [v for v in attributes.get("gender", ()) if v.casefold() in GENDER_OF]
-    kept = {k: v for k, v in attributes.items() if k != "gender"}
-    return {**kept, "gender": genders} if genders else kept
+_NUMERIC_SIZE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _fits_its_name(key: str | None, value: str) -> bool:
+    """Whether ``value`` may be filed under ``key``: a name whose values the word lists hold all
+    of (a gender, a colour, a material, a letter or number size) takes only one of them. A
+    small model files leftover words under such names ("rgb" a colour, "insulated" a
+    material, "drop" a size, "husband" a gender); the words stay in the text, where the
+    catalog's own vocabulary still places what it sells."""
+    name, said = (key or "").casefold(), value.casefold()
+    if name == "gender":
+        return said in GENDER_OF
+    if name in ("color", "colour"):
+        return said in COLOR_OF
+    if name == "material":
+        return said in MATERIAL_OF
+    if name == "size":
+        return said in SIZE_OF or value.upper() in SIZE_WORDS or bool(_NUMERIC_SIZE.fullmatch(said))
+    return True
 
 
 def _said(value: str | None, leftover: _Leftover) -> str | None:
@@ -100,7 +128,7 @@ def _table(
     out = dict(parser)
     for key, values in model.items():
         if key not in out:
-            said = [v for v in values if leftover.take(v)]
+            said = [v for v in values if _fits_its_name(key, v) and leftover.take(v)]
             if said:
                 out[key] = said
     return out
@@ -112,10 +140,50 @@ def _exclusions(
     out = list(parser)
     found = {e.value.casefold() for e in out}
     for exclusion in model:
-        if exclusion.value.casefold() not in found and leftover.take(exclusion.value):
+        if (
+            exclusion.value.casefold() not in found
+            and _fits_its_name(exclusion.field, exclusion.value)
+            and leftover.take(exclusion.value)
+        ):
             found.add(exclusion.value.casefold())
             out.append(exclusion)
     return out
+
+
+_PRICE_CUES = [
+    tuple(word_tokens(cue)) for cue in (*PRICE_MAX_CUES, *PRICE_MIN_CUES, *CURRENCY_WORDS)
+]
+_PRICE_SIGNS = frozenset("$€£¥<>≤≥")
+
+
+def _priced(leftover: _Leftover) -> bool:
+    """Whether the leftover words say a price: a currency, or a bound's cue ("max", "budget",
+    one typo allowed), not a bare number ("bump it to 32" is memory, not dollars)."""
+    if any(sign in word for word in leftover.words for sign in _PRICE_SIGNS):
+        return True
+    said = [t for _, t in leftover.tokens]
+    return any(
+        cue
+        and any(
+            all(same_word(c, s) for c, s in zip(cue, said[i : i + len(cue)], strict=True))
+            for i in range(len(said) - len(cue) + 1)
+        )
+        for cue in _PRICE_CUES
+    )
+
+
+def _left_said(model: PriceRange | None, leftover: _Leftover) -> PriceRange | None:
+    """The bounds of ``model`` whose number is one of the leftover words, beside a word that
+    says a price: a number the parser already placed ("unter 200 Euro" read as at most 200) is
+    not a second bound, and a bare number is no price."""
+    if model is None or not _priced(leftover):
+        return None
+    numbers = {n for _, t in leftover.tokens if (n := token_number(t)) is not None}
+    low = model.min if model.min in numbers else None
+    high = model.max if model.max in numbers else None
+    if low is None and high is None:
+        return None
+    return PriceRange(min=low, max=high, currency=model.currency)
 
 
 def _price(parser: PriceRange | None, model: PriceRange | None) -> PriceRange | None:
@@ -136,7 +204,7 @@ def fill_gaps(parser: SearchQuery, model: SearchQuery) -> SearchQuery:
     category = parser.category or _said(_a_kind(model.category), leftover)
     brand = parser.brand or _said(model.brand, leftover)
     options = _table(parser.options, model.options, leftover)
-    attributes = _table(parser.attributes, _closed_classes(model.attributes), leftover)
+    attributes = _table(parser.attributes, model.attributes, leftover)
     exclude = _exclusions(parser.exclude, model.exclude, leftover)
     return SearchQuery(
         text=leftover.text(),
@@ -144,7 +212,7 @@ def fill_gaps(parser: SearchQuery, model: SearchQuery) -> SearchQuery:
         brand=brand,
         attributes=attributes,
         options=options,
-        price=_price(parser.price, model.price),
+        price=_price(parser.price, _left_said(model.price, leftover)),
         sort=parser.sort if parser.sort != "relevance" else model.sort,
         min_rating=parser.min_rating if parser.min_rating is not None else model.min_rating,
         available_only=parser.available_only or model.available_only,

@@ -9,7 +9,9 @@ JSON; ``"guided"`` also shows the rule parser's query line for the request, so t
 corrects a reading rather than writing one from nothing (most lines need copying, a few need
 fixing: the typos, languages and phrasings the rules miss); ``"patch"`` shows the same and is
 answered with only what the parser's line misses (:func:`~cartagent.retrieval.merging.patch`),
-``*`` when it misses nothing, for a model served behind the parser that fills its gaps. Tuning
+``*`` when it misses nothing, for a model served behind the parser that fills its gaps; its user
+turn leaves the earlier requests out (the parser's line already reads them), which halves a
+follow-up's prompt. Tuning
 data should be built with this function so that training and serving prompts cannot drift apart.
 
 Requests and earlier turns are flattened to one line each (control characters and newlines
@@ -33,7 +35,7 @@ from ..llm import Message
 from .merging import patch
 from .query import Exclusion, PriceRange, SearchQuery, search_query_json_schema
 from .query_line import query_line
-from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, parse
+from .rules import MAX_CONTEXT_TURNS, cut_request, parse
 
 __all__ = [
     "FEW_SHOT",
@@ -238,7 +240,7 @@ def gold_answer(
 
 
 def _one_line(text: str) -> str:
-    text = "".join(c if c.isprintable() else " " for c in text[:MAX_REQUEST_CHARS])
+    text = "".join(c if c.isprintable() else " " for c in cut_request(text))
     return " ".join(text.split())
 
 
@@ -254,10 +256,12 @@ def _turns(context: Sequence[str]) -> list[str]:
     return [_one_line(t) for t in context if isinstance(t, str) and t.strip()]
 
 
-def _user_text(request: str, context: Sequence[str], *, guided: bool = False) -> str:
+def _user_text(
+    request: str, context: Sequence[str], *, guided: bool = False, earlier: bool = True
+) -> str:
     turns = _turns(context)
     lines = []
-    if turns:
+    if turns and earlier:
         lines.append("Earlier requests (oldest first):")
         lines.extend(f"- {turn}" for turn in turns[-MAX_CONTEXT_TURNS:])
     lines.append(f"Request: {_one_line(request)}")
@@ -281,12 +285,16 @@ def understanding_messages(
     messages = [Message("system", _INSTRUCTIONS[check_style(style)])]
     shots = (FEW_SHOT if style == "full" else ()) if examples is None else examples
     guided = style in ("guided", "patch")
+    # A patch is read against the Parser line, which already holds what the earlier requests
+    # said; they are most of a follow-up's prompt, and the prompt is most of a call's time.
+    earlier = style != "patch"
     for shot in shots:
-        messages.append(Message("user", _user_text(shot.request, shot.context, guided=guided)))
+        user = _user_text(shot.request, shot.context, guided=guided, earlier=earlier)
+        messages.append(Message("user", user))
         messages.append(
             Message("assistant", gold_answer(shot.request, shot.context, shot.query, style))
         )
-    messages.append(Message("user", _user_text(request, context, guided=guided)))
+    messages.append(Message("user", _user_text(request, context, guided=guided, earlier=earlier)))
     return messages
 
 

@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 MAX_REQUEST_CHARS = 2000
-"""Longer requests are cut to this many characters before parsing."""
+"""Longer requests are cut to this many characters before parsing (:func:`cut_request`)."""
 MAX_CONTEXT_TURNS = 8
 """Only the most recent context entries are considered."""
 _MAX_TEXT_TOKENS = 48
@@ -531,9 +531,23 @@ _NOT_TOO_RE = re.compile(
 )
 
 
+_CUT_WORD_RE = re.compile(r"\s+\S*\Z")
+
+
+def cut_request(text: str) -> str:
+    """``text`` cut to :data:`MAX_REQUEST_CHARS` characters, at the end of a word: the piece of
+    a word cut in two is no word the shopper wrote (the "l" of "lorem")."""
+    if len(text) <= MAX_REQUEST_CHARS:
+        return text
+    head = text[:MAX_REQUEST_CHARS]
+    if text[MAX_REQUEST_CHARS].isspace():
+        return head
+    return _CUT_WORD_RE.sub("", head) or head
+
+
 def _normalise(request: str) -> str:
     request = _json_request(request[: MAX_REQUEST_CHARS * 2])
-    text = unicodedata.normalize("NFKC", request[: MAX_REQUEST_CHARS * 2])[:MAX_REQUEST_CHARS]
+    text = cut_request(unicodedata.normalize("NFKC", request[: MAX_REQUEST_CHARS * 2]))
     text = text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
     text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2013", "-")
     text = _FILLER_RE.sub(" ", text).lower()

@@ -145,6 +145,10 @@ def _openai(settings: Settings) -> Understander:
     )
     if style == "full":
         return model_understander(model)
+    if style == "patch":  # a patch fills the parser's gaps: it is asked behind the parser
+        return ModelUnderstander(
+            model, style=style, rules_first=True, max_leftover_words=TUNED_MAX_LEFTOVER_WORDS
+        )
     return ModelUnderstander(model, style=style)
 
 

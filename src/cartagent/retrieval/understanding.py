@@ -59,7 +59,7 @@ from .prompt import (
 )
 from .query import SearchQuery
 from .query_line import parse_query_line
-from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, parse
+from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, cut_request, parse
 from .search import Understander
 from .spans import stage
 
@@ -259,7 +259,7 @@ class ModelUnderstander:
             return Understanding(SearchQuery(), "rules")
         problems: list[str] = []
         if len(request) > MAX_REQUEST_CHARS:
-            request = request[:MAX_REQUEST_CHARS]
+            request = cut_request(request)
             problems.append(f"request cut to {MAX_REQUEST_CHARS} characters")
         timings: dict[str, float] = {}
         reading: SearchQuery | None = None
