@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
 
-.PHONY: messages install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter adapter-teacher clean ucp-conformance
+.PHONY: messages install run test test-fast check lint typecheck format bench mutation sweep sweep-gpu adapter clean ucp-conformance
 
 # torch goes in first, pinned: any other torch requirement pulls gigabytes of CUDA wheels.
 # llama-cpp-python compiles from source once (minutes); pip caches the wheel afterwards. It is
@@ -135,24 +135,16 @@ sweep-gpu: $(STAMP)
 		--set sft.save_steps=1000 --dev-requests 80 --dev-backend transformers --workers 12
 
 ## Rebuild the shipped query-understanding adapter (src/cartagent/llm/adapters/) with the config
-## the sweep chose: data, SFT + DPO, registered with its lineage, exported beside its card
+## the sweep chose, on the tuning set with the teacher-written rows of data/teacher/ added: data,
+## SFT + DPO (about 40 min here), registered with its lineage, exported beside its card
+TEACHER := data/teacher/qwen2.5-coder-1.5b-seed1.jsonl
 adapter: $(STAMP)
-	$(BIN)/cartagent tune data --out build/tune-data --quiet
-	$(BIN)/cartagent tune train --config $(ADAPTERS)/search-smollm2.toml --data build/tune-data \
-		--out build/tune-runs/search-smollm2
+	$(BIN)/cartagent tune data --teacher $(TEACHER) --out build/tune-data-teacher --quiet
+	$(BIN)/cartagent tune train --config $(ADAPTERS)/search-smollm2.toml \
+		--data build/tune-data-teacher --out build/tune-runs/search-smollm2
 	$(BIN)/cartagent tune register build/tune-runs/search-smollm2/dpo/adapter --name search
 	$(BIN)/cartagent tune export build/tune-runs/search-smollm2/dpo/adapter \
 		--out $(ADAPTERS)/search-smollm2.gguf --card $(ADAPTERS)/search-smollm2.json
-
-## The same recipe on the set with the teacher-written rows of data/teacher/ added (about 85 min
-## here), exported to build/: not shipped, it reads no better (docs/tuning/results.md, 2026-12-07)
-TEACHER := data/teacher/qwen2.5-coder-1.5b-seed1.jsonl
-adapter-teacher: $(STAMP)
-	$(BIN)/cartagent tune data --teacher $(TEACHER) --out build/tune-data-teacher --quiet
-	$(BIN)/cartagent tune train --config $(ADAPTERS)/search-smollm2.toml \
-		--data build/tune-data-teacher --out build/tune-runs/search-smollm2-teacher
-	$(BIN)/cartagent tune export build/tune-runs/search-smollm2-teacher/dpo/adapter \
-		--out build/search-smollm2-teacher.gguf --card build/search-smollm2-teacher.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
