@@ -13,8 +13,8 @@ from cartagent.retrieval import Exclusion, PriceRange, SearchQuery, rules
 from cartagent.retrieval.rules import (
     MAX_REQUEST_CHARS,
     asks_other_than,
-    cut_request,
     canonical_quantity,
+    cut_request,
     gloss,
     parse,
     price_clash,

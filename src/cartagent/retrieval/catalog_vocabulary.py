@@ -1316,7 +1316,9 @@ class GroundedUnderstander:
             for key, values in table.items():
                 if theirs.get(key) == values:
                     continue
-                alone = SearchQuery(category=answer.category, **{name: {key: values}})
+                alone = SearchQuery(category=answer.category).model_copy(
+                    update={name: {key: values}}
+                )
                 if self.vocabulary.misfits(self.vocabulary.ground(alone)):
                     del kept[key]
                     words.extend(values)
