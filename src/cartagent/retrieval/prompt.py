@@ -11,8 +11,8 @@ fixing: the typos, languages and phrasings the rules miss); ``"patch"`` shows th
 answered with only what the parser's line misses (:func:`~cartagent.retrieval.merging.patch`),
 ``*`` when it misses nothing, for a model served behind the parser that fills its gaps; its user
 turn leaves the earlier requests out (the parser's line already reads them), which halves a
-follow-up's prompt. Tuning
-data should be built with this function so that training and serving prompts cannot drift apart.
+follow-up's prompt. Tuning data should be built with this function so that training and serving
+prompts cannot drift apart.
 
 Requests and earlier turns are flattened to one line each (control characters and newlines
 become spaces): a request cannot forge extra ``Request:`` or ``JSON:`` lines in a model that is

@@ -64,6 +64,7 @@ __all__ = [
     "MAX_REQUEST_CHARS",
     "asks_other_than",
     "canonical_quantity",
+    "cut_request",
     "gloss",
     "parse",
     "price_clash",
