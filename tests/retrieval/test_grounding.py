@@ -66,6 +66,25 @@ def test_a_brand_made_of_ordinary_words_or_an_address_is_no_makers_name(
     assert bool(removed) is not kept
 
 
+@pytest.mark.parametrize(
+    ("brand", "request_", "context", "kept"),
+    [
+        ("Kosher", "i would like to have a kosher gelato", (), False),
+        ("High Fructose", "english muffins in high fructose", (), False),
+        ("Zorblax", "a zorblax kettle", (), False),  # not written as a name: left to the text
+        ("Zorblax", "in blue", ("a Zorblax kettle",), True),  # written so earlier
+        ("iFixit", "ifixit kit by iFixit", (), True),  # a capital inside
+        ("Levis 501", "levis 501 jeans", (), True),  # a number in it
+    ],
+)
+def test_a_maker_the_rules_do_not_know_must_be_written_as_a_name(
+    brand: str, request_: str, context: tuple[str, ...], kept: bool
+) -> None:
+    grounded, removed = ground(SearchQuery(brand=brand), request_, context)
+    assert (grounded.brand == brand) is kept
+    assert removed == ([] if kept else [f"removed brand {brand!r}: not written as a name"])
+
+
 def test_text_may_paraphrase_and_a_category_be_one_of_its_known_forms() -> None:
     query = SearchQuery(category="sneakers", text="comfortable everyday")
     assert ground(query, "tennis shoes I can wear all day") == (query, [])

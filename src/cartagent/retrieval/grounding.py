@@ -275,6 +275,22 @@ def _makers_name(brand: str) -> bool:
     )
 
 
+_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def _written_as_name(brand: str, texts: Sequence[str]) -> bool:
+    """Whether the shopper wrote one of ``brand``'s words as a name: capitalised ("Acme"), or
+    with a digit or a capital inside ("501", "iPhone"). A maker the rule parser does not know
+    is taken from a model only so; otherwise its words stay in the text, which search reads."""
+    wanted = {_fold(w) for w in _WORD_RE.findall(brand)}
+    return any(
+        _fold(word) in wanted and not word.islower()  # a capital or a digit in it
+        for text in texts
+        if isinstance(text, str)
+        for word in _WORD_RE.findall(text)
+    )
+
+
 def ground(
     query: SearchQuery, request: str, context: Sequence[str] = ()
 ) -> tuple[SearchQuery, list[str]]:
@@ -301,6 +317,14 @@ def ground(
     elif query.brand is not None and ev.parsed.brand is None and not _makers_name(query.brand):
         # A greeting or a web address a model took for a maker ("Hallo, ich suche ...").
         removed.append(f"removed brand {query.brand!r}: an ordinary word, not a maker's name")
+        update["brand"] = None
+    elif (
+        query.brand is not None
+        and ev.parsed.brand is None
+        and not _written_as_name(query.brand, [*context, request])
+    ):
+        # "kosher gelato", "do u sell dog food": words a model capitalised, not the shopper.
+        removed.append(f"removed brand {query.brand!r}: not written as a name")
         update["brand"] = None
     for name in ("attributes", "options"):
         table: dict[str, list[str]] = getattr(query, name)
