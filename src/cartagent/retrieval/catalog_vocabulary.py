@@ -1309,6 +1309,7 @@ class GroundedUnderstander:
         check would be shown as met; its words go back to the text, which search still reads."""
         tables: dict[str, dict[str, list[str]]] = {}
         words = [answer.text] if answer.text else []
+        dropped = False
         for name in ("options", "attributes"):
             table: dict[str, list[str]] = getattr(answer, name)
             theirs: dict[str, list[str]] = getattr(checked, name)
@@ -1322,8 +1323,9 @@ class GroundedUnderstander:
                 if self.vocabulary.misfits(self.vocabulary.ground(alone)):
                     del kept[key]
                     words.extend(values)
+                    dropped = True
             tables[name] = kept
-        if len(words) == (1 if answer.text else 0):
+        if not dropped:
             return answer
         return answer.model_copy(update={**tables, "text": " ".join(words)})
 

@@ -150,8 +150,11 @@ def _exclusions(
     return out
 
 
+# Cues made only of signs ("<", "$") have no words: _PRICE_SIGNS finds those.
 _PRICE_CUES = [
-    tuple(word_tokens(cue)) for cue in (*PRICE_MAX_CUES, *PRICE_MIN_CUES, *CURRENCY_WORDS)
+    cue
+    for cue in (tuple(word_tokens(c)) for c in (*PRICE_MAX_CUES, *PRICE_MIN_CUES, *CURRENCY_WORDS))
+    if cue
 ]
 _PRICE_SIGNS = frozenset("$€£¥<>≤≥")
 
@@ -163,12 +166,9 @@ def _priced(leftover: _Leftover) -> bool:
         return True
     said = [t for _, t in leftover.tokens]
     return any(
-        cue
-        and any(
-            all(same_word(c, s) for c, s in zip(cue, said[i : i + len(cue)], strict=True))
-            for i in range(len(said) - len(cue) + 1)
-        )
+        all(same_word(c, s) for c, s in zip(cue, said[i : i + len(cue)], strict=True))
         for cue in _PRICE_CUES
+        for i in range(len(said) - len(cue) + 1)
     )
 
 
