@@ -16,6 +16,7 @@ from opentelemetry import trace
 from cartagent.errors import ConfigurationError
 from cartagent.llm import Completion, Message, ToolSpec, Usage
 from cartagent.retrieval.cache import SemanticCache
+from cartagent.retrieval.chat_words import only_chat
 from cartagent.retrieval.filters import Hit
 from cartagent.retrieval.prompt import RESPONSE_FORMAT, PromptStyle
 from cartagent.retrieval.query import SearchQuery
@@ -517,6 +518,36 @@ def test_rules_first_answers_without_the_model_when_the_rules_place_every_word()
         assert "parser" in result.timings and "model" not in result.timings
         assert model.calls == []
         assert understander.stats == UnderstanderStats(calls=1, parser_only=1)
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    ["red running shoes ok then", "Nicht grün bitte", "une polaire en bleu, ça existe ?"],
+)
+def test_rules_first_does_not_ask_about_leftover_chat(request_text: str) -> None:
+    assert only_chat(parse(request_text).text)  # every word left asks for nothing
+    model = _answers(json.dumps({"category": "sandals"}))
+    with ModelUnderstander(model, rules_first=True) as understander:
+        result = _understand(understander, request_text)
+        assert (result.query, result.source) == (parse(request_text), "parser")
+        assert model.calls == []
+        assert understander.stats == UnderstanderStats(calls=1, chat_only=1)
+
+
+@pytest.mark.parametrize(
+    ("text", "chat"),
+    [
+        ("ok then", True),
+        ("sorry bitte", True),
+        ("", False),
+        ("ok comfy", False),  # a word a product could be
+        ("ok cheapest", False),  # a sort cue the parser did not read
+        ("then now", False),  # "now" may be half of "available now"
+        ("ok 32", False),
+    ],
+)
+def test_only_chat_is_chat_and_no_cue(text: str, chat: bool) -> None:
+    assert only_chat(text) is chat
 
 
 def test_rules_first_asks_the_model_about_words_the_rules_leave() -> None:

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
         CatalogVocabulary,
         GroundedUnderstander,
         Term,
-        asks_nothing,
         says_nothing,
     )
+    from .chat_words import asks_nothing
     from .common_words import is_common, language_words
     from .dense import DenseIndex
     from .embeddings import (
@@ -218,7 +218,7 @@ __getattr__, __dir__ = lazy_face(
         "CatalogVocabulary": ".catalog_vocabulary",
         "GroundedUnderstander": ".catalog_vocabulary",
         "Term": ".catalog_vocabulary",
-        "asks_nothing": ".catalog_vocabulary",
+        "asks_nothing": ".chat_words",
         "says_nothing": ".catalog_vocabulary",
         "language_words": ".common_words",
         "is_common": ".common_words",

@@ -44,6 +44,7 @@ from rapidfuzz.distance import OSA
 
 from ..catalog import Product, Variant
 from .amounts import amount, units
+from .chat_words import FILLER, asks_nothing
 from .common_words import is_english_word
 from .filters import Words, analyzer, canonical_key
 from .query import Exclusion, SearchQuery
@@ -135,117 +136,7 @@ _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
 # Word endings that make a property out of a noun: "water resistance", "waterproof".
 # Values too short and common to find in a request's words ("no" in "no leather").
 _BARE_NEGATIVES = frozenset({"no", "none", "na", "n a", "false"})
-# Words of a request that ask for nothing a product could lack.
-_FILLER = frozenset(
-    {
-        "guys",
-        "anything",
-        "everything",
-        "stuff",
-        "whatever",
-        "ok",
-        "okay",
-        "yes",
-        "yeah",
-        "hmm",
-        "um",
-        "uh",
-        "lol",
-        "pls",
-        "plz",
-        "thx",
-        "sell",
-        "selling",
-        "got",
-        "gotta",
-        "gonna",
-        "wanna",
-        "tell",
-        "know",
-        "think",
-        "go",
-        "going",
-        "then",
-        "now",
-        "right",
-        "today",
-        "one",
-        "two",
-        "three",
-        "first",
-        "second",
-        "third",
-        "last",
-        "cheap",
-        "cheaper",
-        "cheapest",
-        "good",
-        "great",
-        "nice",
-        "best",
-        "more",
-        "less",
-        "most",
-        "least",
-        "much",
-        "many",
-        "other",
-        "another",
-        "else",
-        # chat around a request: apologies, hesitation, courtesy
-        "sorry",
-        "oops",
-        "ugh",
-        "oh",
-        "typo",
-        "meant",
-        "mean",
-        "fine",
-        "cool",
-        "ty",
-        "tho",
-        "though",
-        "if",
-        # letting go of something: "forget the battery thing", "colour doesn't matter"
-        "forget",
-        "matter",
-        "doesn't",
-        "doesnt",
-        "care",
-        "thing",
-    }
-)
-# Function and courtesy words of Spanish, German and French requests (none an English word):
-# they ask for nothing either.
-_FOREIGN_FUNCTION_WORDS = frozenset(
-    """
-    unos unas uno al del lo les los las el mi mis tu su sus nos yo tengo tienes tiene hay
-    quiero busco necesito buscando quisiera algo alguno alguna así cual cuál cuáles qué pero
-    porque muy más ya también sí solo sólo mejor bueno vale claro ahora hoy por favor gracias
-    einen einem einer eines ich du er sie es wir ihr mein meine meinen ist sind habe
-    haben gibt suche brauche möchte hätte gern gerne etwas welche welcher welches aber auch
-    noch nur schon sehr mehr dann doch bitte danke ja nein oder und zu vom zum zur am im auf
-    je tu il elle nous vous ils elles une mon ma mes ta tes est sont suis ai avons avez
-    cherche voudrais veux aimerais quelque chose quel quelle quels quelles mais aussi encore
-    seulement très bien alors donc oui non svp merci bonjour salut ça cette ces celle celles
-    hola hallo
-    que qui quoi esté sea ser estar está están existe existen dire voulais voulait pardon
-    dommage plutôt liebsten lieber darf sein halt mal denn eben kann könnt vielleicht peut
-    faut avoir être tengan tenga puede pueda podría egal importe igual da cualquier
-    d'accord peu
-    """.split()  # noqa: SIM905
-)
 _PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
-
-
-def asks_nothing(word: str) -> bool:
-    """Whether ``word`` of a request is chat that asks for nothing a product could have
-    ("sorry", "then", "bitte", "une"): left out of what is checked and of what is said back."""
-    word = word.casefold()
-    # An adverb in "-ally" ("basically", "literally", "naturally") qualifies the talk, not
-    # the product, though its stem may be a value's ("basic").
-    adverb = len(word) > 6 and word.endswith("ally")
-    return word in STOPWORDS or word in _FILLER or word in _FOREIGN_FUNCTION_WORDS or adverb
 
 
 def says_nothing(word: str) -> bool:
@@ -1431,7 +1322,7 @@ def _refined(previous: SearchQuery, latest: SearchQuery) -> SearchQuery:
     }
     exclude = [e for e in previous.exclude if e.value.casefold() not in wanted]
     exclude += [e for e in latest.exclude if e not in exclude]
-    said = [w for w in latest.text.split() if w.casefold() not in _FILLER]
+    said = [w for w in latest.text.split() if w.casefold() not in FILLER]
     # The words of a value replaced go with it ("light" of "light skin", now "medium skin").
     replaced = {
         word

@@ -46,6 +46,7 @@ from pydantic import ValidationError
 from ..errors import ConfigurationError
 from ..llm import Model, Usage
 from .cache import SemanticCache
+from .chat_words import only_chat
 from .grounding import ground
 from .merging import fill_gaps
 from .output_repair import UnrepairableOutput, repair
@@ -95,8 +96,9 @@ class Understanding:
 class UnderstanderStats:
     """Counts of a :class:`ModelUnderstander`'s calls by outcome (``skipped``: empty requests;
     ``parser_only``: rules first, and the rules placed every word; ``too_long``: rules first,
-    and the rules left more words than the model is asked about; ``unsure``: fallbacks because
-    the model's confidence was under the gate)."""
+    and the rules left more words than the model is asked about; ``chat_only``: rules first,
+    and the words the rules left only chat (:func:`~.chat_words.only_chat`); ``unsure``:
+    fallbacks because the model's confidence was under the gate)."""
 
     calls: int = 0
     parser_only: int = 0
@@ -106,6 +108,7 @@ class UnderstanderStats:
     cache_hits: int = 0
     skipped: int = 0
     too_long: int = 0
+    chat_only: int = 0
     unsure: int = 0
 
 
@@ -135,9 +138,9 @@ class ModelUnderstander:
     shape the prompt (:func:`~cartagent.retrieval.prompt.understanding_messages`).
     ``max_tokens``, when set, is passed to ``model.complete``, which must accept it.
     ``rules_first=True`` answers with the fallback's reading when it leaves no word unplaced
-    (no ``text``) and asks the model only otherwise; ``combine`` says what becomes of that
-    answer: ``"fill"`` (the default) fills the gaps of the fallback's reading with it,
-    ``"replace"`` takes it whole.
+    (no ``text``), or only chat ("ok then", "bitte"), and asks the model only otherwise;
+    ``combine`` says what becomes of that answer: ``"fill"`` (the default) fills the gaps of
+    the fallback's reading with it, ``"replace"`` takes it whole.
     The ``patch`` style (the model answers only what the parser's reading lacks) needs
     ``rules_first=True`` and ``combine="fill"``.
     ``constrained=False`` asks without the JSON Schema (no grammar): for a model tuned to
@@ -268,6 +271,9 @@ class ModelUnderstander:
                 reading = self._fallback(request, context=turns)
             if not reading.text:
                 self._count("parser_only")
+                return Understanding(reading, "parser", tuple(problems), timings)
+            if only_chat(reading.text):
+                self._count("chat_only")
                 return Understanding(reading, "parser", tuple(problems), timings)
             left = len(reading.text.split())
             if self._max_leftover_words is not None and left > self._max_leftover_words:
