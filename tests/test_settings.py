@@ -17,7 +17,7 @@ def test_the_defaults_need_no_environment() -> None:
     assert settings.sandbox.db_url == f"sqlite:///{settings.data_dir / 'sandbox.db'}"
     assert settings.sandbox.base_url == "http://127.0.0.1:8765"
     assert settings.adapter.registry == settings.data_dir / "registry"
-    assert settings.adapter.search_adapter is None
+    assert settings.adapter.search_adapter is None and settings.adapter.merged_type == "Q4_0"
     assert settings.llm.base_url is None and settings.llm.schema_style == "json_schema"
     assert settings.paypal.base_url is None and settings.mcp.token is None
     assert settings.merchant.db_url is None and settings.api_keys_file is None
@@ -38,6 +38,7 @@ def test_variables_override_and_empty_ones_count_as_unset() -> None:
             "CARTAGENT_MCP_TOKEN": "t" * 20,
             "CARTAGENT_PAYPAL_CLIENT_ID": "",
             "CARTAGENT_SEARCH_ADAPTER": "~/mine.gguf",
+            "CARTAGENT_MERGED_TYPE": "Q8_0",
             "CARTAGENT_API_KEYS_FILE": "keys.toml",
             "CARTAGENT_EMBEDDER": "minilm-onnx",
         }
@@ -47,6 +48,7 @@ def test_variables_override_and_empty_ones_count_as_unset() -> None:
     assert settings.mcp.token == "t" * 20
     assert settings.paypal.client_id is None
     assert settings.adapter.search_adapter == Path.home() / "mine.gguf"
+    assert settings.adapter.merged_type == "Q8_0"
     assert settings.api_keys_file == Path("keys.toml")
     assert settings.embedder == "minilm-onnx"
 
@@ -56,7 +58,7 @@ def test_every_variable_read_is_in_the_readme_table_and_every_row_is_read() -> N
     readme = (ROOT / "README.md").read_text()
     table = set(re.findall(r"^\| `([A-Z_]+)` \|", readme, flags=re.MULTILINE))
     assert read == table
-    assert len(read) == 29
+    assert len(read) == 30
 
 
 def test_nothing_outside_settings_reads_the_environment() -> None:

@@ -51,10 +51,13 @@ class LLMEndpointSettings:
 @dataclass(frozen=True)
 class AdapterSettings:
     """``search_adapter``: a GGUF LoRA file for ``--model tuned`` (default: the registry's
-    production model, else the shipped one); ``registry``: the model registry folder."""
+    production model, else the shipped one); ``registry``: the model registry folder;
+    ``merged_type``: how the adapter's weights are stored once folded into the base (``Q4_0``,
+    faster, or ``Q8_0``, closer to the adapter as trained)."""
 
     registry: Path
     search_adapter: Path | None = None
+    merged_type: str = "Q4_0"
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ class Settings:
             adapter=AdapterSettings(
                 registry=(path("CARTAGENT_REGISTRY") or data_dir / "registry").expanduser(),
                 search_adapter=adapter.expanduser() if adapter else None,
+                merged_type=env.get("CARTAGENT_MERGED_TYPE", "Q4_0"),
             ),
             paypal=PayPalSettings(
                 base_url=get("CARTAGENT_PAYPAL_BASE_URL"),

@@ -19,6 +19,7 @@ import numpy as np
 
 from cartagent.errors import ConfigurationError
 
+from .merged import STORED_TYPES
 from .model import Completion, Message, ToolSpec, Usage, refuse_tools
 
 if TYPE_CHECKING:
@@ -45,7 +46,8 @@ class LlamaCppModel:
 
     ``lora_path`` applies a GGUF LoRA at run time; with ``merge_cache`` as well, the adapter is
     folded into the base's weights instead (:mod:`cartagent.llm.merged`, cached in that folder
-    and built on first use), which decodes at the base model's speed.
+    and built on first use), which decodes at the base model's speed; ``merged_type`` says how
+    the adapted weights are stored (:data:`~cartagent.llm.merged.STORED_TYPES`).
 
     ``n_threads`` decodes on that many threads; by default on every core this process may use,
     at most :data:`DEFAULT_MAX_THREADS`. llama-cpp-python's own default is half the cores, one
@@ -68,6 +70,7 @@ class LlamaCppModel:
         max_tokens: int = 256,
         lora_path: str | Path | None = None,
         merge_cache: str | Path | None = None,
+        merged_type: str = "Q4_0",
         verbose: bool = False,
     ) -> None:
         self.model_path = Path(model_path)
@@ -77,6 +80,10 @@ class LlamaCppModel:
             raise ConfigurationError(f"no LoRA adapter file at {lora_path}")
         if merge_cache is not None and lora_path is None:
             raise ConfigurationError("merge_cache needs a lora_path to merge")
+        if merged_type not in STORED_TYPES:
+            raise ConfigurationError(
+                f"merged_type is one of {', '.join(STORED_TYPES)}, not {merged_type!r}"
+            )
         if n_ctx <= 0 or max_tokens <= 0:
             raise ConfigurationError(f"n_ctx ({n_ctx}) and max_tokens ({max_tokens}) must be > 0")
         if n_threads is not None and n_threads <= 0:
@@ -86,6 +93,7 @@ class LlamaCppModel:
         self.chat = chat
         self.lora_path = None if lora_path is None else Path(lora_path)
         self.merge_cache = None if merge_cache is None else Path(merge_cache)
+        self.merged_type = merged_type
         self.temperature = temperature
         self.max_tokens = max_tokens
         self._seed = seed
@@ -147,7 +155,9 @@ class LlamaCppModel:
             if self.merge_cache is not None and self.lora_path is not None:
                 from .merged import merged_model_path
 
-                path = merged_model_path(self.model_path, self.lora_path, self.merge_cache)
+                path = merged_model_path(
+                    self.model_path, self.lora_path, self.merge_cache, stored_as=self.merged_type
+                )
             try:
                 self._llama = llama_cpp.Llama(str(path), **self._load_options)
             except ValueError as exc:

@@ -108,6 +108,7 @@ def _tuned(settings: Settings) -> Understander:
         chat=True,
         lora_path=adapter,
         merge_cache=settings.data_dir / "models",
+        merged_type=settings.adapter.merged_type,
         max_tokens=answer_tokens(style),
     )
     rules_first = card_rules_first(card)

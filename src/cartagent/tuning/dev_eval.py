@@ -70,7 +70,7 @@ class DevEvaluator:
     ``backend="llama-cpp"`` asks the adapter as ``--model tuned`` serves it (exported, merged,
     bounded), so its latency is the served one; ``"transformers"`` asks the same merged weights
     through PyTorch, on the GPU when there is one, for machines without llama.cpp: the answers
-    are those of the served model less its Q8_0 rounding, the latency that of that device. It
+    are those of the served model less its 4-bit rounding, the latency that of that device. It
     decodes without a grammar, so it takes only the styles that answer in a line, and it
     decodes the dev requests in batches of ``batch_size`` before scoring them, so it reports no
     per-request latency.

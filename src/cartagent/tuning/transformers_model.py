@@ -2,8 +2,8 @@
 
 For where llama.cpp is not installed, above all a GPU machine scoring a sweep's adapters: the
 adapter answers greedily from the same chat template it was trained on, so its dev metrics
-are those of the served model, less llama.cpp's Q8_0 rounding. It has no grammar and no tool
-calling; serving stays with :class:`~cartagent.llm.llama_cpp.LlamaCppModel`.
+are those of the served model, less llama.cpp's rounding (Q4_0 by default). It has no grammar
+and no tool calling; serving stays with :class:`~cartagent.llm.llama_cpp.LlamaCppModel`.
 """
 
 from __future__ import annotations
