@@ -917,3 +917,45 @@ def test_an_options_other_name_beside_its_value_is_placed() -> None:
     assert vocabulary.leftover(SearchQuery(text="screen", category="smart watch")).unplaced == [
         "screen"
     ]
+
+
+@pytest.mark.parametrize(
+    ("words", "request_text", "backs"),
+    [
+        ("she's into", "she's really into puzzles", False),  # nothing the catalog has
+        ("ok then", "ok then", False),  # chat
+        ("", "a lantern", False),
+        ("solar", "a solar one", True),  # a value the catalog has
+        ("solr", "a solr one", True),  # a typo of one
+        ("fibreglas", "fibreglas poles", True),
+        ("brwn", "a brwn tent", True),  # a typo of a listed colour
+        ("32", "bump it to 32", True),  # a number may be a price or a size
+        ("Fjallraven", "a Fjallraven tent", True),  # written as a name: a maker
+        ("fjallraven", "a fjallraven tent", False),  # not so written, and not a listed one
+        ("cheapest", "which is the cheapest", True),  # a cue
+    ],
+)
+def test_a_leftover_word_could_back_a_value_only_if_the_catalog_or_the_lists_know_it(
+    words: str, request_text: str, backs: bool
+) -> None:
+    assert CatalogVocabulary(CATALOG).could_back(words, request_text) is backs
+
+
+def test_a_rules_first_model_is_not_asked_where_no_word_left_could_back_a_value() -> None:
+    from cartagent.llm import Message
+    from cartagent.retrieval.understanding import ModelUnderstander
+    from cartagent.testing import ScriptedModel
+
+    model = ScriptedModel([Message("assistant", "* | power:solar")] * 2)
+    with ModelUnderstander(model, style="patch", rules_first=True) as inner:
+        assert inner.fills_gaps_of is parse
+        grounded = GroundedUnderstander(inner, CatalogVocabulary(CATALOG), check=parse)
+        story = "my daughter is really into stargazing"
+        assert grounded(story) == grounded.vocabulary.ground(parse(story))
+        assert model.calls == []  # "daughter", "stargazing": nothing a product here could be
+        assert grounded("one that runs on solar").options == {"power": ["solar"]}
+        assert len(model.calls) == 1
+    whole = ModelUnderstander(model, style="full")  # reads the request itself: always asked
+    assert whole.fills_gaps_of is None
+    GroundedUnderstander(whole, CatalogVocabulary(CATALOG), check=parse)(story)
+    assert len(model.calls) == 2

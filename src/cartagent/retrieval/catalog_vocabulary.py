@@ -40,17 +40,31 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import NamedTuple
 
+from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from ..catalog import Product, Variant
 from .amounts import amount, units
-from .chat_words import FILLER, asks_nothing
+from .chat_words import CUE_WORDS, FILLER, asks_nothing
 from .common_words import is_english_word
 from .filters import Words, analyzer, canonical_key
+from .grounding import written_as_name
 from .query import Exclusion, SearchQuery
 from .rules import canonical_quantity, gloss, parse
 from .search import Understander
-from .vocabulary import ATTRIBUTE_WORDS, COLOR_OF, COLORS, SHADES, SIZE_WORDS, STOPWORDS
+from .vocabulary import (
+    ATTRIBUTE_WORDS,
+    BRAND_OF,
+    CATEGORY_OF,
+    COLOR_OF,
+    COLORS,
+    GENDER_OF,
+    MATERIAL_OF,
+    SHADES,
+    SIZE_OF,
+    SIZE_WORDS,
+    STOPWORDS,
+)
 
 __all__ = ["CatalogVocabulary", "GroundedUnderstander", "Leftover", "Term"]
 
@@ -58,6 +72,7 @@ _MAX_NGRAM = 4
 _UNIT_TOKENS = {"lbs": "lb", "pound": "lb", "kgs": "kg", "kilo": "kg"}
 _SAME_MEASURE = 0.03  # how far a value converted from another unit may be from the catalog's
 _MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
+_MIN_CLOSE_CHARS = 4  # "brwn" may still be a colour a model spells right
 _AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*-?\s*[^\W\d_]+$")  # "750ml", "13-inch", "2 liters"
 # Units as people say them, where a catalog writes the short form.
 _SPOKEN_UNITS = {
@@ -137,6 +152,17 @@ _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
 # Values too short and common to find in a request's words ("no" in "no leather").
 _BARE_NEGATIVES = frozenset({"no", "none", "na", "n a", "false"})
 _PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
+# The words of the word lists a model's value must come from (kinds, colours, materials,
+# genders, sizes, makers) and of the cues the parser reads.
+_LISTED_WORDS = (
+    frozenset(
+        word
+        for table in (CATEGORY_OF, COLOR_OF, MATERIAL_OF, GENDER_OF, SIZE_OF, BRAND_OF)
+        for key in table
+        for word in _RAW_WORD.findall(key.casefold())
+    )
+    | CUE_WORDS
+)
 
 
 def says_nothing(word: str) -> bool:
@@ -282,6 +308,18 @@ class CatalogVocabulary:
                 for value in values:
                     self._catalog_words |= self._words(value)
         self._single_word = sorted(k for k in self._values if " " not in k)
+        # Every word as written of the products' kinds, makers, names, options and values.
+        raw: set[str] = set(_LISTED_WORDS)
+        for product in products:
+            named = [product.title, product.brand or "", *product.category]
+            named += [f"{k} {' '.join(v)}" for k, v in product.attributes.items()]
+            named += [
+                f"{k} {v}" for variant in product.variants for k, v in variant.options.items()
+            ]
+            for text in named:
+                raw.update(_RAW_WORD.findall(text.casefold()))
+        self._raw_words = sorted(raw)
+        self._raw_word_set = frozenset(raw)
         # Each department of the category paths (above the products' own kind), by the path
         # down to it: ("Home & Kitchen", "Kitchen Appliances").
         self._departments = {
@@ -892,6 +930,29 @@ class CatalogVocabulary:
 
     # ---------------------------------------------------------------- grounding
 
+    def could_back(self, words: str, request: str, context: Sequence[str] = ()) -> bool:
+        """Whether one of ``words`` (those the parser left of ``request``, read after the
+        earlier requests ``context``) could back a value a
+        model adds that grounding keeps: a number, a word written as a name ("Fjällräven"), or
+        a word (or a typo of one) that this catalog or the word lists use for a kind, maker,
+        option, value or cue. A model's value must be said by the words it fills
+        (:func:`~.merging.fill_gaps`) and be one the products have (:class:`GroundedUnderstander`):
+        about "she's really into puzzles" in a catalog without puzzles it can add nothing."""
+        for word in words.split():
+            folded = word.casefold()
+            if asks_nothing(folded) and folded not in CUE_WORDS:
+                continue
+            if any(c.isdigit() for c in word) or folded in self._raw_word_set:
+                return True
+            if written_as_name(word, [*context, request]):
+                return True
+            close = len(folded) >= _MIN_CLOSE_CHARS and process.extractOne(
+                folded, self._raw_words, scorer=OSA.distance, score_cutoff=1
+            )
+            if close:
+                return True
+        return False
+
     def ground(self, query: SearchQuery) -> SearchQuery:
         """``query`` with its constraints and words placed on the catalog's options."""
         category = self._category(query.category, query.text)
@@ -1162,7 +1223,9 @@ class GroundedUnderstander:
         """``check``, when given (the rule parser, beside a model), reads each request too:
         where the inner reading asks for values the catalog's products of that kind do not
         have ("rating: rated ipx7 last 8 hrs") and ``check``'s asks for fewer, ``check``'s
-        reading is taken."""
+        reading is taken. An inner understander that only fills the gaps of ``check``'s reading
+        (its ``fills_gaps_of`` is ``check``: a rules-first model) is not called where no word
+        ``check`` left could back a value (:meth:`CatalogVocabulary.could_back`)."""
         self.inner = understand
         self.vocabulary = vocabulary
         self.check = check
@@ -1183,13 +1246,23 @@ class GroundedUnderstander:
         return self._read(request, context, shown)
 
     def _understand(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        checked: SearchQuery | None = None
+        check = self.check
+        fills: object = getattr(self.inner, "fills_gaps_of", None)
+        if check is not None and fills is check:
+            # The inner model only fills the gaps of check's reading: where no word left could
+            # back a value this catalog keeps, asking it costs time and can add nothing.
+            checked = check(request, context=context)
+            if not self.vocabulary.could_back(checked.text, request, context):
+                return checked
         answer = self.inner(request, context=context)
         if self.check is None:
             return answer
         misfits = self.vocabulary.misfits(self.vocabulary.ground(answer))
         if not misfits:
             return answer
-        checked = self.check(request, context=context)
+        if checked is None:
+            checked = self.check(request, context=context)
         if self.vocabulary.misfits(self.vocabulary.ground(checked)) < misfits:
             return checked
         return self._unfit_dropped(answer, checked)

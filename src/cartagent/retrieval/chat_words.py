@@ -18,7 +18,7 @@ from .vocabulary import (
     STOPWORDS,
 )
 
-__all__ = ["FILLER", "FOREIGN_FUNCTION_WORDS", "asks_nothing", "only_chat"]
+__all__ = ["CUE_WORDS", "FILLER", "FOREIGN_FUNCTION_WORDS", "asks_nothing", "only_chat"]
 
 # Words of a request that ask for nothing a product could lack.
 FILLER = frozenset(
@@ -134,7 +134,7 @@ def asks_nothing(word: str) -> bool:
 
 # Chat words that are also part of a sort, price, stock or negation cue ("cheapest", "now",
 # "more"): left unplaced, they may be a cue the parser missed, so they are not just chat.
-_CUE_WORDS = frozenset(
+CUE_WORDS = frozenset(
     word
     for cues in (
         *SORT_CUES.values(),
@@ -154,5 +154,5 @@ def only_chat(text: str) -> bool:
     be part of a cue: a model asked about them has nothing to add ("ok then", "une ça existe")."""
     words = text.split()
     return bool(words) and all(
-        asks_nothing(word) and word.casefold() not in _CUE_WORDS for word in words
+        asks_nothing(word) and word.casefold() not in CUE_WORDS for word in words
     )

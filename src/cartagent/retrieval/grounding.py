@@ -40,7 +40,14 @@ from .query import SearchQuery
 from .rules import canonical_quantity, parse
 from .vocabulary import CATEGORIES
 
-__all__ = ["ground", "looks_injected", "same_word", "token_number", "word_tokens"]
+__all__ = [
+    "ground",
+    "looks_injected",
+    "same_word",
+    "token_number",
+    "word_tokens",
+    "written_as_name",
+]
 
 _INJECTION_RE = re.compile(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.;!?\n]{0,60}?"
@@ -278,7 +285,7 @@ def _makers_name(brand: str) -> bool:
 _WORD_RE = re.compile(r"[^\W_]+")
 
 
-def _written_as_name(brand: str, texts: Sequence[str]) -> bool:
+def written_as_name(brand: str, texts: Sequence[str]) -> bool:
     """Whether the shopper wrote one of ``brand``'s words as a name: capitalised ("Acme"), or
     with a digit or a capital inside ("501", "iPhone"). A maker the rule parser does not know
     is taken from a model only so; otherwise its words stay in the text, which search reads."""
@@ -321,7 +328,7 @@ def ground(
     elif (
         query.brand is not None
         and ev.parsed.brand is None
-        and not _written_as_name(query.brand, [*context, request])
+        and not written_as_name(query.brand, [*context, request])
     ):
         # "kosher gelato", "do u sell dog food": words a model capitalised, not the shopper.
         removed.append(f"removed brand {query.brand!r}: not written as a name")

@@ -223,6 +223,13 @@ class ModelUnderstander:
         if callable(load):
             load()
 
+    @property
+    def fills_gaps_of(self) -> Understander | None:
+        """The understander whose reading this one answers with, its gaps filled by the model
+        (rules first, ``combine="fill"``): the fallback; None when the model reads requests
+        whole."""
+        return self._fallback if self._rules_first and self._combine == "fill" else None
+
     def with_cache(self, cache: SemanticCache | None) -> ModelUnderstander:
         """A new understander asking the same model the same way, with ``cache``."""
         return ModelUnderstander(
