@@ -959,3 +959,27 @@ def test_a_rules_first_model_is_not_asked_where_no_word_left_could_back_a_value(
     assert whole.fills_gaps_of is None
     GroundedUnderstander(whole, CatalogVocabulary(CATALOG), check=parse)(story)
     assert len(model.calls) == 2
+
+
+def test_each_request_is_read_once_in_the_same_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cartagent.retrieval import catalog_vocabulary
+
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def counting(request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        asked.append((request, tuple(context)))
+        return parse(request, context=context)
+
+    grounded = GroundedUnderstander(counting, CatalogVocabulary(CATALOG))
+    # A follow-up with nothing before it but the search on screen is read alone, then "with the
+    # earlier requests" (none): one question.
+    grounded.refine("the solar ones", SearchQuery(text="lantern"))
+    assert asked == [("the solar ones", ())]
+    grounded("the solar ones")
+    grounded("the solar ones", context=["a lantern"])  # another context: read again
+    assert asked[1:] == [("the solar ones", ("a lantern",))]
+    monkeypatch.setattr(catalog_vocabulary, "_READINGS_KEPT", 2)
+    grounded("a tent")
+    grounded("ski goggles")  # the oldest reading is let go
+    grounded("the solar ones")
+    assert asked[-1] == ("the solar ones", ())

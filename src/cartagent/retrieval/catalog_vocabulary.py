@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -73,6 +74,7 @@ _UNIT_TOKENS = {"lbs": "lb", "pound": "lb", "kgs": "kg", "kilo": "kg"}
 _SAME_MEASURE = 0.03  # how far a value converted from another unit may be from the catalog's
 _MIN_TYPO_CHARS = 5  # shorter words are too close to too many others
 _MIN_CLOSE_CHARS = 4  # "brwn" may still be a colour a model spells right
+_READINGS_KEPT = 256  # requests a GroundedUnderstander remembers its reading of
 _AMOUNT = re.compile(r"^(\d+(?:\.\d+)?)\s*-?\s*[^\W\d_]+$")  # "750ml", "13-inch", "2 liters"
 # Units as people say them, where a catalog writes the short form.
 _SPOKEN_UNITS = {
@@ -1229,6 +1231,10 @@ class GroundedUnderstander:
         self.inner = understand
         self.vocabulary = vocabulary
         self.check = check
+        # A follow-up is read alone, then with the earlier requests, which may be the same
+        # call; a model is asked each request once (the last readings, exactly as asked).
+        self._read_before: OrderedDict[tuple[str, tuple[str, ...]], SearchQuery] = OrderedDict()
+        self._read_lock = threading.Lock()
 
     def __call__(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
         """``request`` as a query; with ``context`` (the earlier requests) a follow-up of them."""
@@ -1246,6 +1252,19 @@ class GroundedUnderstander:
         return self._read(request, context, shown)
 
     def _understand(self, request: str, *, context: Sequence[str] = ()) -> SearchQuery:
+        key = (request, tuple(context))
+        with self._read_lock:
+            if key in self._read_before:
+                self._read_before.move_to_end(key)
+                return self._read_before[key]
+        query = self._understand_afresh(request, context)
+        with self._read_lock:
+            self._read_before[key] = query
+            if len(self._read_before) > _READINGS_KEPT:
+                self._read_before.popitem(last=False)
+        return query
+
+    def _understand_afresh(self, request: str, context: Sequence[str]) -> SearchQuery:
         checked: SearchQuery | None = None
         check = self.check
         fills: object = getattr(self.inner, "fills_gaps_of", None)
