@@ -73,4 +73,5 @@ def test_a_card_names_the_prompt_its_adapter_was_trained_on() -> None:
     assert card_prompt_style(card(output="line")) == "line"
     assert card_prompt_style(card(output="line", guided=True)) == "guided"
     assert card_prompt_style(card(output="patch", rules_first=True)) == "patch"
+    assert card_prompt_style(card(output="gaps", rules_first=True)) == "gaps"
     assert card_prompt_style({}) == "short"

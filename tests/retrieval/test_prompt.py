@@ -10,6 +10,7 @@ import pytest
 from cartagent.errors import ConfigurationError
 from cartagent.retrieval.prompt import (
     FEW_SHOT,
+    GAPS_INSTRUCTION,
     GUIDED_INSTRUCTION,
     INSTRUCTION,
     RESPONSE_FORMAT,
@@ -17,6 +18,7 @@ from cartagent.retrieval.prompt import (
     Example,
     PromptStyle,
     answer_text,
+    gold_answer,
     query_json,
     understanding_messages,
 )
@@ -157,6 +159,20 @@ def test_the_patch_prompt_leaves_earlier_requests_to_the_parsers_line() -> None:
     assert "Earlier requests" in (guided_turn or "") and "hoodie" in (guided_turn or "")
     assert (patch_turn or "").splitlines() == (guided_turn or "").splitlines()[-2:]
     assert "hoodie" in (patch_turn or "").splitlines()[-1]  # the parser's line still reads it
+
+
+def test_the_gaps_prompt_shows_only_the_parsers_line_and_is_answered_without_its_star() -> None:
+    context = ["mens hoodie under $40"]
+    (system, user) = understanding_messages("in blue, comfy", context, style="gaps")
+    assert system.content == GAPS_INSTRUCTION
+    expected = query_line(parse("in blue, comfy", context=context))
+    assert user.content == f"Parser: {expected}"  # no request, no earlier requests
+    assert "text=comfy" in expected and "hoodie" in expected
+    gold = parse("in blue, comfy", context=context).model_copy(
+        update={"attributes": {"feel": ["comfy"]}}
+    )
+    assert gold_answer("in blue, comfy", context, gold, "gaps") == "feel=comfy"
+    assert gold_answer("in blue, comfy", context, gold, "patch") == "* | feel=comfy"
 
 
 def test_a_parser_reading_that_no_line_can_hold_is_shown_as_unreadable(

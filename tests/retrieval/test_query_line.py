@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from cartagent.retrieval.prompt import query_json
 from cartagent.retrieval.query import Exclusion, PriceRange, SearchQuery
-from cartagent.retrieval.query_line import parse_query_line, query_line
+from cartagent.retrieval.query_line import gaps_line, parse_gaps_line, parse_query_line, query_line
 
 
 @pytest.mark.parametrize(
@@ -74,6 +74,32 @@ def queries(draw: st.DrawFn) -> SearchQuery:
 @given(queries())
 def test_every_query_round_trips(query: SearchQuery) -> None:
     assert parse_query_line(query_line(query)) == query
+
+
+@given(queries())
+def test_every_query_round_trips_as_gaps_too(query: SearchQuery) -> None:
+    assert parse_gaps_line(gaps_line(query)) == query
+
+
+@pytest.mark.parametrize(
+    ("query", "line"),
+    [
+        (SearchQuery(options={"color": ["blue"]}), "color:blue"),  # no "* | "
+        (SearchQuery(category="tent", options={"color": ["red"]}), "tent | color:red"),
+        (SearchQuery(), "*"),
+        (SearchQuery(available_only=True, sort="price_asc"), "cheapest | in stock"),
+        (SearchQuery(price=PriceRange(max=Decimal(60))), "price<=60"),
+        (SearchQuery(category="lamp", text="warm"), "lamp | text=warm"),
+    ],
+)
+def test_a_gaps_line_drops_only_the_missing_category(query: SearchQuery, line: str) -> None:
+    assert gaps_line(query) == line
+    assert parse_gaps_line(line) == query
+
+
+def test_a_gaps_line_that_reads_as_nothing_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"\('\?\?\?'\) is not query-line notation"):
+        parse_gaps_line("color:blue | ???")
 
 
 @pytest.mark.parametrize(

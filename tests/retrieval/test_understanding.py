@@ -632,10 +632,30 @@ def test_a_patch_model_answers_only_what_the_parsers_line_lacks() -> None:
     assert (nothing.source, nothing.problems) == ("model", ())
 
 
+def test_a_gaps_model_reads_the_parsers_line_alone_and_answers_its_fields() -> None:
+    request = "something cozy in merino for my grandpa under $60"
+    reading = parse(request)
+    model = _answers("style=cozy", "*")
+    with ModelUnderstander(model, style="gaps", rules_first=True) as understander:
+        filled = _understand(understander, request)
+        nothing = _understand(understander, request + " please")
+    first, _ = model.calls
+    assert [m.role for m in first.messages] == ["system", "user"]
+    assert first.messages[-1].content.startswith("Parser: ")
+    assert request not in (first.messages[-1].content or "")
+    assert filled.query == reading.model_copy(
+        update={"text": "grandpa", "attributes": {**reading.attributes, "style": ["cozy"]}}
+    )
+    assert (nothing.query, nothing.problems) == (parse(request + " please"), ())
+
+
+@pytest.mark.parametrize("style", ["patch", "gaps"])
 @pytest.mark.parametrize("options", [{}, {"rules_first": True, "combine": "replace"}])
-def test_a_patch_means_nothing_without_the_parsers_reading(options: dict[str, Any]) -> None:
-    with pytest.raises(ConfigurationError, match="patch style needs rules_first"):
-        ModelUnderstander(_answers("*"), style="patch", **options)
+def test_a_patch_means_nothing_without_the_parsers_reading(
+    options: dict[str, Any], style: PromptStyle
+) -> None:
+    with pytest.raises(ConfigurationError, match=f"{style} style needs rules_first"):
+        ModelUnderstander(_answers("*"), style=style, **options)
 
 
 class _Loadable(ScriptedModel):

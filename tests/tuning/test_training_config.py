@@ -88,8 +88,11 @@ def test_the_output_and_guidance_choose_the_prompt_style() -> None:
     }
     patch = {"model.output": "patch", "model.rules_first": True}
     assert TrainingConfig().with_overrides(patch).model.prompt_style == "patch"
+    gaps = {"model.output": "gaps", "model.rules_first": True}
+    assert TrainingConfig().with_overrides(gaps).model.prompt_style == "gaps"
 
 
 def test_a_patch_model_must_be_served_behind_the_parser() -> None:
-    with pytest.raises(ConfigurationError, match="needs rules_first = true"):
-        TrainingConfig().with_overrides({"model.output": "patch"})
+    for output in ("patch", "gaps"):
+        with pytest.raises(ConfigurationError, match="needs rules_first = true"):
+            TrainingConfig().with_overrides({"model.output": output})

@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from ..errors import field_problems
 from .query import Exclusion, PriceRange, SearchQuery
 
-__all__ = ["parse_query_line", "query_line"]
+__all__ = ["gaps_line", "parse_gaps_line", "parse_query_line", "query_line"]
 
 SEPARATOR = " | "
 NO_CATEGORY = "*"
@@ -106,6 +106,28 @@ def _number(text: str) -> Decimal:
         return Decimal(text)
     except InvalidOperation:  # pragma: no cover - the patterns admit only digits
         raise ValueError(f"{text!r} is not a number") from None
+
+
+def gaps_line(query: SearchQuery) -> str:
+    """``query`` as a line without the ``* | `` that opens one naming no category: a patch (what
+    a reading lacks) seldom names one, and those two tokens are a fifth of its answer."""
+    line = query_line(query)
+    return line.removeprefix(NO_CATEGORY + SEPARATOR)
+
+
+def parse_gaps_line(line: str) -> SearchQuery:
+    """The query a :func:`gaps_line` states: its first segment is a category unless it reads as
+    a field (``color:blue``, ``price<=60``, ``in stock``, ...). Raises :class:`ValueError`."""
+    line = line.strip()
+    first = line.split("|", 1)[0].strip()
+    if first and first != NO_CATEGORY:
+        try:
+            as_field = parse_query_line(NO_CATEGORY + SEPARATOR + first)
+        except ValueError:
+            as_field = None
+        if as_field is not None:
+            line = NO_CATEGORY + SEPARATOR + line
+    return parse_query_line(line)
 
 
 def parse_query_line(line: str) -> SearchQuery:

@@ -122,7 +122,7 @@ def _tuned(settings: Settings) -> Understander:
 
 def _openai(settings: Settings) -> Understander:
     from ..llm.openai_compat import OpenAICompatibleModel
-    from .prompt import answer_tokens, check_style
+    from .prompt import PATCH_STYLES, answer_tokens, check_style
     from .understanding import ModelUnderstander
 
     endpoint = settings.llm
@@ -146,7 +146,7 @@ def _openai(settings: Settings) -> Understander:
     )
     if style == "full":
         return model_understander(model)
-    if style == "patch":  # a patch fills the parser's gaps: it is asked behind the parser
+    if style in PATCH_STYLES:  # a patch fills the parser's gaps: it is asked behind the parser
         return ModelUnderstander(
             model, style=style, rules_first=True, max_leftover_words=TUNED_MAX_LEFTOVER_WORDS
         )

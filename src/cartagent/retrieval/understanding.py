@@ -51,6 +51,7 @@ from .grounding import ground
 from .merging import fill_gaps
 from .output_repair import UnrepairableOutput, repair
 from .prompt import (
+    PATCH_STYLES,
     RESPONSE_FORMAT,
     Example,
     PromptStyle,
@@ -59,7 +60,7 @@ from .prompt import (
     understanding_messages,
 )
 from .query import SearchQuery
-from .query_line import parse_query_line
+from .query_line import parse_gaps_line, parse_query_line
 from .rules import MAX_CONTEXT_TURNS, MAX_REQUEST_CHARS, cut_request, parse
 from .search import Understander
 from .spans import stage
@@ -204,9 +205,9 @@ class ModelUnderstander:
         self._rules_first = rules_first
         if combine not in ("fill", "replace"):
             raise ConfigurationError(f"combine must be 'fill' or 'replace', not {combine!r}")
-        if style == "patch" and not (rules_first and combine == "fill"):
+        if style in PATCH_STYLES and not (rules_first and combine == "fill"):
             # A patch is only what the parser's reading lacks: it means nothing on its own.
-            raise ConfigurationError("the patch style needs rules_first=True and combine='fill'")
+            raise ConfigurationError(f"the {style} style needs rules_first=True and combine='fill'")
         self._combine: Combine = combine
         self._style: PromptStyle = style
         self._examples = examples
@@ -372,14 +373,15 @@ class ModelUnderstander:
         if removed:
             problems.extend(removed)
             source = "repaired"
-        if query.is_empty() and self._style != "patch":  # an empty patch: nothing is missing
+        if query.is_empty() and self._style not in PATCH_STYLES:  # an empty patch: none missing
             problems.append("the model's query is empty")
             return None
         return query, source
 
     def _parse(self, text: str) -> SearchQuery:
         if answers_in_line(self._style) and not text.lstrip().startswith("{"):
-            return parse_query_line(text.strip().splitlines()[0] if text.strip() else "")
+            line = text.strip().splitlines()[0] if text.strip() else ""
+            return parse_gaps_line(line) if self._style == "gaps" else parse_query_line(line)
         return SearchQuery.model_validate_json(text)
 
     # ------------------------------------------------------------------------------ sync

@@ -50,7 +50,7 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-Output = Literal["json", "line", "patch"]
+Output = Literal["json", "line", "patch", "gaps"]
 
 
 class ModelSettings(_Section):
@@ -64,8 +64,10 @@ class ModelSettings(_Section):
     def _outputs_fit(self) -> ModelSettings:
         if self.guided and self.output != "line":
             raise ValueError('guided = true needs output = "line" (the parser\'s line is shown)')
-        if self.output == "patch" and not self.rules_first:
-            raise ValueError('output = "patch" needs rules_first = true (it fills parser gaps)')
+        if self.output in ("patch", "gaps") and not self.rules_first:
+            raise ValueError(
+                f'output = "{self.output}" needs rules_first = true (it fills parser gaps)'
+            )
         return self
 
     @property

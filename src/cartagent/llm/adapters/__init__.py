@@ -27,7 +27,7 @@ SHIPPED_ADAPTERS = {"search-smollm2": "smollm2"}
 """Adapter name -> the packaged base model it was trained on."""
 
 
-TrainedStyle = Literal["short", "line", "guided", "patch"]
+TrainedStyle = Literal["short", "line", "guided", "patch", "gaps"]
 
 
 def trained_prompt_style(output: object, guided: object = False) -> TrainedStyle:
@@ -35,8 +35,8 @@ def trained_prompt_style(output: object, guided: object = False) -> TrainedStyle
     for one that answers in the query-line notation, ``guided`` for one that also reads the rule
     parser's line, ``patch`` for one that answers only what that line lacks, else ``short``
     (JSON)."""
-    if output == "patch":
-        return "patch"
+    if output in ("patch", "gaps"):
+        return "gaps" if output == "gaps" else "patch"
     if output != "line":
         return "short"
     return "guided" if guided else "line"
