@@ -62,7 +62,7 @@ def test_the_config_that_rebuilds_it_is_valid_and_names_its_base() -> None:
 
 
 def test_the_shipped_adapter_writes_what_the_rule_parsers_line_misses() -> None:
-    assert shipped_adapter("search-smollm2").prompt_style == "patch"
+    assert shipped_adapter("search-smollm2").prompt_style == "gaps"
 
 
 def test_a_card_names_the_prompt_its_adapter_was_trained_on() -> None:

@@ -213,8 +213,13 @@ def test_the_merged_shipped_adapter_computes_what_the_runtime_lora_computes(
 
     base = packaged_model_path("smollm2")
     adapter = shipped_adapter("search-smollm2").path
+    from cartagent.retrieval.prompt import understanding_messages
+
+    # The prompt the adapter was trained on (its card's style).
+    system, user = understanding_messages("red running shoes under $60, comfy", style="gaps")
     prompt = (
-        "<|im_start|>user\nRequest: red running shoes under $60<|im_end|>\n<|im_start|>assistant\n"
+        f"<|im_start|>system\n{system.content}<|im_end|>\n"
+        f"<|im_start|>user\n{user.content}<|im_end|>\n<|im_start|>assistant\n"
     )
 
     def logits(model: Path, lora: Path | None = None) -> Any:
@@ -234,9 +239,9 @@ def test_the_merged_shipped_adapter_computes_what_the_runtime_lora_computes(
     change = np.abs(plain - runtime).mean()  # what the adapter changes
     q8 = logits(merged_model_path(base, adapter, tmp_path, stored_as="Q8_0"))
     q4 = logits(merged_model_path(base, adapter, tmp_path, stored_as="Q4_0"))
-    # Q8_0 rounding keeps the folded model close to the runtime LoRA; Q4_0 rounds off about half
-    # of the adapter's change (its answers are right as often: docs/tuning/results.md), and
-    # both choose the runtime LoRA's token.
+    # Q8_0 rounding keeps the folded model close to the runtime LoRA; Q4_0 rounds off a fifth to
+    # a half of the adapter's change (its answers are right as often: docs/tuning/results.md),
+    # and both choose the runtime LoRA's token.
     assert np.abs(q8 - runtime).mean() < 0.25 * change
     assert np.abs(q4 - runtime).mean() < 0.75 * change
     assert int(np.argmax(q8)) == int(np.argmax(q4)) == int(np.argmax(runtime))

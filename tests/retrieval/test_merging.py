@@ -226,3 +226,19 @@ def test_filling_with_the_patch_is_filling_with_the_whole_query(
     parser: SearchQuery, wanted: SearchQuery
 ) -> None:
     assert fill_gaps(parser, patch(parser, wanted)) == fill_gaps(parser, wanted)
+
+
+@pytest.mark.parametrize(
+    ("left", "model", "text"),
+    [
+        ("chromebook i3-8130u", {"processor": ["i3"]}, "chromebook 8130u"),
+        ("ssd m.2 minis", {"size": ["m"]}, "ssd 2 minis"),
+        ("16gb laptop", {"ram": ["16 gb"]}, "laptop"),  # the whole word said the value
+    ],
+)
+def test_the_text_keeps_the_part_of_a_word_no_value_used(
+    left: str, model: dict[str, list[str]], text: str
+) -> None:
+    filled = fill_gaps(SearchQuery(text=left), SearchQuery(options=model))
+    assert filled.options == model
+    assert filled.text == text

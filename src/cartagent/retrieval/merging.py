@@ -19,7 +19,8 @@ takes from the model only what fills a gap, and only what the leftover words say
 * a minimum rating, sort or stock flag the parser did not set is taken as the model gives it
   (grounding has already checked ratings against the request).
 
-The free text keeps the parser's leftover words that no value taken from the model used.
+The free text keeps the parser's leftover words that no value taken from the model used, and
+the parts of a word a value used only in part ("8130u" of "i3-8130u").
 
 :func:`patch` is the converse: what a query adds in the gaps of the parser's reading, the whole
 answer of a model tuned in the ``patch`` style (it writes only that, a few tokens where the full
@@ -86,8 +87,30 @@ class _Leftover:
         return False
 
     def text(self) -> str:
-        placed = {self.tokens[k][0] for k in self.used}
-        return " ".join(w for i, w in enumerate(self.words) if i not in placed)
+        """The words no value used; of a word some value used in part ("i3" of "i3-8130u",
+        "m" of "m.2"), the parts it did not use ("8130u", "2")."""
+        kept: list[str] = []
+        for i, word in enumerate(self.words):
+            parts = [(k, t) for k, (w, t) in enumerate(self.tokens) if w == i]
+            if all(k not in self.used for k, _ in parts):
+                kept.append(word)
+                continue
+            # The unused parts as written, those that touch in the word kept together.
+            folded, at, piece, end = word.casefold(), 0, "", -1
+            for k, token in parts:
+                start = folded.find(token, at)
+                if start < 0:  # a token not spelt as in the word: nothing to cut it from
+                    break
+                at = start + len(token)
+                if k in self.used:
+                    continue
+                if piece and start != end:
+                    kept.append(piece)
+                    piece = ""
+                piece, end = piece + word[start:at], at
+            if piece:
+                kept.append(piece)
+        return " ".join(kept)
 
 
 def _a_kind(category: str | None) -> str | None:
