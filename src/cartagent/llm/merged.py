@@ -45,13 +45,11 @@ the dev and test splits are answered as often right (418 against 415 of 489)."""
 
 
 def _finer(tensor: Any, than: Any) -> bool:
+    """Whether ``tensor`` is stored finer than the type ``than`` (4-bit): float or Q8_0."""
     import gguf
 
-    finer = (gguf.GGMLQuantizationType.F32, gguf.GGMLQuantizationType.F16)
-    return tensor.tensor_type != than and tensor.tensor_type in (
-        *finer,
-        gguf.GGMLQuantizationType.Q8_0,
-    )
+    kinds = gguf.GGMLQuantizationType
+    return tensor.tensor_type != than and tensor.tensor_type in (kinds.F32, kinds.F16, kinds.Q8_0)
 
 
 def _stored_type(stored_as: str) -> Any:

@@ -150,9 +150,9 @@ _VALUE_SYNONYMS = {
 }
 # A value saying the product lacks the option's property ("water resistance: no").
 _NEGATIVE = re.compile(r"^(no|none|n/?a|false|without\b.*|non\b.*|not\b.*)$")
-# Word endings that make a property out of a noun: "water resistance", "waterproof".
 # Values too short and common to find in a request's words ("no" in "no leather").
 _BARE_NEGATIVES = frozenset({"no", "none", "na", "n a", "false"})
+# Word endings that make a property out of a noun: "water resistance", "waterproof".
 _PROPERTY_ENDINGS = ("resistance", "resistant", "protection", "protected", "proof")
 # The words of the word lists a model's value must come from (kinds, colours, materials,
 # genders, sizes, makers) and of the cues the parser reads.
