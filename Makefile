@@ -136,7 +136,7 @@ sweep-gpu: $(STAMP)
 
 ## Rebuild the shipped query-understanding adapter (src/cartagent/llm/adapters/) with the config
 ## the sweep chose, on the tuning set with the teacher-written rows of data/teacher/ added: data,
-## SFT + DPO (about 40 min here), registered with its lineage, exported beside its card
+## SFT + DPO (about 25 min here), registered with its lineage, exported beside its card
 TEACHER := data/teacher/qwen2.5-coder-1.5b-seed1.jsonl
 adapter: $(STAMP)
 	$(BIN)/cartagent tune data --teacher $(TEACHER) --out build/tune-data-teacher --quiet
