@@ -649,6 +649,14 @@ def test_a_gaps_model_reads_the_parsers_line_alone_and_answers_its_fields() -> N
     assert (nothing.query, nothing.problems) == (parse(request + " please"), ())
 
 
+def test_a_gaps_answer_that_is_no_line_leaves_the_parsers_reading_with_the_reason() -> None:
+    request = "something cozy in merino for my grandpa under $60"
+    with ModelUnderstander(_answers("color:blue | ???"), style="gaps", rules_first=True) as u:
+        result = _understand(u, request)
+    assert (result.query, result.source) == (parse(request), "rules")
+    assert any(p.startswith("unusable model output") for p in result.problems), result.problems
+
+
 @pytest.mark.parametrize("style", ["patch", "gaps"])
 @pytest.mark.parametrize("options", [{}, {"rules_first": True, "combine": "replace"}])
 def test_a_patch_means_nothing_without_the_parsers_reading(
