@@ -32,6 +32,7 @@ the search before them.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -46,7 +47,7 @@ from rapidfuzz.distance import OSA
 
 from ..catalog import Product, Variant
 from .amounts import amount, units
-from .chat_words import CUE_WORDS, FILLER, asks_nothing
+from .chat_words import CUE_WORDS, FILLER, asks_nothing, is_chat
 from .common_words import is_english_word
 from .filters import Words, analyzer, canonical_key
 from .grounding import written_as_name
@@ -310,18 +311,6 @@ class CatalogVocabulary:
                 for value in values:
                     self._catalog_words |= self._words(value)
         self._single_word = sorted(k for k in self._values if " " not in k)
-        # Every word as written of the products' kinds, makers, names, options and values.
-        raw: set[str] = set(_LISTED_WORDS)
-        for product in products:
-            named = [product.title, product.brand or "", *product.category]
-            named += [f"{k} {' '.join(v)}" for k, v in product.attributes.items()]
-            named += [
-                f"{k} {v}" for variant in product.variants for k, v in variant.options.items()
-            ]
-            for text in named:
-                raw.update(_RAW_WORD.findall(text.casefold()))
-        self._raw_words = sorted(raw)
-        self._raw_word_set = frozenset(raw)
         # Each department of the category paths (above the products' own kind), by the path
         # down to it: ("Home & Kitchen", "Kitchen Appliances").
         self._departments = {
@@ -932,6 +921,19 @@ class CatalogVocabulary:
 
     # ---------------------------------------------------------------- grounding
 
+    @functools.cached_property
+    def _raw_words(self) -> frozenset[str]:
+        """Every word as written of the products' kinds, makers, names, options and values, and
+        of the word lists: built on first use, which only a model beside the rules makes."""
+        raw: set[str] = set(_LISTED_WORDS)
+        for product in self._products.values():
+            named = [product.title, product.brand or "", *product.category]
+            named += [f"{k} {' '.join(v)}" for k, v in product.attributes.items()]
+            named += [f"{k} {v}" for each in product.variants for k, v in each.options.items()]
+            for text in named:
+                raw.update(_RAW_WORD.findall(text.casefold()))
+        return frozenset(raw)
+
     def could_back(self, words: str, request: str, context: Sequence[str] = ()) -> bool:
         """Whether one of ``words`` (those the parser left of ``request``, read after the
         earlier requests ``context``) could back a value a
@@ -942,9 +944,9 @@ class CatalogVocabulary:
         about "she's really into puzzles" in a catalog without puzzles it can add nothing."""
         for word in words.split():
             folded = word.casefold()
-            if asks_nothing(folded) and folded not in CUE_WORDS:
+            if is_chat(folded):
                 continue
-            if any(c.isdigit() for c in word) or folded in self._raw_word_set:
+            if any(c.isdigit() for c in word) or folded in self._raw_words:
                 return True
             if written_as_name(word, [*context, request]):
                 return True

@@ -18,7 +18,7 @@ from .vocabulary import (
     STOPWORDS,
 )
 
-__all__ = ["CUE_WORDS", "FILLER", "FOREIGN_FUNCTION_WORDS", "asks_nothing", "only_chat"]
+__all__ = ["CUE_WORDS", "FILLER", "FOREIGN_FUNCTION_WORDS", "asks_nothing", "is_chat", "only_chat"]
 
 # Words of a request that ask for nothing a product could lack.
 FILLER = frozenset(
@@ -149,10 +149,14 @@ CUE_WORDS = frozenset(
 )
 
 
+def is_chat(word: str) -> bool:
+    """Whether ``word``, left unplaced by the parser, is chat (:func:`asks_nothing`) and no part
+    of a cue it may have missed."""
+    return asks_nothing(word) and word.casefold() not in CUE_WORDS
+
+
 def only_chat(text: str) -> bool:
-    """Whether every word of ``text`` (a parser's unplaced words) asks for nothing and none could
-    be part of a cue: a model asked about them has nothing to add ("ok then", "une ça existe")."""
+    """Whether every word of ``text`` (a parser's unplaced words) is chat (:func:`is_chat`): a
+    model asked about them has nothing to add ("ok then", "une ça existe")."""
     words = text.split()
-    return bool(words) and all(
-        asks_nothing(word) and word.casefold() not in CUE_WORDS for word in words
-    )
+    return bool(words) and all(is_chat(word) for word in words)

@@ -90,8 +90,11 @@ class _Leftover:
         """The words no value used; of a word some value used in part ("i3" of "i3-8130u",
         "m" of "m.2"), the parts it did not use ("8130u", "2")."""
         kept: list[str] = []
+        parts_of: dict[int, list[tuple[int, str]]] = {}
+        for k, (i, token) in enumerate(self.tokens):
+            parts_of.setdefault(i, []).append((k, token))
         for i, word in enumerate(self.words):
-            parts = [(k, t) for k, (w, t) in enumerate(self.tokens) if w == i]
+            parts = parts_of.get(i, [])
             if all(k not in self.used for k, _ in parts):
                 kept.append(word)
                 continue
