@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cartagent.errors import ConfigurationError
-from cartagent.llm.packaged import PACKAGED_MODELS, packaged_model_path
+from cartagent.llm.packaged import PACKAGED_MODELS, gguf_base, packaged_model_path
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GEMMA_FILE = "gemma-3-270m-q4_k_m.gguf"
@@ -92,6 +92,19 @@ def test_a_package_without_its_model_file_is_reported_as_missing(fake_smollm2: P
 def test_an_unknown_name_lists_the_known_ones() -> None:
     with pytest.raises(ConfigurationError, match="gemma3-270m, smollm2"):
         packaged_model_path("llama-70b")
+
+
+def test_an_adapter_is_served_on_the_gguf_its_card_names(
+    fake_smollm2: Path, tmp_path: Path
+) -> None:
+    assert gguf_base("smollm2") == fake_smollm2
+    own = tmp_path / "qwen2.5-0.5b.gguf"
+    own.write_bytes(b"GGUF")
+    assert gguf_base(str(own)) == own
+    with pytest.raises(ConfigurationError, match="no such GGUF file"):
+        gguf_base(str(tmp_path / "missing.gguf"))
+    with pytest.raises(ConfigurationError, match=r"packaged model \(gemma3-270m, smollm2\)"):
+        gguf_base("Qwen/Qwen2.5-0.5B-Instruct")  # a Hugging Face name: convert it first
 
 
 def test_gemma_is_assembled_once_and_then_reused(fake_gemma: FakeGemma, tmp_path: Path) -> None:

@@ -182,6 +182,39 @@ def test_tuned_serves_the_named_adapter_else_the_promoted_one_else_the_shipped_o
     assert _tuned_adapter(Settings.from_env()) == (own, {})
 
 
+def test_tuned_serves_an_adapter_on_the_base_its_card_names(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import json
+
+    import cartagent.llm.llama_cpp
+
+    served: dict[str, object] = {}
+
+    class Recorded:
+        def __init__(self, model_path: Path, **options: object) -> None:
+            served.update(options, model_path=model_path)
+
+    monkeypatch.setattr(cartagent.llm.llama_cpp, "LlamaCppModel", Recorded)
+    base = tmp_path / "qwen2.5-coder-0.5b.gguf"
+    base.write_bytes(b"GGUF")
+    own = tmp_path / "mine.gguf"
+    own.write_bytes(b"GGUF")
+    card = {"base_model": str(base), "config": {"model": {"output": "gaps", "rules_first": True}}}
+    own.with_suffix(".json").write_text(json.dumps(card))
+    monkeypatch.setenv("CARTAGENT_SEARCH_ADAPTER", str(own))
+
+    tuned = built("tuned")
+    assert isinstance(tuned, ModelUnderstander)
+    assert served["model_path"] == base and served["lora_path"] == own
+    assert tuned.fills_gaps_of is not None  # rules first, as its card says
+
+    card["base_model"] = str(tmp_path / "gone.gguf")
+    own.with_suffix(".json").write_text(json.dumps(card))
+    with pytest.raises(ConfigurationError, match="no such GGUF file"):
+        built("tuned")
+
+
 def test_an_endpoint_serving_a_tuned_adapter_is_asked_in_its_prompt_style(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

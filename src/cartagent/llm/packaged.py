@@ -16,7 +16,7 @@ from typing import Any
 
 from cartagent.errors import ConfigurationError
 
-__all__ = ["PACKAGED_MODELS", "PackagedModel", "packaged_model_path"]
+__all__ = ["PACKAGED_MODELS", "PackagedModel", "gguf_base", "packaged_model_path"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,23 @@ def packaged_model_path(name: str, *, cache_dir: Path | None = None) -> Path:
     if spec.in_parts:
         return _assembled(spec, cache_dir)
     return _file_in_package(spec)
+
+
+def gguf_base(base: str) -> Path:
+    """The GGUF file llama.cpp runs ``base`` from, as a training card names it: a packaged
+    model's name or a ``.gguf`` file. Raises :class:`~cartagent.errors.ConfigurationError`
+    for anything else (a Hugging Face folder must be converted to GGUF to be served)."""
+    if base in PACKAGED_MODELS:
+        return packaged_model_path(base)
+    path = Path(base).expanduser()
+    if path.suffix != ".gguf":
+        known = ", ".join(sorted(PACKAGED_MODELS))
+        raise ConfigurationError(
+            f"base model {base!r}: llama.cpp serves a packaged model ({known}) or a .gguf file"
+        )
+    if not path.is_file():
+        raise ConfigurationError(f"base model {base!r}: no such GGUF file")
+    return path
 
 
 def _missing(spec: PackagedModel) -> ConfigurationError:

@@ -7,13 +7,14 @@ repair, grounding and the rule parser as fallback. ``openai`` sends the same pro
 OpenAI-compatible server named by ``settings.llm`` (its ``base_url``, ``model``, ``api_key``,
 ``schema_style``: ``json_schema`` for OpenAI and vLLM, ``json_object`` for llama.cpp's server;
 ``prompt_style``: ``full`` few-shot, or ``short``, ``line`` or ``guided`` for a tuned adapter
-served there, e.g. by vLLM). ``tuned`` is SmolLM2-135M with the LoRA adapter
-``cartagent tune`` made for this step (the GGUF LoRA file ``settings.adapter.search_adapter``,
-else the registry's ``search`` model promoted to ``production``, else the shipped one), folded
-into the base's weights on first use (cached in cartagent's data folder: a runtime LoRA decodes
-about four times slower) and asked with the prompt its card says it was trained on (the short
-JSON prompt; the query line, a third of the tokens, decoded without a grammar; or the guided
-line, which also shows the rule parser's line).
+served there, e.g. by vLLM). ``tuned`` is the LoRA adapter ``cartagent tune`` made for this
+step (the GGUF LoRA file ``settings.adapter.search_adapter``, else the registry's ``search``
+model promoted to ``production``, else the shipped one, trained on SmolLM2-135M) on the base its
+card names (a packaged model or a GGUF file), folded into the base's weights on first use
+(cached in cartagent's data folder: a runtime LoRA decodes about four times slower) and asked
+with the prompt its card says it was trained on (the short JSON prompt; the query line, a third
+of the tokens, decoded without a grammar; the guided line, which also shows the rule parser's
+line; or the patch and gaps answers behind the rule parser).
 ``qwen2.5-coder-0.5b`` and ``qwen2.5-coder-1.5b`` are the untuned base models of the benchmark:
 Qwen2.5-Coder-Instruct, joined and verified from the part packages of the ``qwen`` extra into
 cartagent's data folder, as chat models with the few-shot prompt.
@@ -97,14 +98,14 @@ def _tuned_adapter(settings: Settings) -> tuple[Path, dict[str, Any]]:
 def _tuned(settings: Settings) -> Understander:
     from ..llm.adapters import card_prompt_style, card_rules_first
     from ..llm.llama_cpp import LlamaCppModel
-    from ..llm.packaged import packaged_model_path
+    from ..llm.packaged import gguf_base
     from .prompt import answer_tokens, check_style
     from .understanding import ModelUnderstander
 
     adapter, card = _tuned_adapter(settings)
     style = card_prompt_style(card)
     model = LlamaCppModel(
-        packaged_model_path("smollm2"),
+        gguf_base(str(card.get("base_model") or "smollm2")),
         chat=True,
         lora_path=adapter,
         merge_cache=settings.data_dir / "models",

@@ -1,9 +1,11 @@
 """A trained PEFT LoRA adapter as a GGUF LoRA that llama.cpp loads beside the base GGUF.
 
-llama.cpp names a Llama's tensors ``blk.N.attn_q`` (not ``model.layers.N.self_attn.q_proj``)
-and stores the query and key projections with their rows permuted for its rotary embedding,
-so the adapter's ``lora_b`` of those two is permuted the same way; ``lora_a`` acts on the input
-and is unchanged. llama.cpp scales the adapter by ``adapter.lora.alpha / rank`` itself.
+llama.cpp names a model's tensors ``blk.N.attn_q`` (not ``model.layers.N.self_attn.q_proj``).
+For a Llama (SmolLM2) it stores the query and key projections with their rows permuted for its
+rotary embedding, so the adapter's ``lora_b`` of those two is permuted the same way; ``lora_a``
+acts on the input and is unchanged. Qwen2 and Gemma 3 keep Hugging Face's row order. llama.cpp
+scales the adapter by ``adapter.lora.alpha / rank`` itself, and loads an adapter only on a model
+of the architecture the adapter names.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from ..errors import ConfigurationError
 if TYPE_CHECKING:
     from ..llm.llama_cpp import LlamaCppModel
 
-__all__ = ["export_gguf_lora", "gguf_tensor_name", "served_model"]
+__all__ = ["ARCHITECTURES", "export_gguf_lora", "gguf_tensor_name", "served_model"]
+
+ARCHITECTURES: dict[str, tuple[str, bool]] = {
+    "llama": ("llama", True),
+    "qwen2": ("qwen2", False),
+    "gemma3_text": ("gemma3", False),
+}
+"""Hugging Face ``model_type`` -> (llama.cpp architecture, query/key rows permuted)."""
 
 _MODULES = {
     "self_attn.q_proj": "attn_q",
@@ -74,28 +83,37 @@ def _read(adapter: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 def export_gguf_lora(adapter: str | Path, base_config: dict[str, Any], out: str | Path) -> Path:
     """Write ``adapter`` (a PEFT folder) as a GGUF LoRA file at ``out``, in float16.
 
-    ``base_config`` is the base model's Hugging Face config (``num_attention_heads``,
-    ``num_key_value_heads``), needed for the rotary row order.
+    ``base_config`` is the base model's Hugging Face config (``model_type``,
+    ``num_attention_heads``, ``num_key_value_heads``): the architecture and rotary row order.
+    Raises :class:`~cartagent.errors.ConfigurationError` for an architecture not in
+    :data:`ARCHITECTURES`.
     """
     import gguf
     import numpy as np
 
     folder = Path(adapter)
     config, tensors = _read(folder)
+    model_type = base_config.get("model_type")
+    if model_type not in ARCHITECTURES:
+        known = ", ".join(sorted(ARCHITECTURES))
+        raise ConfigurationError(
+            f"{folder}: a base of model type {model_type!r} is not exported (known: {known})"
+        )
+    architecture, permuted = ARCHITECTURES[model_type]
     heads = int(base_config["num_attention_heads"])
     kv_heads = int(base_config.get("num_key_value_heads") or heads)
     target = Path(out)
     target.parent.mkdir(parents=True, exist_ok=True)
-    writer = gguf.GGUFWriter(str(target), "llama")
+    writer = gguf.GGUFWriter(str(target), architecture)
     writer.add_string(gguf.Keys.General.TYPE, gguf.GGUFType.ADAPTER)
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
     writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(config["lora_alpha"]))
     for key in sorted(tensors):
         name, which = gguf_tensor_name(key)
         weight = tensors[key].astype(np.float32)
-        if which == "b" and name.endswith(".attn_q.weight"):
+        if permuted and which == "b" and name.endswith(".attn_q.weight"):
             weight = _permute_rows(weight, heads)
-        elif which == "b" and name.endswith(".attn_k.weight"):
+        elif permuted and which == "b" and name.endswith(".attn_k.weight"):
             weight = _permute_rows(weight, kv_heads)
         writer.add_tensor(f"{name}.lora_{which}", weight.astype(np.float16))
     writer.write_header_to_file()
@@ -106,18 +124,19 @@ def export_gguf_lora(adapter: str | Path, base_config: dict[str, Any], out: str 
 
 
 def served_model(adapter: Path, base: str, style: str) -> LlamaCppModel:
-    """``adapter`` (a PEFT folder trained on the packaged ``base``) as ``--model tuned`` serves
-    it: exported to ``adapter.gguf``, folded into the base's weights and bounded to an answer in
-    ``style``. The merged GGUF goes in ``merged/`` beside the folder, not in it: adapter folders
-    are logged to MLflow and copied into the registry, and it weighs as much as the base."""
+    """``adapter`` (a PEFT folder trained on ``base``, a packaged model or a GGUF file) as
+    ``--model tuned`` serves it: exported to ``adapter.gguf``, folded into the base's weights
+    and bounded to an answer in ``style``. The merged GGUF goes in ``merged/`` beside the
+    folder, not in it: adapter folders are logged to MLflow and copied into the registry, and it
+    weighs as much as the base."""
     from ..llm.llama_cpp import LlamaCppModel
-    from ..llm.packaged import packaged_model_path
+    from ..llm.packaged import gguf_base
     from ..retrieval import answer_tokens
     from .base_model import load_base_config
 
     gguf = export_gguf_lora(adapter, load_base_config(base), adapter / "adapter.gguf")
     return LlamaCppModel(
-        packaged_model_path(base),
+        gguf_base(base),
         chat=True,
         lora_path=gguf,
         merge_cache=adapter.parent / "merged",
