@@ -3,7 +3,7 @@
 llama.cpp names a model's tensors ``blk.N.attn_q`` (not ``model.layers.N.self_attn.q_proj``).
 For a Llama (SmolLM2) it stores the query and key projections with their rows permuted for its
 rotary embedding, so the adapter's ``lora_b`` of those two is permuted the same way; ``lora_a``
-acts on the input and is unchanged. Qwen2 and Gemma 3 keep Hugging Face's row order. llama.cpp
+acts on the input and is unchanged. Qwen2 keeps Hugging Face's row order. llama.cpp
 scales the adapter by ``adapter.lora.alpha / rank`` itself, and loads an adapter only on a model
 of the architecture the adapter names.
 """
@@ -25,9 +25,9 @@ __all__ = ["ARCHITECTURES", "export_gguf_lora", "gguf_tensor_name", "served_mode
 ARCHITECTURES: dict[str, tuple[str, bool]] = {
     "llama": ("llama", True),
     "qwen2": ("qwen2", False),
-    "gemma3_text": ("gemma3", False),
 }
-"""Hugging Face ``model_type`` -> (llama.cpp architecture, query/key rows permuted)."""
+"""Hugging Face ``model_type`` -> (llama.cpp architecture, query/key rows permuted): the
+architectures checked against PEFT (tests/tuning/test_export.py)."""
 
 _MODULES = {
     "self_attn.q_proj": "attn_q",
