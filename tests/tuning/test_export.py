@@ -14,8 +14,15 @@ from cartagent.tuning import export
 from cartagent.tuning.dpo import gguf_answerer
 from cartagent.tuning.export import export_gguf_lora, gguf_tensor_name
 from cartagent.tuning.training_data import Example
+from tests.cache import CACHE, ENABLED
 
 PROMPT = "<|im_start|>user\nName three colours.<|im_end|>\n<|im_start|>assistant\n"
+
+
+def _dequantized_in(tmp_path: Path) -> Path:
+    """Where a GGUF base's dequantized copy is kept: the test cache (keyed by the GGUF's hash),
+    so only the first run pays the GGUF reading; the run's folder when the cache is off."""
+    return CACHE / "base-models" if ENABLED else tmp_path
 
 
 def test_peft_keys_map_to_llama_cpp_tensor_names() -> None:
@@ -106,7 +113,7 @@ def test_llama_cpp_with_the_exported_adapter_agrees_with_peft(
     from cartagent.llm.packaged import packaged_model_path
     from cartagent.tuning.base_model import load_base_model
 
-    base = load_base_model("smollm2")
+    base = load_base_model("smollm2", cache_dir=_dequantized_in(tmp_path))
     torch.manual_seed(0)
     lora = peft.LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", init_lora_weights=False)
     model = peft.get_peft_model(base.model, lora)
@@ -177,7 +184,7 @@ def test_an_adapter_on_a_qwen2_base_moves_llama_cpp_as_it_moves_peft(
         gguf = qwen_model_path("qwen2.5-coder-0.5b", cache_dir=models)
     except ConfigurationError:
         pytest.skip("the qwen extra is not installed")
-    base = load_base_model(str(gguf))
+    base = load_base_model(str(gguf), cache_dir=_dequantized_in(tmp_path))
     torch.manual_seed(0)
     lora = peft.LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", init_lora_weights=False)
     model = peft.get_peft_model(base.model, lora)
