@@ -102,30 +102,39 @@ def _last_logits(llm: Any) -> Any:
     return np.array(llm.scores[llm.n_tokens - 1])
 
 
-@pytest.mark.llm
-def test_llama_cpp_with_the_exported_adapter_agrees_with_peft(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    np = pytest.importorskip("numpy")
-    torch = pytest.importorskip("torch")
-    peft = pytest.importorskip("peft")
-    llama_cpp = pytest.importorskip("llama_cpp")
-    from cartagent.llm.packaged import packaged_model_path
-    from cartagent.tuning.base_model import load_base_model
+def _random_adapter(base: Any, folder: Path, scale: float) -> Any:
+    """A seeded random rank-8 LoRA on every linear layer of ``base`` (its ``lora_B`` scaled by
+    ``scale``), saved in ``folder``; returns PEFT's logits for the next token after ``PROMPT``."""
+    import peft
+    import torch
 
-    base = load_base_model("smollm2", cache_dir=_dequantized_in(tmp_path))
     torch.manual_seed(0)
     lora = peft.LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", init_lora_weights=False)
     model = peft.get_peft_model(base.model, lora)
     with torch.no_grad():
         for name, weight in model.named_parameters():
             if "lora_B" in name:
-                weight.mul_(0.5)  # strong enough to change the answer, not to garble it
-    model.save_pretrained(str(tmp_path / "adapter"))
+                weight.mul_(scale)
+    model.save_pretrained(str(folder))
     model.eval()
     with torch.no_grad():
-        ids = base.tokenizer(PROMPT, return_tensors="pt")
-        peft_logits = model(**ids).logits[0, -1].numpy()
+        return model(**base.tokenizer(PROMPT, return_tensors="pt")).logits[0, -1].numpy()
+
+
+@pytest.mark.llm
+def test_llama_cpp_with_the_exported_adapter_agrees_with_peft(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    np = pytest.importorskip("numpy")
+    pytest.importorskip("torch")
+    pytest.importorskip("peft")
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from cartagent.llm.packaged import packaged_model_path
+    from cartagent.tuning.base_model import load_base_model
+
+    base = load_base_model("smollm2", cache_dir=_dequantized_in(tmp_path))
+    # strong enough to change the answer, not to garble it
+    peft_logits = _random_adapter(base, tmp_path / "adapter", 0.5)
     config = base.model.config.to_dict()
     exported = export_gguf_lora(tmp_path / "adapter", config, tmp_path / "adapter.gguf")
     monkeypatch.setattr(export, "_permute_rows", lambda weight, heads: weight)
@@ -172,8 +181,8 @@ def test_an_adapter_on_a_qwen2_base_moves_llama_cpp_as_it_moves_peft(
     """Qwen2 keeps Hugging Face's query/key row order: the exported adapter, as is, changes
     llama.cpp's logits the way PEFT's change; with a Llama's rows permuted, it does not."""
     np = pytest.importorskip("numpy")
-    torch = pytest.importorskip("torch")
-    peft = pytest.importorskip("peft")
+    pytest.importorskip("torch")
+    pytest.importorskip("peft")
     llama_cpp = pytest.importorskip("llama_cpp")
     from cartagent.llm.qwen import qwen_model_path
     from cartagent.settings import Settings
@@ -185,17 +194,8 @@ def test_an_adapter_on_a_qwen2_base_moves_llama_cpp_as_it_moves_peft(
     except ConfigurationError:
         pytest.skip("the qwen extra is not installed")
     base = load_base_model(str(gguf), cache_dir=_dequantized_in(tmp_path))
-    torch.manual_seed(0)
-    lora = peft.LoraConfig(r=8, lora_alpha=16, target_modules="all-linear", init_lora_weights=False)
-    model = peft.get_peft_model(base.model, lora)
-    with torch.no_grad():
-        for name, weight in model.named_parameters():
-            if "lora_B" in name:
-                weight.mul_(0.1)  # a clear change, not one that garbles the answer
-    model.save_pretrained(str(tmp_path / "adapter"))
-    model.eval()
-    with torch.no_grad():
-        peft_logits = model(**base.tokenizer(PROMPT, return_tensors="pt")).logits[0, -1].numpy()
+    # a clear change, not one that garbles the answer
+    peft_logits = _random_adapter(base, tmp_path / "adapter", 0.1)
     config = base.model.config.to_dict()
     assert config["model_type"] == "qwen2"
     exported = export_gguf_lora(tmp_path / "adapter", config, tmp_path / "adapter.gguf")
