@@ -58,13 +58,11 @@ WORKERS ?= 2
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(WORKERS)
 FAST := not slow and not llm and not model and not spark and not browser
 
-# --no-loadscope-reorder: the workers take the files in the order tests/conftest.py gives them
-# (GC-timed and expensive files first), not by their number of tests.
 check: $(STAMP) lint typecheck
 	bash scripts/ensure-chromium.sh
 	bash scripts/ensure-java.sh
 	$(BIN)/python scripts/ucp-conformance.py --install-only
-	$(PYTEST) --dist loadfile --no-loadscope-reorder
+	$(PYTEST) --dist loadfile
 
 ## The edit-test loop (about a minute): unit tests on SQLite, without servers, child processes,
 ## models, Spark or a browser; `make test` runs everything

@@ -92,34 +92,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-    _heavy_files_first(items)
     _quickest_first(items)
-
-
-# Files whose tests time full garbage collections (cartagent.heap, bench.search): in a worker
-# that already holds the models and data earlier files loaded, each gc.collect() walks millions
-# of objects, and test_search_bench spent 80 of its 86 s in them (6 s run first).
-GC_TIMED_FILES = ("tests/bench/test_search_bench.py",)
-EXPENSIVE_MARKS = ("slow", "llm", "model", "spark", "browser")
-
-
-def _heavy_files_first(items: list[pytest.Item]) -> None:
-    """Order the files as ``--dist loadfile --no-loadscope-reorder`` hands them to the workers:
-    the GC-timed files first, into a fresh worker; then the files with expensive tests, so that
-    none of those starts last while the other worker idles; then the most tests first (xdist's
-    own order). Each file's tests keep their order."""
-    files: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-
-    def rank(name: str) -> tuple[bool, bool, int]:
-        tests = files[name]
-        expensive = any(
-            item.get_closest_marker(mark) is not None for item in tests for mark in EXPENSIVE_MARKS
-        )
-        return name not in GC_TIMED_FILES, not expensive, -len(tests)
-
-    items[:] = [item for name in sorted(files, key=rank) for item in files[name]]
 
 
 # mutmut names the mutant under test in MUTANT_UNDER_TEST and stops a mutant's run at its first
