@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
-from ..llm.packaged import PACKAGED_MODELS, packaged_model_path
+from ..llm.packaged import PACKAGED_MODELS, gguf_base
 from ..weight_loading import hide_weight_loading_bars
 
 if TYPE_CHECKING:
@@ -39,14 +39,10 @@ class BaseModel:
 
 def resolve_base(base: str) -> tuple[str, str | None]:
     """``(folder or name, gguf file name or None)`` for ``base``."""
-    if base in PACKAGED_MODELS:
-        path = packaged_model_path(base)
-        return str(path.parent), path.name
     candidate = Path(base).expanduser()
-    if candidate.suffix == ".gguf":
-        if not candidate.is_file():
-            raise ConfigurationError(f"base model {base!r}: no such GGUF file")
-        return str(candidate.parent), candidate.name
+    if base in PACKAGED_MODELS or candidate.suffix == ".gguf":
+        path = gguf_base(base)
+        return str(path.parent), path.name
     if candidate.is_dir():
         if not (candidate / "config.json").is_file():
             raise ConfigurationError(f"base model {base!r}: the folder has no config.json")
