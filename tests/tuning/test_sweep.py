@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,12 @@ def quality(adapter: Path) -> dict[str, float]:
 
 
 def quality_and_threads(adapter: Path) -> dict[str, float]:
-    """:func:`quality`, and the PyTorch threads of the process that scored the trial."""
+    """:func:`quality`, the PyTorch threads of the process that scored the trial, and that
+    process's parent."""
     import torch
 
-    return {**quality(adapter), "threads": float(torch.get_num_threads())}
+    threads = float(torch.get_num_threads())
+    return {**quality(adapter), "threads": threads, "parent": float(os.getppid())}
 
 
 def test_a_grid_sweep_tracks_every_trial_and_picks_the_best(tiny_base: str, tmp_path: Path) -> None:
@@ -141,6 +144,9 @@ def test_trials_trained_in_worker_processes_are_tracked_like_the_others(
     # Two workers share the cores instead of each starting a thread per core.
     share = max(1, (os.cpu_count() or 1) // 2)
     assert all(t.metrics["threads"] == share for t in result.trials)
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        # Forked by the fork server, which imported PyTorch once, not spawned by this process.
+        assert all(t.metrics["parent"] != os.getpid() for t in result.trials)
     client = mlflow.MlflowClient(result.tracking_uri)
     runs = client.search_runs([client.get_experiment_by_name("cartagent-sweep").experiment_id])
     assert len(runs) == 4

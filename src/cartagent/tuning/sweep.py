@@ -353,6 +353,24 @@ def _share_cores(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
+_PRELOADED = ("torch", "transformers", "peft", "cartagent.tuning.sft")
+"""What each trial's process needs, imported once by the fork server (about 6 s on 2 cores)."""
+
+
+def _worker_context() -> Any:
+    """Where trials' processes come from: forked from a fork server that imported
+    :data:`_PRELOADED` once, so that a process does not import them again; spawned where the
+    platform has no fork server. Never a fork of this process: CUDA cannot be used in a
+    forked child of a process that has used it."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(_PRELOADED))
+    return context
+
+
 def _run_pooled(
     study: Any,
     grid: dict[str, list[Any]],
@@ -368,7 +386,6 @@ def _run_pooled(
     optuna runs ``workers`` objective threads (its grid sampler never hands out a point that is
     running), each waiting on its trial's process; the losses reach MLflow when the trial ends,
     so none is pruned."""
-    import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor
 
@@ -377,7 +394,7 @@ def _run_pooled(
 
     lock = threading.Lock()  # one MLflow run and one write of sweep.json at a time
     errors: list[BaseException] = []
-    context = multiprocessing.get_context("spawn")  # CUDA cannot be used in a forked child
+    context = _worker_context()
     threads = max(1, (os.cpu_count() or 1) // workers)
     with (
         ProcessPoolExecutor(
