@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
 
@@ -357,7 +358,7 @@ _PRELOADED = ("torch", "transformers", "peft", "cartagent.tuning.sft")
 """What each trial's process needs, imported once by the fork server (about 6 s on 2 cores)."""
 
 
-def _worker_context() -> Any:
+def _worker_context() -> BaseContext:
     """Where trials' processes come from: forked from a fork server that imported
     :data:`_PRELOADED` once, so that a process does not import them again; spawned where the
     platform has no fork server. Never a fork of this process: CUDA cannot be used in a
