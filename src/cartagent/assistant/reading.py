@@ -25,6 +25,7 @@ from .cart import QuantityChange, find_quantity_change
 from .catalog_overview import CATALOG_QUESTION
 from .comparison import find_comparison
 from .constraints import Constraint, constraints_of
+from .language import detect
 from .more_results import wants_more
 from .option_pick import THE_VALUE_ONE, OptionPick, find_option_pick
 from .product_facts import FactQuestion, find_fact_question
@@ -190,15 +191,18 @@ class TurnReading:
         """The search ``request`` (default: the turn's words) asks for, read by the searcher's
         understander (the rule parser, or a tuned model behind it) with the earlier requests
         as ``context``, as a follow-up of ``shown``, the search on screen. Kept per reading
-        asked for; raises :class:`~cartagent.errors.ModelError` as the understander does."""
+        asked for; raises :class:`~cartagent.errors.ModelError` as the understander does.
+        A new search (no context, nothing shown) that names no kind is read for the kind its
+        use asks for (:meth:`~cartagent.retrieval.Searcher.read_use`)."""
         if self.searcher is None:
             raise ValueError("a reading without a searcher understands nothing")
         request = self.text if request is None else request
         key = (request, tuple(context), None if shown is None else shown.model_dump_json())
         if key not in self._searches:
-            self._searches[key] = self.searcher.understand_turn(
-                request, context=context, shown=shown
-            )
+            read = self.searcher.understand_turn(request, context=context, shown=shown)
+            if not context and shown is None:  # a new search may say a use, not a kind
+                read = self.searcher.read_use(request, read, detect(request))
+            self._searches[key] = read
         return self._searches[key]
 
     def constraints(self, query: SearchQuery) -> tuple[Constraint, ...]:

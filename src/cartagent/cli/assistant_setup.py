@@ -190,6 +190,8 @@ def build_assistant(
     warm_model = getattr(understand, "warm_up", None)
     if callable(warm_model):
         warm_model()  # an in-process model loads at start, not on the first turn
+    if searcher.uses is not None:
+        searcher.uses.warm_up()  # the kinds read from uses, in each language's model
     router: Router = embedded
     capable = None
     if options.model == "openai" and isinstance(understand, ModelUnderstander):

@@ -136,10 +136,18 @@ def catalog_searcher(
     )
     if query_cache:
         dense.cache_queries(query_cache)
+    from .uses import EmbedderEncoder, KindsByUse, catalog_kinds, e5_encoder
+
+    uses = KindsByUse(
+        catalog_kinds(products),
+        english=lambda: EmbedderEncoder(made),
+        other=e5_encoder,
+        cache=cache / "uses" if cache is not None else None,
+    )
     if mode == "dense":
-        return Searcher(dense, understand=understand, vocabulary=vocabulary)
+        return Searcher(dense, understand=understand, vocabulary=vocabulary, uses=uses)
     lexical = LexicalIndex.build(products)
-    return Searcher(lexical, understand=understand, dense=dense, vocabulary=vocabulary)
+    return Searcher(lexical, understand=understand, dense=dense, vocabulary=vocabulary, uses=uses)
 
 
 def index_searcher(

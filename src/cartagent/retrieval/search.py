@@ -34,6 +34,7 @@ from .spans import stage
 
 if TYPE_CHECKING:
     from .catalog_vocabulary import CatalogVocabulary
+    from .uses import KindsByUse
 
 _MIN_FUSION_DEPTH = 20  # hits asked of each retriever before fusing, at least
 
@@ -124,9 +125,11 @@ class Searcher:
         dense: Retriever | None = None,
         rrf_k: int = 60,
         vocabulary: CatalogVocabulary | None = None,
+        uses: KindsByUse | None = None,
     ) -> None:
         self.index = index
         self.vocabulary = vocabulary
+        self.uses = uses
         self.dense = dense
         self.rrf_k = rrf_k
         self.understand: Understander = understand or _default_understander()
@@ -155,6 +158,23 @@ class Searcher:
         if shown is not None and isinstance(self.understand, Refiner):
             return self.understand.refine(request, shown, context=context)
         return self.understand(request, context=context)
+
+    def read_use(self, request: str, query: SearchQuery, language: str) -> SearchQuery:
+        """``query``, a new search's reading of ``request`` (in ``language``), with the kind
+        its use asks for where it names none (:class:`~cartagent.retrieval.uses.KindsByUse`):
+        of the words left, those that could back a value stay, the use's are dropped."""
+        if self.uses is None or query.category or not query.text:
+            return query
+        kind = self.uses.kind(request, query.text, language)
+        if kind is None:
+            return query
+        vocabulary = self.vocabulary
+        kept = [
+            word
+            for word in query.text.split()
+            if vocabulary is not None and vocabulary.could_back(word, request)
+        ]
+        return query.model_copy(update={"category": kind, "text": " ".join(kept)})
 
     def product(self, product_id: str) -> Product | None:
         """The catalog's product with id ``product_id``, or ``None``."""
