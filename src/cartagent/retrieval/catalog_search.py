@@ -142,7 +142,6 @@ def catalog_searcher(
         catalog_kinds(products),
         english=lambda: EmbedderEncoder(made),
         other=e5_encoder,
-        cache=cache / "uses" if cache is not None else None,
     )
     if mode == "dense":
         return Searcher(dense, understand=understand, vocabulary=vocabulary, uses=uses)

@@ -20,12 +20,10 @@ The thresholds were chosen on the project's own set of use and not-sold requests
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -45,6 +43,8 @@ __all__ = [
     "e5_encoder",
     "not_sold_kinds",
 ]
+
+_SHIPPED_VECTORS = "data/uses/not-sold-kinds.e5.npz"
 
 MIN_WORDS = 3
 """Words the rules must leave for a request to be read as a use."""
@@ -160,10 +160,8 @@ class KindsByUse:
         english: Callable[[], Encoder | None] | None = None,
         other: Callable[[], Encoder | None] | None = None,
         not_sold: Sequence[str] | None = None,
-        cache: Path | None = None,
     ) -> None:
         self.kinds = sorted(set(kinds))
-        self.cache = cache
         sold_heads = {kind.split()[-1].removesuffix("s") for kind in self.kinds}
         self.not_sold = [
             kind
@@ -175,10 +173,10 @@ class KindsByUse:
         self._lock = threading.Lock()
 
     def warm_up(self) -> None:
-        """Make both encoders and embed the kinds now (about a second on 2 cores; four more
-        the first time the multilingual one embeds the unsold kinds), not on the first use."""
-        for side in self._makers:
-            self._model(side)
+        """Embed the kinds for English requests now (under half a second on 2 cores), not on
+        the first use. The multilingual side is made on its first request (loading it and
+        embedding the catalog's kinds: about 0.6 s for 50), which most shops never see."""
+        self._model("en")
 
     def kind(self, request: str, words_left: str, language: str) -> str | None:
         """The kind ``request`` (in ``language``) asks for by its use, where the rules left
@@ -209,25 +207,37 @@ class KindsByUse:
             return self._models[side]
 
     def _vectors(self, encoder: Encoder) -> npt.NDArray[np.float32]:
-        """The kinds' vectors, then the unsold kinds'. An encoder that embeds each text alone
-        (a ``model_id``) has the unsold kinds' kept in ``cache`` (some 4 s of
-        multilingual-e5-small on 2 cores, for the 324 of them); another embeds all at once, as
-        its thresholds were measured (int8 MiniLM's vectors move a little with their batch)."""
-        model_id = getattr(encoder, "model_id", None)
-        if self.cache is None or model_id is None:
-            return encoder.passages([PHRASE.format(k) for k in self.kinds + self.not_sold])
-        digest = hashlib.sha256("\n".join([model_id, PHRASE, *self.not_sold]).encode())
-        kept = self.cache / f"unsold-kinds-{digest.hexdigest()[:16]}.npy"
-        try:
-            unsold = np.load(kept)
-        except (OSError, ValueError):
-            unsold = encoder.passages([PHRASE.format(k) for k in self.not_sold])
-            self.cache.mkdir(parents=True, exist_ok=True)
-            partial = kept.with_suffix(f".{os.getpid()}.partial.npy")
-            np.save(partial, unsold)
-            partial.replace(kept)  # whole or absent, whoever writes it first
-        kinds = encoder.passages([PHRASE.format(k) for k in self.kinds])
-        return np.vstack([kinds, unsold.astype(np.float32)])
+        """The kinds' vectors, then the unsold kinds'. The multilingual encoder embeds each
+        text alone, and the shipped unsold kinds' vectors are shipped with it
+        (``not-sold-kinds.e5.npz``: some 4 s on 2 cores to make); an encoder whose vectors move
+        with their batch (int8 MiniLM) embeds all at once, as its threshold was measured."""
+        texts = [PHRASE.format(k) for k in self.kinds]
+        unsold = _shipped_vectors(getattr(encoder, "model_id", None), self.not_sold)
+        if unsold is None:
+            return encoder.passages(texts + [PHRASE.format(k) for k in self.not_sold])
+        return np.vstack([encoder.passages(texts), unsold])
+
+
+def _shipped_vectors(
+    model_id: str | None, not_sold: Sequence[str]
+) -> npt.NDArray[np.float32] | None:
+    """The vectors of ``not_sold`` by the encoder ``model_id``, where they are shipped (for the
+    shipped list's kinds, embedded by multilingual-e5-small); ``None`` otherwise."""
+    if model_id is None:
+        return None
+    shipped_kinds = not_sold_kinds()
+    digest = hashlib.sha256("\n".join([model_id, PHRASE, *shipped_kinds]).encode()).hexdigest()
+    row = {kind: number for number, kind in enumerate(shipped_kinds)}
+    if any(kind not in row for kind in not_sold):
+        return None
+    shipped_file = resources.files(__package__).joinpath(_SHIPPED_VECTORS)
+    with resources.as_file(shipped_file) as path, np.load(path) as shipped:
+        if str(shipped["digest"]) != digest:
+            return None
+        vectors: npt.NDArray[np.float32] = shipped["vectors"][
+            [row[kind] for kind in not_sold]
+        ].astype(np.float32)
+    return vectors.reshape(len(not_sold), -1)
 
 
 def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
