@@ -191,7 +191,7 @@ def build_assistant(
     if callable(warm_model):
         warm_model()  # an in-process model loads at start, not on the first turn
     if searcher.uses is not None:
-        searcher.uses.warm_up()  # the kinds read from uses, in each language's model
+        searcher.uses.warm_up()  # the kinds read from uses in English (other languages: lazily)
     router: Router = embedded
     capable = None
     if options.model == "openai" and isinstance(understand, ModelUnderstander):
