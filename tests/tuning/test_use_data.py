@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cartagent.catalog.tau import tau_catalog
 from cartagent.evals.discovery import load_conversations
+from cartagent.retrieval.uses import not_sold_kinds
 from cartagent.tuning.listing import listing_for
 from tests.conftest import TAU
 
@@ -45,6 +46,8 @@ def test_the_not_sold_requests_and_the_general_kinds_are_not_the_stores() -> Non
     listed = {item for items in general["by_department"].values() for item in items}
     assert set(general["not_sold"]) <= listed
     assert not {item.removesuffix("s") for item in general["not_sold"]} & kinds
+    # The package ships this list (cartagent.retrieval.uses), with vectors made from it.
+    assert not_sold_kinds() == general["not_sold"]
 
 
 def test_no_request_is_one_of_the_discovery_sets_turns_or_close_to_one() -> None:

